@@ -1,0 +1,25 @@
+"""Transformer Block Explorer: entry point (``streamlit run app.py``).
+
+Sets the page config and the navigation; each page renders the shared sidebar itself through
+``ui.sidebar.explorer()`` so its widgets behave the same on every page (see shared/GUIDE.md, AppTest note).
+"""
+
+import streamlit as st
+
+from ui.i18n import t
+
+st.set_page_config(page_title="Transformer Block Explorer", page_icon="🧱", layout="wide")
+
+PAGES = [
+    ("pages/overview.py", "nav.overview", "overview", "🧱"),
+    ("pages/norms.py", "nav.norms", "norms", "📏"),
+    ("pages/prepost.py", "nav.prepost", "pre-vs-post", "⚖️"),
+    ("pages/attention.py", "nav.attention", "attention", "🔦"),
+    ("pages/loss.py", "nav.loss", "loss", "🎯"),
+    ("pages/next_token.py", "nav.next", "next-token", "🔮"),
+]
+
+nav = st.navigation(
+    [st.Page(path, title=t(key), url_path=url, icon=icon, default=(i == 0)) for i, (path, key, url, icon) in enumerate(PAGES)]
+)
+nav.run()

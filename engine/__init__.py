@@ -1,0 +1,31 @@
+"""engine: a hand-written, configurable decoder-only Transformer in PyTorch (no streamlit, no plotly).
+
+Dimension vocabulary used in every shape comment of this package:
+
+    B           batch size
+    T           sequence length (tokens)
+    H           hidden size (``hidden_size``, the residual-stream width)
+    n_heads     query heads (``num_attention_heads``)
+    n_kv_heads  key/value heads (``num_key_value_heads``; fewer than n_heads = grouped-query attention)
+    head_dim    H / n_heads
+    I           FFN intermediate size (``intermediate_size``)
+    V           vocabulary size (``vocab_size``)
+    L           number of blocks (``num_hidden_layers``)
+
+Entry points: :class:`ModelConfig` (with :data:`PRESETS`) and :class:`CausalLM`.
+"""
+
+from .config import PRESET_SOURCES, PRESETS, ModelConfig
+from .loss import IGNORE_INDEX
+from .model import CACHE_KEYS_PER_BLOCK, CausalLM, CausalLMOutput, TransformerBlock
+
+__all__ = [
+    "CACHE_KEYS_PER_BLOCK",
+    "CausalLM",
+    "CausalLMOutput",
+    "IGNORE_INDEX",
+    "ModelConfig",
+    "PRESETS",
+    "PRESET_SOURCES",
+    "TransformerBlock",
+]

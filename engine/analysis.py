@@ -1,0 +1,369 @@
+"""Model outputs -> tidy pandas DataFrames, the single source of every number the app shows.
+
+Every function here is pure with respect to the model: it runs under ``torch.no_grad`` (or takes gradients
+with ``torch.autograd.grad``, which never writes ``.grad``), never registers hooks and never changes a
+parameter, so a model shared between browser sessions stays untouched.
+
+Column vocabulary: ``layer`` (int, 0-based block index, or -1/L for embedding/final rows where noted),
+``position`` (int, 0-based token index), ``head`` (int, 0-based), ``token`` (display string).
+References: TransformerLens activation names; Xiong et al. 2020 (gradient norms by depth).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .config import ModelConfig
+from .loss import IGNORE_INDEX
+from .model import CausalLM, CausalLMOutput
+
+ATTENTION_STAGES = ("raw", "scaled", "masked", "softmax")
+
+
+@torch.no_grad()
+def run_trace(model: CausalLM, input_ids: torch.Tensor, labels: torch.Tensor | None = None) -> CausalLMOutput:
+    """Forward with everything recorded: hidden states, attentions and the full activation cache.
+
+    Args:
+        input_ids: ``[B, T]``; labels: optional ``[B, T]`` aligned labels (-100 = unsupervised).
+    Returns:
+        :class:`CausalLMOutput` with ``hidden_states``, ``attentions`` and ``cache`` filled.
+    Raises:
+        ValueError: see :meth:`CausalLM.forward`.
+    """
+    return model(input_ids, labels=labels, output_attentions=True, output_hidden_states=True, return_cache=True)
+
+
+def _vector_norm(x: torch.Tensor) -> np.ndarray:
+    """L2 norm over the hidden dimension of ``[T, H]`` -> ``[T]`` float64 numpy."""
+    return torch.linalg.vector_norm(x.double(), dim=-1).cpu().numpy()
+
+
+def residual_norms(out: CausalLMOutput, tokens: Sequence[str], batch: int = 0) -> pd.DataFrame:
+    """L2 norm of the residual stream at every depth and position.
+
+    Rows: depth 0 = embedding output, depth i = output of block i (1..L), depth L+1 = after the final norm.
+    Columns: ``depth`` (int), ``stage`` ("embed", "block i", "final norm"), ``position``, ``token``, ``norm``.
+    """
+    states = list(out.hidden_states) + [out.cache["ln_final.hook_normalized"]]
+    L = len(out.hidden_states) - 1
+    rows = []
+    for depth, h in enumerate(states):
+        stage = "embed" if depth == 0 else ("final norm" if depth == L + 1 else f"block {depth}")
+        for pos, value in enumerate(_vector_norm(h[batch])):
+            rows.append((depth, stage, pos, tokens[pos], float(value)))
+    return pd.DataFrame(rows, columns=["depth", "stage", "position", "token", "norm"])
+
+
+def sublayer_norms(out: CausalLMOutput, batch: int = 0) -> pd.DataFrame:
+    """Mean over positions of the L2 norm of each block's attention output and MLP output.
+
+    Columns: ``layer`` (0-based), ``component`` ("attn_out" or "mlp_out"), ``norm`` (mean over positions),
+    ``norm_max`` (max over positions).
+    """
+    L = len(out.attentions)
+    rows = []
+    for i in range(L):
+        for comp, key in (("attn_out", "hook_attn_out"), ("mlp_out", "hook_mlp_out")):
+            n = _vector_norm(out.cache[f"blocks.{i}.{key}"][batch])
+            rows.append((i, comp, float(n.mean()), float(n.max())))
+    return pd.DataFrame(rows, columns=["layer", "component", "norm", "norm_max"])
+
+
+def attention_stage(out: CausalLMOutput, layer: int, head: int, stage: str = "softmax", batch: int = 0) -> np.ndarray:
+    """One head's attention matrix at one stage of its computation, ``[T, T]`` float32 (queries x keys).
+
+    Stages: "raw" = Q K^T; "scaled" = Q K^T / sqrt(head_dim); "masked" = scaled with future cells removed;
+    "softmax" = the probabilities. Future cells (key > query) are NaN in "masked" and "softmax", so charts
+    draw them as empty; in "raw" and "scaled" every cell is a real number (the mask is not applied yet).
+
+    Raises:
+        ValueError: unknown stage (valid ones listed).
+    """
+    if stage not in ATTENTION_STAGES:
+        raise ValueError(f"unknown stage {stage!r}; valid: {', '.join(ATTENTION_STAGES)}")
+    prefix = f"blocks.{layer}.attn."
+    raw = out.cache[prefix + "hook_attn_scores_raw"][batch, head]  # (T, T)
+    T = raw.shape[-1]
+    if stage == "raw":
+        m = raw
+    elif stage == "scaled":
+        m = raw / math.sqrt(out.cache[prefix + "hook_q"].shape[-1])
+    elif stage == "masked":
+        m = out.cache[prefix + "hook_attn_scores"][batch, head]
+    else:
+        m = out.cache[prefix + "hook_pattern"][batch, head]
+    m = m.float().cpu().numpy().copy()
+    if stage in ("masked", "softmax"):
+        m[np.triu(np.ones((T, T), dtype=bool), k=1)] = np.nan  # future: not part of the distribution
+    return m
+
+
+def attention_long(out: CausalLMOutput, tokens: Sequence[str], batch: int = 0) -> pd.DataFrame:
+    """All attention probabilities in long format, causal cells only (key <= query).
+
+    Columns: ``layer``, ``head``, ``query``, ``key``, ``query_token``, ``key_token``, ``weight``.
+    """
+    frames = []
+    for i, att in enumerate(out.attentions):
+        a = att[batch].float().cpu().numpy()  # (nh, T, T)
+        nh, T, _ = a.shape
+        h_idx, q_idx, k_idx = np.nonzero(np.tril(np.ones((T, T), dtype=bool))[None].repeat(nh, 0))
+        frames.append(pd.DataFrame({
+            "layer": i, "head": h_idx, "query": q_idx, "key": k_idx,
+            "query_token": [tokens[q] for q in q_idx], "key_token": [tokens[k] for k in k_idx],
+            "weight": a[h_idx, q_idx, k_idx],
+        }))
+    return pd.concat(frames, ignore_index=True)
+
+
+def attention_checks(out: CausalLMOutput, batch: int = 0) -> pd.DataFrame:
+    """Sanity checks per layer: max |row sum - 1|, max |weight above the diagonal|, and NaN/Inf presence.
+
+    Columns: ``layer``, ``max_row_sum_error``, ``max_upper_triangle``, ``finite``.
+    """
+    rows = []
+    for i, att in enumerate(out.attentions):
+        a = att[batch].double()  # (nh, T, T)
+        T = a.shape[-1]
+        upper = torch.ones(T, T, dtype=torch.bool).triu(1)
+        rows.append((
+            i,
+            float((a.sum(-1) - 1).abs().max()),
+            float(a[:, upper].abs().max()) if T > 1 else 0.0,
+            bool(torch.isfinite(a).all()),
+        ))
+    return pd.DataFrame(rows, columns=["layer", "max_row_sum_error", "max_upper_triangle", "finite"])
+
+
+def head_entropy(out: CausalLMOutput, batch: int = 0) -> pd.DataFrame:
+    """Mean attention entropy per head, in nats (0 = attends to one key; ln(t+1) = uniform over t+1 keys).
+
+    Columns: ``layer``, ``head``, ``entropy`` (mean over query positions), ``max_entropy`` (mean of ln(t+1),
+    the uniform-attention reference).
+    """
+    rows = []
+    for i, att in enumerate(out.attentions):
+        a = att[batch].double()  # (nh, T, T)
+        ent = -(torch.where(a > 0, a * a.log(), torch.zeros_like(a))).sum(-1)  # (nh, T)
+        T = a.shape[-1]
+        uniform = float(torch.log(torch.arange(1, T + 1, dtype=torch.float64)).mean())
+        for h in range(a.shape[0]):
+            rows.append((i, h, float(ent[h].mean()), uniform))
+    return pd.DataFrame(rows, columns=["layer", "head", "entropy", "max_entropy"])
+
+
+def loss_table(out: CausalLMOutput, input_ids: torch.Tensor, labels: torch.Tensor, tokens: Sequence[str],
+               batch: int = 0) -> pd.DataFrame:
+    """Per-position loss accounting, one row per predicting position t = 0 .. T-2.
+
+    Columns: ``position`` (t), ``input_token`` (token at t), ``target_token`` (token at t+1), ``masked``
+    (label at t+1 is -100), ``loss`` (nats, NaN when masked), ``contribution`` (loss / number of supervised
+    targets, NaN when masked), ``share`` (contribution / mean loss, a fraction). Supervised contributions sum
+    to ``out.loss``; with no supervised target every loss and contribution is NaN.
+    """
+    tl = out.token_losses[batch].double().cpu().numpy()  # (T-1,)
+    lab = labels[batch, 1:].cpu().numpy()
+    masked = lab == IGNORE_INDEX
+    n = int((~masked).sum())
+    contribution = tl / n if n else np.full_like(tl, np.nan)
+    mean = float(np.nansum(tl) / n) if n else float("nan")
+    share = contribution / mean if n and mean != 0 else np.full_like(tl, np.nan)
+    T = input_ids.shape[1]
+    return pd.DataFrame({
+        "position": np.arange(T - 1),
+        "input_token": list(tokens[: T - 1]),
+        "target_token": list(tokens[1:T]),
+        "masked": masked,
+        "loss": tl,
+        "contribution": contribution,
+        "share": share,
+    })
+
+
+def gradient_norms(model: CausalLM, input_ids: torch.Tensor, labels: torch.Tensor | None = None) -> pd.DataFrame:
+    """L2 norm of the LM-loss gradient of each block's parameters (and the embedding and head).
+
+    Uses ``torch.autograd.grad``, so no ``.grad`` field of the (possibly shared) model is written.
+    Columns: ``layer`` (0..L-1 blocks; -1 embedding; L final norm + head), ``component`` ("embed",
+    "block i", "final norm + head"), ``grad_norm``. NaN everywhere when no target is supervised.
+
+    Raises:
+        ValueError: see :meth:`CausalLM.forward`.
+    """
+    labels = input_ids if labels is None else labels
+    with torch.enable_grad():
+        out = model(input_ids, labels=labels)
+        groups: list[tuple[int, str, list[torch.nn.Parameter]]] = [(-1, "embed", list(model.embed_tokens.parameters())
+                                                                    + (list(model.embed_positions.parameters())
+                                                                       if model.embed_positions is not None else []))]
+        for i, layer in enumerate(model.layers):
+            groups.append((i, f"block {i + 1}", list(layer.parameters())))
+        L = len(model.layers)
+        head = list(model.norm.parameters())
+        if model.lm_head.weight is not model.embed_tokens.weight:
+            head.append(model.lm_head.weight)
+        groups.append((L, "final norm + head", head))
+        params = [p for _, _, ps in groups for p in ps]
+        if not torch.isfinite(out.loss):
+            return pd.DataFrame([(i, c, float("nan")) for i, c, _ in groups], columns=["layer", "component", "grad_norm"])
+        grads = torch.autograd.grad(out.loss, params, allow_unused=True)
+    rows, k = [], 0
+    for i, comp, ps in groups:
+        sq = 0.0
+        for _ in ps:
+            g = grads[k]
+            k += 1
+            if g is not None:
+                sq += float(g.double().pow(2).sum())
+        rows.append((i, comp, math.sqrt(sq)))
+    return pd.DataFrame(rows, columns=["layer", "component", "grad_norm"])
+
+
+def norm_placement_pair(model: CausalLM) -> tuple[CausalLM, CausalLM]:
+    """The same weights under Pre-Norm and Post-Norm: ``(pre_model, post_model)``.
+
+    The given model is one of the two (returned as is, never modified); the other is a new model built
+    from ``config.replace(norm_position=...)`` that loads the same state dict in strict mode.
+    """
+    other_position = "post" if model.config.norm_position == "pre" else "pre"
+    other = CausalLM(model.config.replace(norm_position=other_position))
+    other.load_state_dict(model.state_dict(), strict=True)  # copies in place: a tie stays a tie
+    return (model, other) if model.config.norm_position == "pre" else (other, model)
+
+
+@torch.no_grad()
+def placement_divergence(pre: CausalLM, post: CausalLM, input_ids: torch.Tensor, batch: int = 0) -> pd.DataFrame:
+    """Per-depth divergence between Pre-Norm and Post-Norm hidden states on the same input.
+
+    Columns: ``depth`` (0 = embedding, i = block i), ``pre_norm`` and ``post_norm`` (mean L2 norm over
+    positions), ``cosine`` (mean over positions of the cosine similarity), ``rel_l2`` (mean over positions of
+    ``||h_pre - h_post|| / ||h_pre||``).
+    """
+    hp = pre(input_ids, output_hidden_states=True).hidden_states
+    hq = post(input_ids, output_hidden_states=True).hidden_states
+    rows = []
+    for depth, (a, b) in enumerate(zip(hp, hq)):
+        a, b = a[batch].double(), b[batch].double()  # (T, H)
+        na, nb = a.norm(dim=-1), b.norm(dim=-1)  # (T,)
+        cos = torch.nn.functional.cosine_similarity(a, b, dim=-1)  # (T,)
+        rel = (a - b).norm(dim=-1) / na.clamp_min(1e-30)  # (T,)
+        rows.append((depth, float(na.mean()), float(nb.mean()), float(cos.mean()), float(rel.mean())))
+    return pd.DataFrame(rows, columns=["depth", "pre_norm", "post_norm", "cosine", "rel_l2"])
+
+
+def parameter_table(model: CausalLM) -> pd.DataFrame:
+    """Parameter counts grouped by component type, tied weights counted once.
+
+    Columns: ``component`` ("embed_tokens", "embed_positions", "self_attn", "mlp", "norms", "norm",
+    "lm_head"), ``params``, ``share`` (fraction of the total). Plus :func:`tying_savings` for the head.
+    """
+    groups: dict[str, int] = {}
+    for name, count in model.parameter_breakdown():
+        key = name.split(".")[-1] if name.startswith("layers.") else name
+        groups[key] = groups.get(key, 0) + count
+    total = sum(groups.values())
+    return pd.DataFrame([(k, v, v / total) for k, v in groups.items()], columns=["component", "params", "share"])
+
+
+def tying_savings(config: ModelConfig) -> int:
+    """Parameters saved by tying the LM head to the embedding: V * H (0 when untied)."""
+    return config.vocab_size * config.hidden_size if config.tie_word_embeddings else 0
+
+
+@torch.no_grad()
+def shape_walkthrough(model: CausalLM, input_ids: torch.Tensor, layer: int = 0, batch: int = 0) -> pd.DataFrame:
+    """Step-by-step shapes of one block on the current input (like the GPT-2 tutorial's 3-token table).
+
+    Columns: ``step`` (1-based), ``name`` (what is computed), ``formula``, ``hook`` (TransformerLens key),
+    ``shape`` (e.g. "[3, 4]" = [T, H] for one sequence), ``mean_norm`` (mean L2 norm over positions).
+    """
+    out = run_trace(model, input_ids)
+    c = out.cache
+    p = f"blocks.{layer}."
+    pre = model.config.norm_position == "pre"
+    steps = [
+        ("embedding", "x = E[ids] (+ P)", p + "hook_resid_pre"),
+        ("norm 1", "n1 = Norm(x)" if pre else "(Post-Norm: no norm before attention)", p + "ln1.hook_normalized" if pre else None),
+        ("attention", "a = Attn(n1)" if pre else "a = Attn(x)", p + "hook_attn_out"),
+        ("residual 1", "x1 = x + a" if pre else "x1 = Norm(x + a)", p + "hook_resid_mid"),
+        ("norm 2", "n2 = Norm(x1)" if pre else "(Post-Norm: no norm before the FFN)", p + "ln2.hook_normalized" if pre else None),
+        ("FFN", "f = FFN(n2)" if pre else "f = FFN(x1)", p + "hook_mlp_out"),
+        ("residual 2", "x2 = x1 + f" if pre else "x2 = Norm(x1 + f)", p + "hook_resid_post"),
+    ]
+    rows = []
+    for k, (name, formula, hook) in enumerate(steps, 1):
+        if hook is None:
+            rows.append((k, name, formula, "", "", float("nan")))
+            continue
+        t = c[hook][batch]  # (T, H)
+        rows.append((k, name, formula, hook, str(list(t.shape)), float(_vector_norm(t).mean())))
+    return pd.DataFrame(rows, columns=["step", "name", "formula", "hook", "shape", "mean_norm"])
+
+
+def next_token_table(logits: torch.Tensor, token_strings, k: int = 10, temperature: float = 1.0) -> pd.DataFrame:
+    """Top-k next-token probabilities from one position's logits ``[V]``.
+
+    ``p = softmax(logits / temperature)``. Columns: ``rank`` (1-based), ``token_id``, ``token``,
+    ``logit``, ``probability``.
+
+    Args:
+        token_strings: callable ``list[int] -> list[str]`` giving display strings.
+    Raises:
+        ValueError: temperature <= 0 or k < 1.
+    """
+    if not temperature > 0:
+        raise ValueError(f"temperature must be > 0, got {temperature}")
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    probs = torch.softmax(logits.double() / temperature, dim=-1)  # (V,)
+    top = torch.topk(probs, min(k, probs.numel()))
+    ids = top.indices.tolist()
+    return pd.DataFrame({
+        "rank": np.arange(1, len(ids) + 1),
+        "token_id": ids,
+        "token": token_strings(ids),
+        "logit": logits[ids].double().cpu().numpy(),
+        "probability": top.values.cpu().numpy(),
+    })
+
+
+@torch.no_grad()
+def generate(model: CausalLM, input_ids: torch.Tensor, max_new_tokens: int, temperature: float = 1.0,
+             greedy: bool = True, seed: int = 0) -> list[int]:
+    """Continue ``input_ids`` ``[1, T]`` by ``max_new_tokens`` tokens (greedy argmax or sampling).
+
+    Stops early at the model's position limit. Uses ``logits_to_keep=1`` (only the last position's logits).
+    Returns the new token ids (without the prompt).
+    """
+    gen = torch.Generator().manual_seed(seed)
+    ids = input_ids
+    new: list[int] = []
+    limit = model.config.max_position_embeddings if model.config.has_position_limit else None
+    for _ in range(max_new_tokens):
+        if limit is not None and ids.shape[1] >= limit:
+            break
+        logits = model(ids, logits_to_keep=1).logits[0, -1]  # (V,)
+        if greedy:
+            nxt = int(logits.argmax())
+        else:
+            probs = torch.softmax(logits.double() / temperature, dim=-1)
+            nxt = int(torch.multinomial(probs, 1, generator=gen))
+        new.append(nxt)
+        ids = torch.cat([ids, torch.tensor([[nxt]], device=ids.device)], dim=1)  # (1, T+1)
+    return new
+
+
+def finite_report(out: CausalLMOutput) -> dict[str, bool]:
+    """Which outputs contain only finite numbers: ``{"logits": bool, "hidden_states": bool, "attentions": bool}``."""
+    rep = {"logits": bool(torch.isfinite(out.logits).all())}
+    if out.hidden_states is not None:
+        rep["hidden_states"] = all(bool(torch.isfinite(h).all()) for h in out.hidden_states)
+    if out.attentions is not None:
+        rep["attentions"] = all(bool(torch.isfinite(a).all()) for a in out.attentions)
+    return rep

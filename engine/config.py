@@ -1,0 +1,214 @@
+"""Model configuration: one frozen dataclass that flows through the whole project.
+
+Field names follow Hugging Face ``config.json`` files (``GPT2Config`` / ``LlamaConfig``), so a checkpoint's
+config maps onto it directly. Validation happens at construction, in the style of nanoGPT's ``GPTConfig`` and
+TransformerLens's ``HookedTransformerConfig.__post_init__``: every message names the offending values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from typing import Any
+
+# Valid option strings. The registries in ``engine.layers`` are keyed by exactly these values.
+HIDDEN_ACTS = ("relu", "gelu", "gelu_new", "silu")
+NORM_TYPES = ("layernorm", "rmsnorm")
+NORM_POSITIONS = ("pre", "post")
+POSITION_EMBEDDINGS = ("learned", "sinusoidal", "rope", "none")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Hyper-parameters of a decoder-only Transformer.
+
+    Sizes (all positive integers):
+        vocab_size: V, number of token ids.
+        hidden_size: H, width of the residual stream.
+        num_hidden_layers: L, number of blocks.
+        num_attention_heads: n_heads, query heads per block.
+        num_key_value_heads: n_kv_heads; ``None`` means ``num_attention_heads`` (multi-head attention),
+            fewer means grouped-query attention (Ainslie et al. 2023, "GQA").
+        intermediate_size: width of the feed-forward hidden layer.
+        max_position_embeddings: longest sequence the position scheme accepts (a hard limit for
+            "learned" and "sinusoidal"; for "rope" and "none" it only sizes the default rope cache).
+
+    Variants:
+        hidden_act: "relu", "gelu" (exact erf), "gelu_new" (tanh approximation, GPT-2) or "silu".
+        mlp_gated: if True the FFN is ``down(act(gate(x)) * up(x))`` (Shazeer 2020, "GLU Variants");
+            gated silu is SwiGLU.
+        norm_type: "layernorm" (Ba et al. 2016) or "rmsnorm" (Zhang & Sennrich 2019).
+        norm_position: "pre" (x + f(norm(x)), GPT-2/Llama) or "post" (norm(x + f(x)), Vaswani et al. 2017).
+        position_embedding: "learned" (GPT-2), "sinusoidal" (Vaswani et al. 2017), "rope" (Su et al. 2021)
+            or "none".
+        rope_theta: RoPE base frequency.
+        norm_eps: epsilon of every norm (inside the square root).
+        bias: whether linear layers carry biases (GPT-2: True, Llama: False).
+        attention_bias: biases on q/k/v only (Qwen2 style); ``None`` means follow ``bias``.
+        tie_word_embeddings: the LM head reuses the token embedding matrix (Press & Wolf 2017).
+        initializer_range: std of the normal initialisation of weights.
+
+    Raises:
+        ValueError: on non-positive sizes, hidden size not divisible by heads, heads not divisible by KV
+            heads, odd head dimension with RoPE, or unknown option strings (the message lists valid ones).
+    """
+
+    vocab_size: int = 512
+    hidden_size: int = 64
+    num_hidden_layers: int = 2
+    num_attention_heads: int = 4
+    num_key_value_heads: int | None = None
+    intermediate_size: int = 256
+    hidden_act: str = "gelu"
+    mlp_gated: bool = False
+    norm_type: str = "layernorm"
+    norm_position: str = "pre"
+    position_embedding: str = "learned"
+    max_position_embeddings: int = 512
+    rope_theta: float = 10000.0
+    norm_eps: float = 1e-5
+    bias: bool = True
+    attention_bias: bool | None = None
+    tie_word_embeddings: bool = True
+    initializer_range: float = 0.02
+
+    def __post_init__(self) -> None:
+        sizes = {
+            "vocab_size": self.vocab_size,
+            "hidden_size": self.hidden_size,
+            "num_hidden_layers": self.num_hidden_layers,
+            "num_attention_heads": self.num_attention_heads,
+            "intermediate_size": self.intermediate_size,
+            "max_position_embeddings": self.max_position_embeddings,
+        }
+        if self.num_key_value_heads is not None:
+            sizes["num_key_value_heads"] = self.num_key_value_heads
+        for name, value in sizes.items():
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        for name, value, valid in (
+            ("hidden_act", self.hidden_act, HIDDEN_ACTS),
+            ("norm_type", self.norm_type, NORM_TYPES),
+            ("norm_position", self.norm_position, NORM_POSITIONS),
+            ("position_embedding", self.position_embedding, POSITION_EMBEDDINGS),
+        ):
+            if value not in valid:
+                raise ValueError(f"unknown {name}={value!r}; valid values: {', '.join(valid)}")
+        if self.hidden_size % self.num_attention_heads:
+            raise ValueError(
+                f"hidden_size={self.hidden_size} is not divisible by num_attention_heads="
+                f"{self.num_attention_heads}"
+            )
+        if self.num_attention_heads % self.kv_heads:
+            raise ValueError(
+                f"num_attention_heads={self.num_attention_heads} is not divisible by "
+                f"num_key_value_heads={self.kv_heads}"
+            )
+        if self.position_embedding == "rope" and self.head_dim % 2:
+            raise ValueError(
+                f"RoPE needs an even head dimension, but hidden_size={self.hidden_size} / "
+                f"num_attention_heads={self.num_attention_heads} = {self.head_dim}"
+            )
+        if not (self.norm_eps > 0):
+            raise ValueError(f"norm_eps must be > 0, got {self.norm_eps!r}")
+        if not (self.rope_theta > 0):
+            raise ValueError(f"rope_theta must be > 0, got {self.rope_theta!r}")
+        if not (self.initializer_range >= 0):
+            raise ValueError(f"initializer_range must be >= 0, got {self.initializer_range!r}")
+
+    # ---- derived sizes -------------------------------------------------------------------------
+    @property
+    def kv_heads(self) -> int:
+        """n_kv_heads, with ``None`` resolved to ``num_attention_heads``."""
+        return self.num_key_value_heads or self.num_attention_heads
+
+    @property
+    def head_dim(self) -> int:
+        """head_dim = H / n_heads."""
+        return self.hidden_size // self.num_attention_heads
+
+    @property
+    def qkv_bias(self) -> bool:
+        """Whether q/k/v projections carry a bias (``attention_bias`` overrides ``bias``)."""
+        return self.bias if self.attention_bias is None else self.attention_bias
+
+    @property
+    def has_position_limit(self) -> bool:
+        """True when sequences longer than ``max_position_embeddings`` cannot be encoded."""
+        return self.position_embedding in ("learned", "sinusoidal")
+
+    # ---- (de)serialisation ---------------------------------------------------------------------
+    def replace(self, **changes: Any) -> "ModelConfig":
+        """Return a validated copy with some fields changed (``dataclasses.replace``)."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict of the fields (JSON-serialisable)."""
+        return dataclasses.asdict(self)
+
+    def to_json(self) -> str:
+        """Pretty JSON of :meth:`to_dict`."""
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "ModelConfig":
+        """Build from a dict of our own field names.
+
+        Raises:
+            ValueError: on unknown keys (named) or on invalid values (see the class docstring).
+            TypeError: if ``data`` is not a dict.
+        """
+        if not isinstance(data, dict):
+            raise TypeError(f"config must be a JSON object, got {type(data).__name__}")
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ValueError(f"unknown config fields: {', '.join(unknown)}; valid fields: {', '.join(sorted(names))}")
+        return cls(**data)
+
+
+# ---- presets -------------------------------------------------------------------------------------
+# Each preset reproduces one source tutorial's setup (see shared/seeds/README.md) or a familiar model shape.
+PRESETS: dict[str, ModelConfig] = {
+    # 000: MiniMind block demo: VOCAB, HIDDEN, N_LAYERS, N_HEADS, INTER = 30, 16, 3, 4, 32; RMSNorm, SwiGLU, tied.
+    "minimind_demo": ModelConfig(
+        vocab_size=30, hidden_size=16, num_hidden_layers=3, num_attention_heads=4, intermediate_size=32,
+        hidden_act="silu", mlp_gated=True, norm_type="rmsnorm", norm_position="pre",
+        position_embedding="none", max_position_embeddings=64, norm_eps=1e-6, bias=False,
+        tie_word_embeddings=True,
+    ),
+    # 004: GPT-2 block walkthrough, "猫吃鱼": 3 tokens, d_model 4, 2 heads, d_ff 16, LayerNorm, GELU, Pre-Norm.
+    "gpt2_walkthrough": ModelConfig(
+        vocab_size=256, hidden_size=4, num_hidden_layers=1, num_attention_heads=2, intermediate_size=16,
+        hidden_act="gelu", norm_type="layernorm", norm_position="pre", position_embedding="learned",
+        max_position_embeddings=64, bias=True, tie_word_embeddings=True,
+    ),
+    # 001: NumPy GPT decoder: Post-LN, LayerNorm, ReLU, learned positions, hidden 256, 8 heads, 6 layers, FFN 1024.
+    "numpy_decoder": ModelConfig(
+        vocab_size=10000, hidden_size=256, num_hidden_layers=6, num_attention_heads=8, intermediate_size=1024,
+        hidden_act="relu", norm_type="layernorm", norm_position="post", position_embedding="learned",
+        max_position_embeddings=512, bias=True, tie_word_embeddings=False,
+    ),
+    # GPT-2 small (124M): the shape of the released checkpoint.
+    "gpt2_small": ModelConfig(
+        vocab_size=50257, hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072,
+        hidden_act="gelu_new", norm_type="layernorm", norm_position="pre", position_embedding="learned",
+        max_position_embeddings=1024, bias=True, tie_word_embeddings=True,
+    ),
+    # A small Llama-style model: RMSNorm, RoPE, SwiGLU, GQA, no biases, untied head.
+    "llama_small": ModelConfig(
+        vocab_size=2000, hidden_size=128, num_hidden_layers=4, num_attention_heads=8, num_key_value_heads=2,
+        intermediate_size=344, hidden_act="silu", mlp_gated=True, norm_type="rmsnorm", norm_position="pre",
+        position_embedding="rope", max_position_embeddings=512, norm_eps=1e-6, bias=False,
+        tie_word_embeddings=False,
+    ),
+}
+
+PRESET_SOURCES: dict[str, str] = {
+    "minimind_demo": "shared/seeds/000 (MiniMind Transformer block demo)",
+    "gpt2_walkthrough": "shared/seeds/004 (GPT-2 Pre-LN block, 猫吃鱼 walkthrough)",
+    "numpy_decoder": "shared/seeds/001 (NumPy GPT decoder, Post-LN)",
+    "gpt2_small": "GPT-2 small (Radford et al. 2019), 124M parameters",
+    "llama_small": "Llama-family layout (Touvron et al. 2023), scaled down",
+}

@@ -1,0 +1,283 @@
+"""The parts of a decoder block: norms, position schemes, causal attention and the feed-forward network.
+
+Dimension names (see ``engine/__init__.py``): B batch, T sequence length, H hidden size, n_heads query heads,
+n_kv_heads key/value heads, head_dim = H / n_heads, I intermediate (FFN) size, V vocabulary.
+
+References:
+    Vaswani et al. 2017, "Attention Is All You Need" (attention, sinusoidal positions, Post-LN).
+    Ba et al. 2016, "Layer Normalization"; Zhang & Sennrich 2019, "Root Mean Square Layer Normalization".
+    Su et al. 2021, "RoFormer" (RoPE), in the Hugging Face Llama "rotate half" layout.
+    Ainslie et al. 2023, "GQA"; Shazeer 2020, "GLU Variants Improve Transformer" (SwiGLU).
+    Reference implementations read, not copied: nanoGPT ``model.py``, transformers ``modeling_llama.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .config import ModelConfig
+
+# ---------------------------------------------------------------------------------------------------
+# Norms
+# ---------------------------------------------------------------------------------------------------
+
+
+class LayerNorm(nn.Module):
+    """LayerNorm over the last dimension: ``(x - mean) / sqrt(var + eps) * weight + bias``.
+
+    Shapes: ``x`` ``[..., H]`` -> ``[..., H]``. The variance is the biased one (divide by H), as in
+    ``torch.nn.LayerNorm``. Source: Ba et al. 2016.
+    """
+
+    def __init__(self, hidden_size: int, eps: float = 1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(hidden_size))  # (H,)
+        self.bias = nn.Parameter(torch.zeros(hidden_size))  # (H,)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        mean = x.mean(dim=-1, keepdim=True)  # (..., 1)
+        var = (x - mean).pow(2).mean(dim=-1, keepdim=True)  # (..., 1)
+        return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias  # (..., H)
+
+
+class RMSNorm(nn.Module):
+    """RMSNorm: ``x / sqrt(mean(x^2) + eps) * weight``, computed in float32 and cast back.
+
+    Shapes: ``x`` ``[..., H]`` -> ``[..., H]``. eps sits inside the square root, as in Llama.
+    Source: Zhang & Sennrich 2019; transformers ``LlamaRMSNorm``.
+    """
+
+    def __init__(self, hidden_size: int, eps: float = 1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(hidden_size))  # (H,)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        dtype = x.dtype
+        x32 = x.float() if dtype in (torch.float16, torch.bfloat16) else x  # float32 at least
+        rms = torch.sqrt(x32.pow(2).mean(dim=-1, keepdim=True) + self.eps)  # (..., 1)
+        return self.weight * (x32 / rms).to(dtype)  # (..., H)
+
+
+NORMS: dict[str, type[nn.Module]] = {"layernorm": LayerNorm, "rmsnorm": RMSNorm}
+
+
+def build_norm(config: ModelConfig) -> nn.Module:
+    """The norm selected by ``config.norm_type`` (registry lookup; config validation names valid values)."""
+    return NORMS[config.norm_type](config.hidden_size, eps=config.norm_eps)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Activations (registry, like transformers' ACT2FN)
+# ---------------------------------------------------------------------------------------------------
+
+ACT2FN: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "relu": F.relu,
+    "gelu": F.gelu,  # exact: x * Phi(x)
+    "gelu_new": lambda x: F.gelu(x, approximate="tanh"),  # GPT-2's tanh approximation
+    "silu": F.silu,  # x * sigmoid(x); gated -> SwiGLU
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Positions
+# ---------------------------------------------------------------------------------------------------
+
+
+def sinusoidal_table(num_positions: int, hidden_size: int) -> torch.Tensor:
+    """Fixed sinusoidal position table ``[num_positions, H]`` (Vaswani et al. 2017, section 3.5).
+
+    ``PE[p, 2i] = sin(p / 10000^(2i/H))`` and ``PE[p, 2i+1] = cos(p / 10000^(2i/H))``; an odd H drops the
+    last cosine column.
+    """
+    half = (hidden_size + 1) // 2
+    position = torch.arange(num_positions, dtype=torch.float64)[:, None]  # (P, 1)
+    div = torch.pow(10000.0, torch.arange(half, dtype=torch.float64) * 2 / hidden_size)  # (half,)
+    angles = position / div  # (P, half)
+    table = torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(1)  # (P, 2*half) interleaved sin/cos
+    return table[:, :hidden_size].float()  # (P, H)
+
+
+class LearnedPositions(nn.Module):
+    """A learned table ``wpe`` ``[max_position_embeddings, H]`` added to the token embeddings (GPT-2)."""
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(config.max_position_embeddings, config.hidden_size))
+
+    def forward(self, position_ids: torch.Tensor) -> torch.Tensor:
+        return self.weight[position_ids]  # (T, H)
+
+
+class SinusoidalPositions(nn.Module):
+    """Fixed sinusoidal table added to the token embeddings; a non-persistent buffer (not in state_dict)."""
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        table = sinusoidal_table(config.max_position_embeddings, config.hidden_size)  # (P, H)
+        self.register_buffer("table", table, persistent=False)
+
+    def forward(self, position_ids: torch.Tensor) -> torch.Tensor:
+        return self.table[position_ids]  # (T, H)
+
+
+# Additive position schemes live at the embedding; RoPE ("rope") and "none" add nothing there.
+ADDITIVE_POSITIONS: dict[str, type[nn.Module]] = {
+    "learned": LearnedPositions,
+    "sinusoidal": SinusoidalPositions,
+}
+
+
+def rope_cos_sin(position_ids: torch.Tensor, head_dim: int, theta: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin tables for RoPE in the Hugging Face "rotate half" layout.
+
+    Args:
+        position_ids: ``[T]`` integer positions.
+        head_dim: even head dimension.
+        theta: base frequency (``rope_theta``).
+    Returns:
+        ``(cos, sin)``, each ``[T, head_dim]`` float32: frequency i is repeated at columns i and
+        i + head_dim/2, matching transformers ``LlamaRotaryEmbedding``.
+    """
+    inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))  # (hd/2,)
+    freqs = position_ids.float()[:, None] * inv_freq[None, :]  # (T, hd/2)
+    emb = torch.cat([freqs, freqs], dim=-1)  # (T, hd)
+    return emb.cos(), emb.sin()
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    """``[x1, x2] -> [-x2, x1]`` on the last dimension (halves, not interleaved pairs)."""
+    x1, x2 = x.chunk(2, dim=-1)  # (..., hd/2) each
+    return torch.cat([-x2, x1], dim=-1)  # (..., hd)
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotate queries or keys ``x`` ``[B, heads, T, head_dim]`` by position (Su et al. 2021, eq. 34).
+
+    Each pair (i, i + head_dim/2) is rotated by angle ``position * theta^(-2i/head_dim)``, so the norm is
+    kept and ``q_m . k_n`` depends only on ``m - n``.
+    """
+    return (x * cos.to(x.dtype) + rotate_half(x) * sin.to(x.dtype))  # (B, heads, T, hd)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Attention
+# ---------------------------------------------------------------------------------------------------
+
+
+class CausalSelfAttention(nn.Module):
+    """Multi-head (or grouped-query) causal self-attention with Llama-style projections.
+
+    ``q_proj`` maps H -> n_heads*head_dim, ``k_proj``/``v_proj`` map H -> n_kv_heads*head_dim and ``o_proj``
+    maps back to H. KV head j serves query heads ``j*g ... j*g+g-1`` with ``g = n_heads / n_kv_heads``.
+
+    Two paths compute the same result:
+      * eager (the reference, used whenever weights or a cache are requested): explicit
+        ``softmax(mask(QK^T / sqrt(head_dim)))`` with the causal mask applied by a boolean fill of ``-inf``;
+      * ``F.scaled_dot_product_attention`` when nothing but the output is needed.
+    There is no dropout, so the weights are the eval-mode probabilities: rows sum to 1 and the upper
+    triangle is exactly 0.
+    """
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.n_heads = config.num_attention_heads
+        self.n_kv_heads = config.kv_heads
+        self.head_dim = config.head_dim
+        self.use_rope = config.position_embedding == "rope"
+        self.rope_theta = config.rope_theta
+        H, hd = config.hidden_size, config.head_dim
+        self.q_proj = nn.Linear(H, self.n_heads * hd, bias=config.qkv_bias)
+        self.k_proj = nn.Linear(H, self.n_kv_heads * hd, bias=config.qkv_bias)
+        self.v_proj = nn.Linear(H, self.n_kv_heads * hd, bias=config.qkv_bias)
+        self.o_proj = nn.Linear(self.n_heads * hd, H, bias=config.bias)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        position_ids: torch.Tensor,
+        cache: dict[str, torch.Tensor] | None = None,
+        prefix: str = "attn.",
+        need_weights: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Attend causally.
+
+        Args:
+            x: ``[B, T, H]`` normalised (Pre-Norm) or raw (Post-Norm) residual stream.
+            position_ids: ``[T]`` positions (used by RoPE).
+            cache: if given, activations are stored under ``prefix + hook_*`` (TransformerLens names);
+                forces the eager path.
+            need_weights: return the attention probabilities (forces the eager path).
+        Returns:
+            ``(out [B, T, H], pattern [B, n_heads, T, T] or None)``.
+        """
+        B, T, _ = x.shape
+        q = self.q_proj(x).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)  # (B, nh, T, hd)
+        k = self.k_proj(x).view(B, T, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, nkv, T, hd)
+        v = self.v_proj(x).view(B, T, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, nkv, T, hd)
+        if self.use_rope:
+            cos, sin = rope_cos_sin(position_ids, self.head_dim, self.rope_theta)  # (T, hd) each
+            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)  # shapes unchanged
+        groups = self.n_heads // self.n_kv_heads
+        k = k.repeat_interleave(groups, dim=1)  # (B, nh, T, hd): kv head j -> query heads j*g .. j*g+g-1
+        v = v.repeat_interleave(groups, dim=1)  # (B, nh, T, hd)
+
+        if cache is None and not need_weights:
+            z = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, nh, T, hd)
+            pattern = None
+        else:
+            raw = q @ k.transpose(-2, -1)  # (B, nh, T, T): raw Q K^T
+            scores = raw / math.sqrt(self.head_dim)  # (B, nh, T, T)
+            future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)  # (T, T) True above diagonal
+            scores = scores.masked_fill(future, float("-inf"))  # (B, nh, T, T)
+            pattern = torch.softmax(scores, dim=-1)  # (B, nh, T, T): exact zeros above the diagonal
+            z = pattern @ v  # (B, nh, T, hd)
+            if cache is not None:
+                cache[prefix + "hook_q"] = q
+                cache[prefix + "hook_k"] = k
+                cache[prefix + "hook_v"] = v
+                cache[prefix + "hook_attn_scores_raw"] = raw  # before scaling and masking (extra key)
+                cache[prefix + "hook_attn_scores"] = scores  # scaled and masked (-inf), as in TransformerLens
+                cache[prefix + "hook_pattern"] = pattern
+                cache[prefix + "hook_z"] = z.transpose(1, 2)  # (B, T, nh, hd), TransformerLens layout
+        out = z.transpose(1, 2).reshape(B, T, self.n_heads * self.head_dim)  # (B, T, nh*hd)
+        return self.o_proj(out), (pattern if need_weights else None)  # (B, T, H)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Feed-forward
+# ---------------------------------------------------------------------------------------------------
+
+
+class MLP(nn.Module):
+    """Position-wise feed-forward network.
+
+    Plain: ``down_proj(act(up_proj(x)))`` (GPT-2's ``c_fc``/``c_proj``).
+    Gated: ``down_proj(act(gate_proj(x)) * up_proj(x))`` (Llama; SwiGLU with silu, Shazeer 2020).
+    Shapes: ``[B, T, H] -> [B, T, I] -> [B, T, H]``.
+    """
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        H, I = config.hidden_size, config.intermediate_size
+        self.act_fn = ACT2FN[config.hidden_act]
+        self.gate_proj = nn.Linear(H, I, bias=config.bias) if config.mlp_gated else None
+        self.up_proj = nn.Linear(H, I, bias=config.bias)
+        self.down_proj = nn.Linear(I, H, bias=config.bias)
+
+    def forward(self, x: torch.Tensor, cache: dict[str, torch.Tensor] | None = None, prefix: str = "mlp.") -> torch.Tensor:
+        if self.gate_proj is not None:
+            pre = self.gate_proj(x)  # (B, T, I)
+            post = self.act_fn(pre) * self.up_proj(x)  # (B, T, I)
+        else:
+            pre = self.up_proj(x)  # (B, T, I)
+            post = self.act_fn(pre)  # (B, T, I)
+        if cache is not None:
+            cache[prefix + "hook_pre"] = pre
+            cache[prefix + "hook_post"] = post
+        return self.down_proj(post)  # (B, T, H)

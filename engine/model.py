@@ -1,0 +1,307 @@
+"""The decoder block (Pre- or Post-Norm), the causal language model and its typed output.
+
+References:
+    Vaswani et al. 2017 (Post-Norm block); Radford et al. 2019, GPT-2 (Pre-Norm block, final norm, tied head);
+    Xiong et al. 2020, "On Layer Normalization in the Transformer Architecture" (why Pre-Norm trains stably);
+    Press & Wolf 2017, "Using the Output Embedding to Improve Language Models" (weight tying).
+    Output type and argument names follow transformers' ``CausalLMOutput`` and ``logits_to_keep``; activation
+    names follow TransformerLens (``blocks.{i}.hook_resid_pre`` ...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+import torch.nn as nn
+
+from .config import ModelConfig
+from .layers import ADDITIVE_POSITIONS, MLP, CausalSelfAttention, build_norm
+from .loss import mean_supervised_loss, shifted_token_losses
+
+
+@dataclass
+class CausalLMOutput:
+    """What :meth:`CausalLM.forward` returns.
+
+    Fields:
+        logits: ``[B, T_kept, V]`` unnormalised next-token scores; ``T_kept = T`` unless ``logits_to_keep`` > 0.
+        loss: 0-dim tensor, mean cross-entropy (nats) over supervised targets; NaN when every target is
+            masked; ``None`` without labels.
+        token_losses: ``[B, T-1]``; entry ``[b, t]`` is the loss of predicting ``labels[b, t+1]`` from
+            position t, NaN where that target is -100; ``None`` without labels.
+        hidden_states: tuple of L+1 tensors ``[B, T, H]``: the embedding output (tokens + additive positions),
+            then each block's output, all before the final norm; ``None`` unless requested.
+        attentions: tuple of L tensors ``[B, n_heads, T, T]``: softmax probabilities (rows sum to 1, exactly 0
+            above the diagonal); ``None`` unless requested.
+        cache: dict of activations keyed by TransformerLens names (see :data:`CACHE_KEYS_PER_BLOCK`);
+            ``None`` unless ``return_cache``.
+    """
+
+    logits: torch.Tensor
+    loss: Optional[torch.Tensor] = None
+    token_losses: Optional[torch.Tensor] = None
+    hidden_states: Optional[tuple[torch.Tensor, ...]] = None
+    attentions: Optional[tuple[torch.Tensor, ...]] = None
+    cache: Optional[dict[str, torch.Tensor]] = None
+
+
+# Names stored per block when ``return_cache=True`` (prefix ``blocks.{i}.``). Shapes:
+#   hook_resid_pre/mid/post, hook_attn_out, hook_mlp_out, ln1/ln2.hook_normalized: [B, T, H]
+#   attn.hook_q/k/v: [B, n_heads, T, head_dim] (k, v already repeated for GQA; q, k after RoPE)
+#   attn.hook_attn_scores_raw (Q K^T before scaling and masking), attn.hook_attn_scores (scaled, -inf above
+#   the diagonal), attn.hook_pattern (softmax): [B, n_heads, T, T]; attn.hook_z: [B, T, n_heads, head_dim]
+#   mlp.hook_pre, mlp.hook_post: [B, T, I]
+CACHE_KEYS_PER_BLOCK = (
+    "hook_resid_pre",
+    "ln1.hook_normalized",
+    "attn.hook_q",
+    "attn.hook_k",
+    "attn.hook_v",
+    "attn.hook_attn_scores_raw",
+    "attn.hook_attn_scores",
+    "attn.hook_pattern",
+    "attn.hook_z",
+    "hook_attn_out",
+    "hook_resid_mid",
+    "ln2.hook_normalized",
+    "mlp.hook_pre",
+    "mlp.hook_post",
+    "hook_mlp_out",
+    "hook_resid_post",
+)
+
+
+class TransformerBlock(nn.Module):
+    """One decoder block: attention and feed-forward sub-layers, each with a residual and a norm.
+
+    Pre-Norm (GPT-2, Llama):   ``x = x + attn(input_layernorm(x)); x = x + mlp(post_attention_layernorm(x))``
+    Post-Norm (Vaswani 2017):  ``x = input_layernorm(x + attn(x)); x = post_attention_layernorm(x + mlp(x))``
+
+    Both placements own the same parameters under the same names, so one state_dict loads into either.
+    Shapes: ``[B, T, H] -> [B, T, H]``.
+    """
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.pre_norm = config.norm_position == "pre"
+        self.input_layernorm = build_norm(config)
+        self.self_attn = CausalSelfAttention(config)
+        self.post_attention_layernorm = build_norm(config)
+        self.mlp = MLP(config)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        position_ids: torch.Tensor,
+        cache: dict[str, torch.Tensor] | None = None,
+        prefix: str = "",
+        need_weights: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Returns ``(block output [B, T, H], attention pattern [B, n_heads, T, T] or None)``."""
+        store = (lambda k, v: cache.__setitem__(prefix + k, v)) if cache is not None else (lambda k, v: None)
+        store("hook_resid_pre", x)
+        if self.pre_norm:
+            h = self.input_layernorm(x)  # (B, T, H)
+            store("ln1.hook_normalized", h)
+            attn_out, pattern = self.self_attn(h, position_ids, cache, prefix + "attn.", need_weights)  # (B, T, H)
+            mid = x + attn_out  # (B, T, H): residual around attention
+            h = self.post_attention_layernorm(mid)  # (B, T, H)
+            store("ln2.hook_normalized", h)
+            mlp_out = self.mlp(h, cache, prefix + "mlp.")  # (B, T, H)
+            out = mid + mlp_out  # (B, T, H): residual around the MLP
+        else:
+            attn_out, pattern = self.self_attn(x, position_ids, cache, prefix + "attn.", need_weights)  # (B, T, H)
+            mid = self.input_layernorm(x + attn_out)  # (B, T, H): norm of the residual sum
+            store("ln1.hook_normalized", mid)
+            mlp_out = self.mlp(mid, cache, prefix + "mlp.")  # (B, T, H)
+            out = self.post_attention_layernorm(mid + mlp_out)  # (B, T, H)
+            store("ln2.hook_normalized", out)
+        store("hook_attn_out", attn_out)
+        store("hook_resid_mid", mid)
+        store("hook_mlp_out", mlp_out)
+        store("hook_resid_post", out)
+        return out, pattern
+
+
+class CausalLM(nn.Module):
+    """Decoder-only language model: embedding -> positions -> L blocks -> final norm -> LM head.
+
+    Module names follow Llama (``embed_tokens``, ``layers``, ``norm``, ``lm_head``); ``embed_positions`` holds
+    learned or sinusoidal positions; RoPE lives inside attention.
+
+    The final norm ``norm`` is applied in both placements. Under Pre-Norm the residual stream is never
+    normalised inside the blocks, so ``norm`` is what scales it before the head. Under Post-Norm every block
+    already ends in a norm, so ``norm`` re-normalises an already-normalised stream (with its initial weights it
+    is the identity up to eps); it is kept so both placements share one parameter set.
+
+    When ``tie_word_embeddings`` is set, ``lm_head.weight`` *is* ``embed_tokens.weight`` (one Parameter).
+    """
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.config = config
+        self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size)
+        pos_cls = ADDITIVE_POSITIONS.get(config.position_embedding)
+        self.embed_positions = pos_cls(config) if pos_cls is not None else None
+        self.layers = nn.ModuleList(TransformerBlock(config) for _ in range(config.num_hidden_layers))
+        self.norm = build_norm(config)
+        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+        self.reset_parameters()
+        if config.tie_word_embeddings:
+            self.lm_head.weight = self.embed_tokens.weight  # the same Parameter: one storage, counted once
+        self.eval()  # no dropout anywhere; eval mode states that the weights shown are inference weights
+
+    @classmethod
+    def from_pretrained(cls, path_or_repo_id, **kwargs) -> "CausalLM":
+        """Load a GPT-2 / Llama / Qwen2 checkpoint folder, a Hub id, or a folder written by :meth:`save_pretrained`.
+
+        Delegates to :func:`engine.checkpoints.load_pretrained` (keyword arguments pass through); see there
+        for the accepted files and the ``CheckpointError`` cases.
+        """
+        from .checkpoints import load_pretrained
+
+        return load_pretrained(path_or_repo_id, **kwargs)
+
+    def save_pretrained(self, folder) -> None:
+        """Write ``model.safetensors`` + ``config.json`` (our format) via :func:`engine.checkpoints.save_model`."""
+        from .checkpoints import save_model
+
+        save_model(self, folder)
+
+    def reset_parameters(self) -> None:
+        """Normal(0, initializer_range) for linear, embedding and learned position weights; zero biases;
+        norm weights 1 and norm biases 0 (GPT-2 / transformers ``_init_weights``)."""
+        std = self.config.initializer_range
+        for module in self.modules():
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(module.weight, mean=0.0, std=std)
+                if getattr(module, "bias", None) is not None:
+                    nn.init.zeros_(module.bias)
+        if self.config.position_embedding == "learned":
+            nn.init.normal_(self.embed_positions.weight, mean=0.0, std=std)
+
+    @property
+    def device(self) -> torch.device:
+        return self.embed_tokens.weight.device
+
+    # ------------------------------------------------------------------------------------------------
+    def check_input_ids(self, input_ids: torch.Tensor) -> None:
+        """Raise ``ValueError`` for an input the model cannot encode.
+
+        Cases: not a 2-D integer tensor ``[B, T]``; T == 0; an id outside ``[0, vocab_size)`` (named, with the
+        size); T above ``max_position_embeddings`` for learned or sinusoidal positions.
+        """
+        if input_ids.dim() != 2 or input_ids.dtype not in (torch.int64, torch.int32):
+            raise ValueError(f"input_ids must be an integer tensor [B, T], got {tuple(input_ids.shape)} {input_ids.dtype}")
+        B, T = input_ids.shape
+        if B == 0 or T == 0:
+            raise ValueError("input_ids is empty: at least one token is needed")
+        V = self.config.vocab_size
+        bad = (input_ids < 0) | (input_ids >= V)
+        if bad.any():
+            raise ValueError(f"token id {int(input_ids[bad][0])} is outside the vocabulary (vocab_size={V})")
+        if self.config.has_position_limit and T > self.config.max_position_embeddings:
+            raise ValueError(
+                f"sequence length {T} exceeds max_position_embeddings={self.config.max_position_embeddings} "
+                f"for {self.config.position_embedding} positions"
+            )
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        labels: torch.Tensor | None = None,
+        logits_to_keep: int = 0,
+        output_attentions: bool = False,
+        output_hidden_states: bool = False,
+        return_cache: bool = False,
+    ) -> CausalLMOutput:
+        """Run the model.
+
+        Args:
+            input_ids: ``[B, T]`` token ids in ``[0, V)``.
+            labels: optional ``[B, T]`` ids aligned with ``input_ids`` (shifted once inside); -100 = unsupervised.
+            logits_to_keep: 0 keeps all T positions; k > 0 keeps the last ``min(k, T)`` positions.
+            output_attentions: also return the L attention patterns.
+            output_hidden_states: also return the L+1 residual-stream states.
+            return_cache: also return every activation under TransformerLens names (forces eager attention).
+        Returns:
+            :class:`CausalLMOutput`.
+        Raises:
+            ValueError: invalid ``input_ids`` (see :meth:`check_input_ids`), negative ``logits_to_keep``,
+                ``labels`` together with ``logits_to_keep > 0``, or labels of the wrong shape or range.
+        """
+        self.check_input_ids(input_ids)
+        if logits_to_keep < 0:
+            raise ValueError(f"logits_to_keep must be >= 0, got {logits_to_keep}")
+        if labels is not None and logits_to_keep > 0:
+            raise ValueError("labels need logits at every position; use logits_to_keep=0 when passing labels")
+        B, T = input_ids.shape
+        position_ids = torch.arange(T, device=input_ids.device)  # (T,)
+        cache: dict[str, torch.Tensor] | None = {} if return_cache else None
+
+        x = self.embed_tokens(input_ids)  # (B, T, H)
+        if cache is not None:
+            cache["hook_embed"] = x
+        if self.embed_positions is not None:
+            pos = self.embed_positions(position_ids)  # (T, H)
+            x = x + pos  # (B, T, H), broadcast over B
+            if cache is not None:
+                cache["hook_pos_embed"] = pos.expand(B, T, -1)
+        hidden_states = [x] if output_hidden_states else None
+        attentions = [] if output_attentions else None
+
+        for i, layer in enumerate(self.layers):
+            x, pattern = layer(x, position_ids, cache, f"blocks.{i}.", need_weights=output_attentions)  # (B, T, H)
+            if hidden_states is not None:
+                hidden_states.append(x)
+            if attentions is not None:
+                attentions.append(pattern)  # (B, nh, T, T)
+
+        x = self.norm(x)  # (B, T, H)
+        if cache is not None:
+            cache["ln_final.hook_normalized"] = x
+        if logits_to_keep > 0:
+            x = x[:, -logits_to_keep:, :]  # (B, T_kept, H)
+        logits = self.lm_head(x)  # (B, T_kept, V)
+
+        loss = token_losses = None
+        if labels is not None:
+            token_losses = shifted_token_losses(logits, labels)  # (B, T-1)
+            loss = mean_supervised_loss(token_losses)  # ()
+        return CausalLMOutput(
+            logits=logits,
+            loss=loss,
+            token_losses=token_losses,
+            hidden_states=tuple(hidden_states) if hidden_states is not None else None,
+            attentions=tuple(attentions) if attentions is not None else None,
+            cache=cache,
+        )
+
+    # ------------------------------------------------------------------------------------------------
+    def parameter_breakdown(self) -> list[tuple[str, int]]:
+        """Trainable parameter count per component, tied weights counted once.
+
+        Returns:
+            ``[(component, count), ...]`` in model order: ``embed_tokens``, ``embed_positions`` (learned only),
+            ``layers.{i}.self_attn``, ``layers.{i}.mlp``, ``layers.{i}.norms``, ``norm``, ``lm_head`` (0 when
+            tied). The counts sum to the number of distinct parameters, which for a GPT-2-shaped config equals
+            ``transformers``' ``GPT2LMHeadModel.num_parameters()``.
+        """
+        def count(module: nn.Module | None) -> int:
+            return sum(p.numel() for p in module.parameters()) if module is not None else 0
+
+        rows = [("embed_tokens", count(self.embed_tokens)), ("embed_positions", count(self.embed_positions))]
+        for i, layer in enumerate(self.layers):
+            rows.append((f"layers.{i}.self_attn", count(layer.self_attn)))
+            rows.append((f"layers.{i}.mlp", count(layer.mlp)))
+            rows.append((f"layers.{i}.norms", count(layer.input_layernorm) + count(layer.post_attention_layernorm)))
+        rows.append(("norm", count(self.norm)))
+        tied = self.lm_head.weight is self.embed_tokens.weight
+        rows.append(("lm_head", 0 if tied else count(self.lm_head)))
+        return rows
+
+    def num_parameters(self) -> int:
+        """Number of distinct parameters (a tied head counted once)."""
+        return sum(p.numel() for p in self.parameters())  # nn.Module.parameters() de-duplicates shared ones

@@ -1,0 +1,5 @@
+"""Placeholder (being built)."""
+
+from ui.sidebar import explorer
+
+ctx = explorer()

@@ -1,0 +1,1 @@
+"""Presentation layer: Plotly figure builders (DataFrame -> go.Figure), i18n, and the shared sidebar."""

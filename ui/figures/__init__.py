@@ -1,0 +1,1 @@
+"""Plotly figure builders: pure functions ``DataFrame -> go.Figure`` (one module per page)."""

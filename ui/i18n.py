@@ -1,0 +1,62 @@
+"""Chinese/English interface strings: ``t("key", **fmt)``.
+
+Catalogs live in ``ui/strings/<namespace>.py``, one module per page or area, each defining ``EN`` and ``ZH``
+dicts with identical keys and identical ``{placeholder}`` sets (a test checks both). Keys are namespaced
+``"<namespace>.<name>"``. The current language is the sidebar widget ``"ui.lang"`` in session state.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import string
+from functools import lru_cache
+
+LANGS = ("zh", "en")
+DEFAULT_LANG = "en"
+
+
+@lru_cache(maxsize=1)
+def catalogs() -> dict[str, dict[str, str]]:
+    """Merged ``{"en": {...}, "zh": {...}}`` from every module in :mod:`ui.strings`.
+
+    Raises:
+        ValueError: if two modules define the same key.
+    """
+    import ui.strings as pkg
+
+    merged: dict[str, dict[str, str]] = {"en": {}, "zh": {}}
+    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
+        mod = importlib.import_module(f"ui.strings.{info.name}")
+        for lang, table in (("en", mod.EN), ("zh", mod.ZH)):
+            dup = set(table) & set(merged[lang])
+            if dup:
+                raise ValueError(f"duplicate i18n keys in ui/strings/{info.name}.py: {sorted(dup)}")
+            merged[lang].update(table)
+    return merged
+
+
+def placeholders(text: str) -> set[str]:
+    """The ``{name}`` fields of a format string."""
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+
+def current_lang() -> str:
+    """The session's language ("zh" or "en"); English outside a Streamlit run."""
+    try:
+        import streamlit as st
+
+        lang = st.session_state.get("ui.lang", DEFAULT_LANG)
+    except Exception:  # outside a script run (plain Python, tests of figure builders)
+        lang = DEFAULT_LANG
+    return lang if lang in LANGS else DEFAULT_LANG
+
+
+def t(key: str, lang: str | None = None, **fmt) -> str:
+    """Translate ``key`` into ``lang`` (default: the session language) and fill ``{placeholders}``.
+
+    A missing key returns the key itself, so a gap is visible on the page instead of crashing it.
+    """
+    table = catalogs()[lang or current_lang()]
+    text = table.get(key, key)
+    return text.format(**fmt) if fmt else text

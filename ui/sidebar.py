@@ -1,0 +1,270 @@
+"""The shared sidebar: model source, preset, sliders, input text, and the cached model/trace behind them.
+
+Every page calls :func:`explorer` first. It renders the same widgets under the same namespaced keys on every
+page (``persist_state="session"`` keeps values across page switches; ``bind="query-params"`` puts the view in
+the URL), builds a :class:`ModelConfig`, fetches the cached model, tokenizes the input and returns an
+:class:`Explorer` context. Bad input is turned into a message and ``st.stop()``; widget values are never lost.
+
+Caching: models are built once per (config, seed) with ``st.cache_resource`` and are shared by every session,
+so nothing here or in a page may mutate them. Traces (forward passes with the full cache) are cached the same
+way, keyed by the model key and the token ids.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import streamlit as st
+import torch
+
+from engine import PRESETS, CausalLM, ModelConfig
+from engine.analysis import finite_report, run_trace
+from engine.model import CausalLMOutput
+from engine.tokenizer import TextTokenizer, train_bpe
+from ui.i18n import LANGS, t
+
+# ---- slider ranges (select_slider options keep common sizes reachable with one drag) ----------------
+VOCAB_OPTIONS = [16, 30, 64, 128, 256, 512, 1000, 2000, 4000, 8000, 10000, 16000, 32000, 50257]
+HIDDEN_OPTIONS = [4, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768]
+FFN_OPTIONS = [8, 16, 32, 64, 128, 256, 344, 512, 1024, 2048, 3072]
+INIT_OPTIONS = [0.002, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 10.0, 1e3, 1e10, 1e20]
+MAX_LAYERS = 48
+MAX_TOKENS = 256  # input tokens drawn at most (position limit of slider-built models)
+FFN_KINDS = {"relu": ("relu", False), "gelu": ("gelu", False), "gelu_new": ("gelu_new", False), "swiglu": ("silu", True)}
+DEFAULT_TEXT = "床前明月光，疑是地上霜。举头望明月，低头思故乡。"
+PRESET_TEXT = {"gpt2_walkthrough": "猫吃鱼"}
+DEFAULTS = {
+    "cfg.vocab_size": 4000,
+    "cfg.hidden_size": 64,
+    "cfg.num_hidden_layers": 2,
+    "cfg.num_attention_heads": 4,
+    "cfg.num_key_value_heads": 4,
+    "cfg.intermediate_size": 256,
+    "cfg.norm_type": "layernorm",
+    "cfg.norm_position": "pre",
+    "cfg.ffn": "gelu",
+    "cfg.position_embedding": "learned",
+    "cfg.tie_word_embeddings": True,
+    "cfg.initializer_range": 0.02,
+    "cfg.seed": 0,
+    "input.mode": "text",
+    "input.text": DEFAULT_TEXT,
+    "input.random_len": 8,
+}
+WIDGET = dict(persist_state="session", bind="query-params")
+
+
+@dataclass
+class Explorer:
+    """What a page needs: the config, the (shared, read-only) model, the input and its display tokens.
+
+    ``model_key`` identifies the weights (for cache keys); ``input_ids`` is ``[1, T]``; ``tokens`` has T
+    display strings; ``tokenizer`` is None in random-id mode.
+    """
+
+    config: ModelConfig
+    model: CausalLM
+    model_key: str
+    input_ids: torch.Tensor
+    tokens: list[str]
+    tokenizer: TextTokenizer | None
+    source: str = "random"
+    notes: list[str] = field(default_factory=list)
+
+    def token_strings(self, ids: list[int]) -> list[str]:
+        """Display strings for ids (the tokenizer's pieces, or ``#id`` in random-id mode)."""
+        if self.tokenizer is None:
+            return [f"#{i}" for i in ids]
+        return self.tokenizer.token_strings([i for i in ids if i < self.tokenizer.vocab_size])
+
+    def tick_labels(self) -> list[str]:
+        """One axis label per position, unique even when tokens repeat: ``"3 月"``."""
+        return [f"{p} {tok}" for p, tok in enumerate(self.tokens)]
+
+
+# ---- caches ------------------------------------------------------------------------------------------
+@st.cache_resource(max_entries=16, show_spinner=False)
+def build_model(config_json: str, seed: int) -> CausalLM:
+    """A randomly initialised model for (config, seed). Shared by all sessions: never mutate it."""
+    torch.manual_seed(seed)
+    return CausalLM(ModelConfig.from_dict(__import__("json").loads(config_json)))
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def tokenizer_for(vocab_size: int) -> TextTokenizer:
+    """The bundled-corpus BPE at ``vocab_size`` (trained once per size)."""
+    return train_bpe(vocab_size)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _trace(_model: CausalLM, model_key: str, ids: tuple[int, ...], labels: tuple[int, ...] | None) -> CausalLMOutput:
+    input_ids = torch.tensor([ids])
+    lab = torch.tensor([labels]) if labels is not None else None
+    return run_trace(_model, input_ids, lab)
+
+
+def trace(ctx: Explorer, labels: torch.Tensor | None = None) -> CausalLMOutput:
+    """Cached full forward of the context's input (hidden states, attentions, activation cache).
+
+    Shows a warning on the page when any output is NaN or Inf. The returned tensors are shared: read only.
+    """
+    ids = tuple(ctx.input_ids[0].tolist())
+    lab = tuple(labels[0].tolist()) if labels is not None else None
+    out = _trace(ctx.model, ctx.model_key, ids, lab)
+    bad = [name for name, ok in finite_report(out).items() if not ok]
+    if bad:
+        st.warning(t("common.nonfinite", parts=", ".join(bad)))
+    return out
+
+
+# ---- widgets -----------------------------------------------------------------------------------------
+def _divisors(n: int, limit: int = 64) -> list[int]:
+    return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
+
+
+def _clamp(key: str, options: list, notes: list[str]) -> None:
+    """Keep a dependent widget's value valid when its options change: move it to the nearest option."""
+    value = st.session_state.get(key, DEFAULTS.get(key))
+    if value not in options:
+        nearest = min(options, key=lambda o: (abs(o - value) if value is not None else 0, o))
+        st.session_state[key] = nearest
+        notes.append(t("common.clamped", name=t(f"{key}.label"), old=value, new=nearest))
+
+
+def _apply_preset() -> None:
+    """on_change of the preset picker: copy the preset's values into the widgets."""
+    name = st.session_state.get("cfg.preset")
+    if name not in PRESETS:
+        return
+    c = PRESETS[name]
+    act = "swiglu" if c.mlp_gated and c.hidden_act == "silu" else c.hidden_act
+    values = {
+        "cfg.vocab_size": c.vocab_size, "cfg.hidden_size": c.hidden_size, "cfg.num_hidden_layers": c.num_hidden_layers,
+        "cfg.num_attention_heads": c.num_attention_heads, "cfg.num_key_value_heads": c.kv_heads,
+        "cfg.intermediate_size": c.intermediate_size, "cfg.norm_type": c.norm_type,
+        "cfg.norm_position": c.norm_position, "cfg.ffn": act, "cfg.position_embedding": c.position_embedding,
+        "cfg.tie_word_embeddings": c.tie_word_embeddings, "cfg.initializer_range": c.initializer_range,
+    }
+    if name == "minimind_demo":
+        values["input.mode"] = "random"
+        values["input.random_len"] = 6
+    else:
+        values["input.mode"] = "text"
+        values["input.text"] = PRESET_TEXT.get(name, DEFAULT_TEXT)
+    for k, v in values.items():
+        st.session_state[k] = v
+
+
+def _init_defaults() -> None:
+    for k, v in DEFAULTS.items():
+        st.session_state.setdefault(k, v)
+
+
+def language_picker() -> None:
+    """Language switch (zh/en), defaulting to the browser's locale and kept in the URL as ``ui.lang``."""
+    if "ui.lang" not in st.session_state:
+        locale = (getattr(st.context, "locale", None) or "en").lower()
+        st.session_state["ui.lang"] = "zh" if locale.startswith("zh") else "en"
+    st.sidebar.segmented_control(
+        "Language / 语言", LANGS, key="ui.lang", format_func=lambda x: {"zh": "中文", "en": "English"}[x],
+        **WIDGET,
+    )
+
+
+def config_widgets(notes: list[str]) -> ModelConfig:
+    """The model sliders; returns the validated config or shows the validation error and stops."""
+    sb = st.sidebar
+    sb.selectbox(t("cfg.preset.label"), [""] + list(PRESETS), key="cfg.preset", on_change=_apply_preset,
+                 format_func=lambda p: t("cfg.preset.none") if not p else t(f"preset.{p}"),
+                 help=t("cfg.preset.help"), persist_state="session")
+    sb.select_slider(t("cfg.vocab_size.label"), VOCAB_OPTIONS, key="cfg.vocab_size", help=t("cfg.vocab_size.help"), **WIDGET)
+    sb.select_slider(t("cfg.hidden_size.label"), HIDDEN_OPTIONS, key="cfg.hidden_size", **WIDGET)
+    sb.slider(t("cfg.num_hidden_layers.label"), 1, MAX_LAYERS, key="cfg.num_hidden_layers", **WIDGET)
+    sb.selectbox(t("cfg.position_embedding.label"), ["learned", "sinusoidal", "rope", "none"],
+                 key="cfg.position_embedding", format_func=lambda v: t(f"cfg.position_embedding.{v}"), **WIDGET)
+    hidden = st.session_state["cfg.hidden_size"]
+    rope = st.session_state["cfg.position_embedding"] == "rope"
+    heads = [d for d in _divisors(hidden) if not rope or (hidden // d) % 2 == 0] or [1]
+    _clamp("cfg.num_attention_heads", heads, notes)
+    sb.select_slider(t("cfg.num_attention_heads.label"), heads, key="cfg.num_attention_heads",
+                     help=t("cfg.num_attention_heads.help"), **WIDGET)
+    kv = _divisors(st.session_state["cfg.num_attention_heads"])
+    _clamp("cfg.num_key_value_heads", kv, notes)
+    sb.select_slider(t("cfg.num_key_value_heads.label"), kv, key="cfg.num_key_value_heads",
+                     help=t("cfg.num_key_value_heads.help"), **WIDGET)
+    sb.select_slider(t("cfg.intermediate_size.label"), FFN_OPTIONS, key="cfg.intermediate_size", **WIDGET)
+    c1, c2 = sb.columns(2)
+    c1.radio(t("cfg.norm_type.label"), ["layernorm", "rmsnorm"], key="cfg.norm_type",
+             format_func=lambda v: t(f"cfg.norm_type.{v}"), **WIDGET)
+    c2.radio(t("cfg.norm_position.label"), ["pre", "post"], key="cfg.norm_position",
+             format_func=lambda v: t(f"cfg.norm_position.{v}"), **WIDGET)
+    sb.selectbox(t("cfg.ffn.label"), list(FFN_KINDS), key="cfg.ffn", format_func=lambda v: t(f"cfg.ffn.{v}"), **WIDGET)
+    sb.toggle(t("cfg.tie_word_embeddings.label"), key="cfg.tie_word_embeddings", help=t("cfg.tie_word_embeddings.help"), **WIDGET)
+    sb.select_slider(t("cfg.initializer_range.label"), INIT_OPTIONS, key="cfg.initializer_range",
+                     help=t("cfg.initializer_range.help"), **WIDGET)
+    sb.number_input(t("cfg.seed.label"), 0, 2**31 - 1, step=1, key="cfg.seed", **WIDGET)
+
+    s = st.session_state
+    act, gated = FFN_KINDS[s["cfg.ffn"]]
+    try:
+        return ModelConfig(
+            vocab_size=s["cfg.vocab_size"], hidden_size=s["cfg.hidden_size"], num_hidden_layers=s["cfg.num_hidden_layers"],
+            num_attention_heads=s["cfg.num_attention_heads"], num_key_value_heads=s["cfg.num_key_value_heads"],
+            intermediate_size=s["cfg.intermediate_size"], hidden_act=act, mlp_gated=gated,
+            norm_type=s["cfg.norm_type"], norm_position=s["cfg.norm_position"],
+            position_embedding=s["cfg.position_embedding"], max_position_embeddings=MAX_TOKENS,
+            bias=not gated, tie_word_embeddings=s["cfg.tie_word_embeddings"],
+            initializer_range=float(s["cfg.initializer_range"]),
+        )
+    except ValueError as err:
+        st.error(t("common.bad_config", error=str(err)))
+        st.stop()
+
+
+def input_widgets(config: ModelConfig, notes: list[str]) -> tuple[torch.Tensor, list[str], TextTokenizer | None]:
+    """Text or random-id input; returns ``(input_ids [1, T], display tokens, tokenizer or None)``."""
+    sb = st.sidebar
+    sb.radio(t("input.mode.label"), ["text", "random"], key="input.mode", horizontal=True,
+             format_func=lambda v: t(f"input.mode.{v}"), **WIDGET)
+    limit = min(MAX_TOKENS, config.max_position_embeddings) if config.has_position_limit else MAX_TOKENS
+    if st.session_state["input.mode"] == "random":
+        sb.slider(t("input.random_len.label"), 1, 64, key="input.random_len", **WIDGET)
+        gen = torch.Generator().manual_seed(int(st.session_state["cfg.seed"]))
+        ids = torch.randint(0, config.vocab_size, (1, st.session_state["input.random_len"]), generator=gen)
+        return ids, [f"#{i}" for i in ids[0].tolist()], None
+    sb.text_area(t("input.text.label"), key="input.text", max_chars=20000, help=t("input.text.help"), **WIDGET)
+    text = st.session_state["input.text"]
+    with st.spinner(t("input.training_tokenizer", size=config.vocab_size)):
+        tok = tokenizer_for(config.vocab_size)
+    ids = tok.encode(text)
+    if not ids:
+        st.info(t("input.empty"))
+        st.stop()
+    if len(ids) > limit:
+        notes.append(t("input.truncated", n=len(ids), limit=limit))
+        ids = ids[:limit]
+    unk = tok.unk_token_id
+    if unk is not None and all(i == unk for i in ids):
+        notes.append(t("input.all_unknown"))
+    pieces = tok.token_strings(ids)
+    sb.caption(t("input.pieces", n=len(ids)) + " " + " · ".join(f"`{p}`" for p in pieces[:64]))
+    return torch.tensor([ids]), pieces, tok
+
+
+def explorer() -> Explorer:
+    """Render the shared sidebar and return the page context (see module docstring)."""
+    _init_defaults()
+    language_picker()
+    notes: list[str] = []
+    config = config_widgets(notes)
+    input_ids, tokens, tok = input_widgets(config, notes)
+    with st.spinner(t("common.building_model")):
+        config_json = config.to_json()
+        seed = int(st.session_state["cfg.seed"])
+        model = build_model(config_json, seed)
+    key = "random:" + hashlib.sha1(f"{config_json}|{seed}".encode()).hexdigest()[:16]
+    for n in notes:
+        st.caption("⚠️ " + n)
+    return Explorer(config=config, model=model, model_key=key, input_ids=input_ids, tokens=tokens,
+                    tokenizer=tok, source="random", notes=notes)
