@@ -1,0 +1,41 @@
+"""The zh and en catalogs have identical keys and identical {placeholder} sets, and every key used in the
+code exists in both catalogs."""
+
+import re
+from pathlib import Path
+
+from ui.i18n import catalogs, placeholders, t
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_catalogs_have_identical_keys():
+    cat = catalogs()
+    assert set(cat["en"]) == set(cat["zh"]), set(cat["en"]) ^ set(cat["zh"])
+
+
+def test_catalogs_have_identical_placeholders():
+    cat = catalogs()
+    bad = {k: (placeholders(cat["en"][k]), placeholders(cat["zh"][k]))
+           for k in cat["en"] if placeholders(cat["en"][k]) != placeholders(cat["zh"][k])}
+    assert not bad
+
+
+def test_chinese_catalog_is_chinese():
+    # at least most strings carry CJK characters (a copy of the English catalog would fail this)
+    zh = catalogs()["zh"]
+    cjk = sum(bool(re.search(r"[\u4e00-\u9fff]", v)) for v in zh.values())
+    assert cjk / len(zh) > 0.6
+
+
+def test_every_literal_key_used_in_code_exists():
+    keys = set(catalogs()["en"])
+    used = set()
+    for path in list(ROOT.glob("pages/*.py")) + list(ROOT.glob("ui/**/*.py")) + [ROOT / "app.py"]:
+        used |= set(re.findall(r'\bt\(\s*"([a-z_]+\.[A-Za-z0-9_.]+)"', path.read_text(encoding="utf-8")))
+    assert not (used - keys), sorted(used - keys)
+
+
+def test_t_fills_placeholders_in_both_languages():
+    assert t("input.truncated", lang="en", n=300, limit=256).startswith("The text has 300 tokens")
+    assert "300" in t("input.truncated", lang="zh", n=300, limit=256)
