@@ -25,6 +25,7 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
         "--disable-sync", "--no-first-run", "--disable-quic"]
 PAGES = ["overview", "norms", "pre-vs-post", "attention", "loss", "next-token"]
 CHART = '[data-testid="stPlotlyChart"] .main-svg'
+URL_LANG = {"en": "English", "zh": "中文"}  # the language switch writes its label into the URL
 
 
 def _free_port() -> int:
@@ -84,7 +85,7 @@ def _assert_clean(page) -> None:
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("path", PAGES)
 def test_every_page_renders(server, browser, path, lang):
-    page = _open(browser, f"{server}/{path}?ui.lang={lang}")
+    page = _open(browser, f"{server}/{path}?ui.lang={URL_LANG[lang]}")
     try:
         _assert_clean(page)
         n = page.locator(CHART).count()

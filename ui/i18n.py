@@ -14,6 +14,7 @@ from functools import lru_cache
 
 LANGS = ("zh", "en")
 DEFAULT_LANG = "en"
+URL_LANG = {"中文": "zh", "English": "en", "zh": "zh", "en": "en"}  # the URL holds the switch's label
 
 
 @lru_cache(maxsize=1)
@@ -41,12 +42,24 @@ def placeholders(text: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(text) if name}
 
 
-def current_lang() -> str:
-    """The session's language ("zh" or "en"); English outside a Streamlit run."""
+def browser_lang() -> str:
+    """"zh" when the browser's locale (``st.context.locale``) is Chinese, else "en"."""
     try:
         import streamlit as st
 
-        lang = st.session_state.get("ui.lang", DEFAULT_LANG)
+        locale = (st.context.locale or "").lower()
+    except Exception:  # outside a script run
+        locale = ""
+    return "zh" if locale.startswith("zh") else DEFAULT_LANG
+
+
+def current_lang() -> str:
+    """The session's language: the sidebar switch ``"ui.lang"``, else the URL's ``ui.lang``, else the
+    browser's locale; English outside a Streamlit run."""
+    try:
+        import streamlit as st
+
+        lang = st.session_state.get("ui.lang") or URL_LANG.get(st.query_params.get("ui.lang", ""), "") or browser_lang()
     except Exception:  # outside a script run (plain Python, tests of figure builders)
         lang = DEFAULT_LANG
     return lang if lang in LANGS else DEFAULT_LANG

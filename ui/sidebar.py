@@ -22,7 +22,7 @@ from engine import PRESETS, CausalLM, ModelConfig
 from engine.analysis import finite_report, run_trace
 from engine.model import CausalLMOutput
 from engine.tokenizer import TextTokenizer, train_bpe
-from ui.i18n import LANGS, t
+from ui.i18n import LANGS, browser_lang, t
 
 # ---- slider ranges (select_slider options keep common sizes reachable with one drag) ----------------
 VOCAB_OPTIONS = [16, 30, 64, 128, 256, 512, 1000, 2000, 4000, 8000, 10000, 16000, 32000, 50257]
@@ -53,6 +53,19 @@ DEFAULTS = {
     "input.random_len": 8,
 }
 WIDGET = dict(persist_state="session", bind="query-params")
+# Bound widgets write their *displayed* option label into the URL, so these labels must not depend on the
+# interface language: a link made in Chinese has to open in English too. Technical names stay as they are.
+FIXED_LABELS = {
+    "layernorm": "LayerNorm", "rmsnorm": "RMSNorm", "pre": "Pre-Norm", "post": "Post-Norm",
+    "relu": "ReLU", "gelu": "GELU", "gelu_new": "GELU-tanh (GPT-2)", "swiglu": "SwiGLU",
+    "learned": "learned", "sinusoidal": "sinusoidal", "rope": "RoPE", "none": "none",
+    "text": "文本 text", "random": "随机 id / random ids", "zh": "中文", "en": "English",
+}
+
+
+def fixed_label(value: str) -> str:
+    """Language-independent label of an option of a URL-bound widget."""
+    return FIXED_LABELS.get(value, value)
 
 
 @dataclass
@@ -163,13 +176,12 @@ def _init_defaults() -> None:
 
 def language_picker() -> None:
     """Language switch (zh/en), defaulting to the browser's locale and kept in the URL as ``ui.lang``."""
-    if "ui.lang" not in st.session_state:
-        locale = (getattr(st.context, "locale", None) or "en").lower()
-        st.session_state["ui.lang"] = "zh" if locale.startswith("zh") else "en"
     st.sidebar.segmented_control(
-        "Language / 语言", LANGS, key="ui.lang", format_func=lambda x: {"zh": "中文", "en": "English"}[x],
-        **WIDGET,
+        "Language / 语言", LANGS, key="ui.lang", default=browser_lang(),
+        format_func=fixed_label, **WIDGET,
     )
+    if st.session_state.get("ui.lang") not in LANGS:  # a click on the selected segment deselects it
+        st.session_state["ui.lang"] = browser_lang()
 
 
 def config_widgets(notes: list[str]) -> ModelConfig:
@@ -182,7 +194,7 @@ def config_widgets(notes: list[str]) -> ModelConfig:
     sb.select_slider(t("cfg.hidden_size.label"), HIDDEN_OPTIONS, key="cfg.hidden_size", **WIDGET)
     sb.slider(t("cfg.num_hidden_layers.label"), 1, MAX_LAYERS, key="cfg.num_hidden_layers", **WIDGET)
     sb.selectbox(t("cfg.position_embedding.label"), ["learned", "sinusoidal", "rope", "none"],
-                 key="cfg.position_embedding", format_func=lambda v: t(f"cfg.position_embedding.{v}"), **WIDGET)
+                 key="cfg.position_embedding", format_func=fixed_label, **WIDGET)
     hidden = st.session_state["cfg.hidden_size"]
     rope = st.session_state["cfg.position_embedding"] == "rope"
     heads = [d for d in _divisors(hidden) if not rope or (hidden // d) % 2 == 0] or [1]
@@ -196,10 +208,10 @@ def config_widgets(notes: list[str]) -> ModelConfig:
     sb.select_slider(t("cfg.intermediate_size.label"), FFN_OPTIONS, key="cfg.intermediate_size", **WIDGET)
     c1, c2 = sb.columns(2)
     c1.radio(t("cfg.norm_type.label"), ["layernorm", "rmsnorm"], key="cfg.norm_type",
-             format_func=lambda v: t(f"cfg.norm_type.{v}"), **WIDGET)
+             format_func=fixed_label, **WIDGET)
     c2.radio(t("cfg.norm_position.label"), ["pre", "post"], key="cfg.norm_position",
-             format_func=lambda v: t(f"cfg.norm_position.{v}"), **WIDGET)
-    sb.selectbox(t("cfg.ffn.label"), list(FFN_KINDS), key="cfg.ffn", format_func=lambda v: t(f"cfg.ffn.{v}"), **WIDGET)
+             format_func=fixed_label, **WIDGET)
+    sb.selectbox(t("cfg.ffn.label"), list(FFN_KINDS), key="cfg.ffn", format_func=fixed_label, **WIDGET)
     sb.toggle(t("cfg.tie_word_embeddings.label"), key="cfg.tie_word_embeddings", help=t("cfg.tie_word_embeddings.help"), **WIDGET)
     sb.select_slider(t("cfg.initializer_range.label"), INIT_OPTIONS, key="cfg.initializer_range",
                      help=t("cfg.initializer_range.help"), **WIDGET)
@@ -226,7 +238,7 @@ def input_widgets(config: ModelConfig, notes: list[str]) -> tuple[torch.Tensor, 
     """Text or random-id input; returns ``(input_ids [1, T], display tokens, tokenizer or None)``."""
     sb = st.sidebar
     sb.radio(t("input.mode.label"), ["text", "random"], key="input.mode", horizontal=True,
-             format_func=lambda v: t(f"input.mode.{v}"), **WIDGET)
+             format_func=fixed_label, **WIDGET)
     limit = min(MAX_TOKENS, config.max_position_embeddings) if config.has_position_limit else MAX_TOKENS
     if st.session_state["input.mode"] == "random":
         sb.slider(t("input.random_len.label"), 1, 64, key="input.random_len", **WIDGET)
@@ -252,8 +264,24 @@ def input_widgets(config: ModelConfig, notes: list[str]) -> tuple[torch.Tensor, 
     return torch.tensor([ids]), pieces, tok
 
 
+def _leave_legacy_multipage_mode() -> None:
+    """Make Streamlit use ``app.py``'s ``st.navigation`` even on a fresh server's first request.
+
+    Streamlit treats a ``pages/`` folder next to the entry script as a legacy (v1) multipage app until some
+    script calls ``st.navigation``: the very first request to a URL such as ``/overview`` then runs
+    ``pages/overview.py`` directly, with file-name navigation and without ``app.py``. The flag is
+    process-wide, so turning it off once and rerunning puts this and every later session on ``app.py``.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def explorer() -> Explorer:
     """Render the shared sidebar and return the page context (see module docstring)."""
+    _leave_legacy_multipage_mode()
     _init_defaults()
     language_picker()
     notes: list[str] = []

@@ -1,0 +1,60 @@
+"""Page widgets whose valid range depends on the config or the input (layer, head, position sliders).
+
+Rule (see the project brief): such a widget keeps its key, and its session-state value is CLAMPED into the
+valid range before it is rendered, with a small caption saying so; it never crashes and never resets silently.
+A range with a single value is shown as a caption instead of a slider (Streamlit sliders need min < max).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.i18n import t
+
+PAGE = dict(persist_state="session")
+SHARED = dict(persist_state="session", bind="query-params")
+
+
+def init_state(key: str, default) -> None:
+    """Give ``key`` a starting value unless session state or a bound URL parameter already has one.
+
+    Used instead of a widget's ``value=`` argument so that later clamping through ``st.session_state`` never
+    conflicts with a default passed to the widget.
+    """
+    if key not in st.session_state and key not in st.query_params:
+        st.session_state[key] = default
+
+
+def clamp_state(key: str, lo, hi, label: str, container=None) -> None:
+    """Move ``st.session_state[key]`` into ``[lo, hi]`` when it is outside, with a caption note.
+
+    A missing or non-numeric value is left alone (the widget then uses its own default or the URL value).
+    """
+    value = st.session_state.get(key)
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return
+    new = min(max(value, lo), hi)
+    if new != value:
+        st.session_state[key] = new
+        (container or st).caption("⚠️ " + t("common.clamped", name=label, old=value, new=new))
+
+
+def index_slider(label: str, lo: int, hi: int, key: str, default: int | None = None, container=None,
+                 bind: bool = True, help: str | None = None) -> int:
+    """An integer slider over ``lo..hi`` (inclusive) with a stable key, clamped and persisted.
+
+    Args:
+        label: visible label; key: namespaced widget key (also the URL parameter when ``bind``).
+        default: starting value (``lo`` when None).
+        container: where to draw (``st`` or a column).
+    Returns:
+        The selected integer. When ``lo == hi`` no slider is drawn (a caption shows the only value).
+    """
+    box = container or st
+    init_state(key, lo if default is None else default)
+    clamp_state(key, lo, hi, label, box)
+    if hi <= lo:
+        box.caption(t("ctl.only_one", label=label, value=lo))
+        return lo
+    opts = SHARED if bind else PAGE
+    return int(box.slider(label, lo, hi, step=1, key=key, help=help, **opts))

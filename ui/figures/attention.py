@@ -1,0 +1,162 @@
+"""Figures of the attention page: one head's matrix, all heads of a layer, the layers x heads overview,
+and per-head entropy.
+
+Conventions (see ``ui.figures.common``): heatmaps are drawn on integer positions with token text as tick
+labels, queries run top to bottom (row 0 at the top), keys left to right, and masked (future) cells are NaN so
+they render as the light-grey plot background instead of a colour. Arrays are sent as float32.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ui.figures.common import CELL_TEXT_MAX_TOKENS, base_layout, f32, position_axis
+
+MASKED_BG = "#d3d3d3"  # light grey: the colour of NaN (masked) cells, i.e. the plot background
+SEQUENTIAL = "Blues"  # probabilities 0..1
+DIVERGING = "RdBu_r"  # scores, centred at 0 (red positive, blue negative)
+
+
+def _num(v: float, fmt: str) -> str:
+    """A number as text, or "—" when it is NaN/Inf."""
+    return format(float(v), fmt) if np.isfinite(v) else "—"
+
+
+def _cell_text(z: np.ndarray, fmt: str) -> list[list[str]]:
+    """Per-cell labels, empty for NaN cells (a NaN is never printed as a number)."""
+    return [["" if not np.isfinite(v) else format(float(v), fmt) for v in row] for row in z]
+
+
+def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title: str, x_title: str, y_title: str,
+                      colorbar_title: str) -> go.Figure:
+    """Heatmap of one head's ``[T, T]`` attention matrix at one stage (queries = rows, keys = columns).
+
+    Args:
+        matrix: ``T x T`` values (``engine.analysis.attention_stage``); NaN = masked future cell.
+        labels: T unique tick labels (``Explorer.tick_labels``), used on both axes.
+        stage: "raw", "scaled", "masked" (diverging scale centred at 0) or "softmax" (sequential, 0..1).
+    Returns:
+        A figure with one ``go.Heatmap`` on integer positions; y reversed so query 0 is at the top; NaN cells
+        show the light-grey background. Per-cell text only when ``T <= CELL_TEXT_MAX_TOKENS``.
+    """
+    z = f32(matrix.to_numpy())
+    T = z.shape[0]
+    probs = stage == "softmax"
+    scale = dict(colorscale=SEQUENTIAL, zmin=0.0, zmax=1.0) if probs else dict(colorscale=DIVERGING, zmid=0.0)
+    trace = go.Heatmap(
+        z=z, x=np.arange(T), y=np.arange(T), hoverongaps=False, colorbar=dict(title=dict(text=colorbar_title)),
+        hovertemplate="query %{y} → key %{x}: %{z:.4g}<extra></extra>", **scale,
+    )
+    if T <= CELL_TEXT_MAX_TOKENS:
+        trace.update(text=_cell_text(z, ".2f" if probs else ".2g"), texttemplate="%{text}", textfont=dict(size=10))
+    fig = go.Figure(trace)
+    base_layout(fig, title, x_title, y_title, height=max(420, min(760, 160 + 22 * T)))
+    fig.update_layout(plot_bgcolor=MASKED_BG)
+    fig.update_xaxes(**position_axis(labels), showgrid=False, zeroline=False, tickangle=-60 if T > 12 else 0)
+    fig.update_yaxes(**position_axis(labels), showgrid=False, zeroline=False, autorange="reversed")
+    return fig
+
+
+def _grid_shape(n: int, max_cols: int = 8) -> tuple[int, int]:
+    cols = min(n, max_cols)
+    return math.ceil(n / cols), cols
+
+
+def heads_grid(mats: list[np.ndarray], titles: list[str], title: str, colorbar_title: str,
+               max_cols: int = 8) -> go.Figure:
+    """Small multiples: one softmax heatmap per head of a layer, shared colour scale 0..1, no cell text.
+
+    Args:
+        mats: one ``[T, T]`` probability matrix per head (NaN above the diagonal).
+        titles: one subplot title per head (e.g. "head 3").
+    """
+    rows, cols = _grid_shape(len(mats), max_cols)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, horizontal_spacing=0.02,
+                        vertical_spacing=min(0.08, 0.3 / rows))
+    traces = [go.Heatmap(z=f32(m), coloraxis="coloraxis", hoverongaps=False,
+                         hovertemplate=f"{t}<br>query %{{y}} → key %{{x}}: %{{z:.3f}}<extra></extra>")
+              for m, t in zip(mats, titles)]
+    fig.add_traces(traces, rows=[i // cols + 1 for i in range(len(mats))], cols=[i % cols + 1 for i in range(len(mats))])
+    base_layout(fig, title, "", "", height=max(300, 40 + 170 * rows))
+    _grid_style(fig, colorbar_title)
+    return fig
+
+
+def layers_heads_grid(mats: list[list[np.ndarray]], row_titles: list[str], col_titles: list[str], title: str,
+                      colorbar_title: str) -> go.Figure:
+    """The layers x heads overview: ``mats[layer][head]`` is a ``[T, T]`` probability matrix.
+
+    One small heatmap per (layer, head), layers top to bottom, heads left to right, shared colour scale 0..1.
+    The caller caps the number of cells (see the attention page); this builder draws what it is given.
+    """
+    L, nh = len(mats), len(mats[0])
+    fig = make_subplots(rows=L, cols=nh, row_titles=row_titles, column_titles=col_titles,
+                        horizontal_spacing=min(0.01, 0.2 / nh), vertical_spacing=min(0.01, 0.2 / L))
+    traces, rr, cc = [], [], []
+    for i in range(L):
+        for j in range(nh):
+            traces.append(go.Heatmap(z=f32(mats[i][j]), coloraxis="coloraxis", hoverongaps=False,
+                                     hovertemplate=f"{row_titles[i]} {col_titles[j]}<br>"
+                                                   "query %{y} → key %{x}: %{z:.3f}<extra></extra>"))
+            rr.append(i + 1)
+            cc.append(j + 1)
+    fig.add_traces(traces, rows=rr, cols=cc)
+    base_layout(fig, title, "", "", height=max(300, 80 + min(110, 900 // L) * L))
+    _grid_style(fig, colorbar_title)
+    return fig
+
+
+def _grid_style(fig: go.Figure, colorbar_title: str) -> None:
+    fig.update_layout(plot_bgcolor=MASKED_BG,
+                      coloraxis=dict(colorscale=SEQUENTIAL, cmin=0.0, cmax=1.0, colorbar=dict(title=dict(text=colorbar_title))))
+    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
+    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed")
+    fig.update_annotations(font=dict(size=11))
+
+
+def entropy_bar(df: pd.DataFrame, title: str, x_title: str, y_title: str, uniform_label: str) -> go.Figure:
+    """Per-head mean attention entropy of one layer (``engine.analysis.head_entropy`` rows of that layer).
+
+    Bars: ``entropy`` (nats) per head, x = 1-based head number; a dashed line at ``max_entropy``, the entropy of
+    uniform causal attention (mean of ln(t+1)), the largest value a causal head can reach on this input.
+    """
+    heads = df["head"].to_numpy() + 1
+    fig = go.Figure(go.Bar(x=heads, y=f32(df["entropy"]), text=[_num(v, ".3f") for v in df["entropy"]],
+                           textposition="outside", hovertemplate="head %{x}: %{y:.4f} nats<extra></extra>"))
+    ref = float(df["max_entropy"].iloc[0])
+    fig.add_hline(y=ref, line_dash="dash", line_color="#d62728",
+                  annotation_text=f"{uniform_label} = {ref:.3f}", annotation_position="top left")
+    base_layout(fig, title, x_title, y_title, height=360)
+    fig.update_xaxes(tickmode="array", tickvals=list(heads), ticktext=[str(h) for h in heads])
+    finite = df["entropy"][np.isfinite(df["entropy"])]
+    top = max([ref] + ([float(finite.max())] if len(finite) else []))
+    fig.update_yaxes(range=[0, top * 1.25 + 0.05])
+    return fig
+
+
+def entropy_heatmap(df: pd.DataFrame, title: str, x_title: str, y_title: str, colorbar_title: str) -> go.Figure:
+    """Layers x heads heatmap of mean attention entropy (nats), layer 1 at the top, 1-based ticks.
+
+    Args:
+        df: ``engine.analysis.head_entropy`` (columns layer, head, entropy, max_entropy; 0-based indices).
+    Colour scale runs from 0 (every query attends to one key) to the uniform reference ``max_entropy``.
+    """
+    piv = df.pivot(index="layer", columns="head", values="entropy").sort_index().sort_index(axis=1)
+    z = f32(piv.to_numpy())
+    L, nh = z.shape
+    ref = float(df["max_entropy"].iloc[0])
+    trace = go.Heatmap(z=z, x=np.arange(1, nh + 1), y=np.arange(1, L + 1), colorscale="Viridis", zmin=0.0,
+                       zmax=max(ref, 1e-9), colorbar=dict(title=dict(text=colorbar_title)),
+                       hovertemplate="layer %{y}, head %{x}: %{z:.4f} nats<extra></extra>")
+    if L * nh <= 256:
+        trace.update(text=_cell_text(z, ".2f"), texttemplate="%{text}", textfont=dict(size=10))
+    fig = go.Figure(trace)
+    base_layout(fig, title, x_title, y_title, height=max(300, min(900, 120 + 26 * L)))
+    fig.update_yaxes(autorange="reversed", dtick=1 if L <= 24 else 4, showgrid=False)
+    fig.update_xaxes(dtick=1 if nh <= 24 else 4, showgrid=False)
+    return fig

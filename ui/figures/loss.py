@@ -1,0 +1,47 @@
+"""Figures of the loss & masking page."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from ui.figures.common import base_layout, position_axis
+
+
+def _y(v: float) -> float | None:
+    """A finite float, or None (a gap in the chart: masked positions get no bar, not a bar of height 0)."""
+    return float(v) if v is not None and math.isfinite(v) else None
+
+
+def _txt(v: float, fmt: str) -> str:
+    """A number as text, "—" when NaN/Inf."""
+    return format(float(v), fmt) if np.isfinite(v) else "—"
+
+
+def contribution_bar(df: pd.DataFrame, title: str, x_title: str, y_title: str, masked_label: str) -> go.Figure:
+    """Each predicting position's share of the mean loss, ``loss_t / N`` (nats), with gaps where masked.
+
+    Args:
+        df: ``engine.analysis.loss_table`` (columns position, input_token, target_token, masked, loss,
+            contribution, share).
+        masked_label: hover text for masked positions.
+    Returns:
+        One ``go.Bar`` on integer positions with tick text ``"t: input→target"``; ``y`` is None for masked
+        rows so they draw as gaps. The visible bars add up to the mean loss.
+    """
+    ticks = [f"{p}: {a}→{b}" for p, a, b in zip(df["position"], df["input_token"], df["target_token"])]
+    y = [_y(v) for v in df["contribution"]]
+    hover = [masked_label if m else f"loss = {_txt(lo, '.4f')} nats<br>share = {_txt(s, '.1%')}"
+             for m, lo, s in zip(df["masked"], df["loss"], df["share"])]
+    fig = go.Figure(go.Bar(
+        x=df["position"].tolist(), y=y, customdata=hover, marker_color="#1f77b4",
+        hovertemplate="%{x}: %{customdata}<br>ℓ/N = %{y:.4f} nats<extra></extra>",
+    ))
+    n = len(df)
+    base_layout(fig, title, x_title, y_title, height=420 if n <= 40 else 480)
+    fig.update_xaxes(**position_axis(ticks), tickangle=-45 if n > 6 else 0, range=[-0.5, max(n, 1) - 0.5])
+    fig.update_layout(bargap=0.15)
+    return fig

@@ -1,0 +1,117 @@
+"""Figures of the layer-norms page (pure ``DataFrame -> go.Figure`` builders)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from ui.figures.common import CELL_TEXT_MAX_TOKENS, base_layout, f32, position_axis
+
+POSITION_LINE_COLOR = "rgba(99, 110, 250, 0.35)"  # thin, semi-transparent per-position lines
+MEAN_LINE_COLOR = "#d62728"
+LEGEND_MAX_POSITIONS = 24  # above this many positions the per-position lines are left out of the legend
+
+
+def depth_axis(labels: list[str], max_ticks: int = 26) -> dict:
+    """Axis settings for integer depths 0..n-1 shown as ``labels`` ("embed", "block 1", …), thinned on deep
+    models so tick labels do not overlap; the first and last depth are always labelled."""
+    n = len(labels)
+    step = max(1, -(-n // max_ticks))
+    ticks = list(range(0, n, step))
+    if ticks[-1] != n - 1:
+        if n - 1 - ticks[-1] < step / 2 and len(ticks) > 1:
+            ticks[-1] = n - 1  # replace the crowded neighbour instead of overlapping it
+        else:
+            ticks.append(n - 1)
+    return dict(tickmode="array", tickvals=ticks, ticktext=[labels[i] for i in ticks])
+
+
+def residual_norm_lines(df: pd.DataFrame, depth_labels: list[str], position_names: list[str], title: str,
+                        x_title: str, y_title: str, mean_name: str, sqrt_h: float | None = None,
+                        sqrt_h_name: str = "") -> go.Figure:
+    """Residual L2 norm by depth: one thin line per position plus the bold mean over positions.
+
+    Args:
+        df: ``engine.analysis.residual_norms`` (columns depth, stage, position, token, norm); depth runs
+            0..L+1 (embedding, blocks, after the final norm).
+        depth_labels: L+2 tick texts for the depths; position_names: one legend/hover name per position.
+        sqrt_h: if given, a dotted reference line at √H (the L2 norm of a norm's output with weight 1).
+    The mean trace is the last one and is named ``mean_name``; its y are the mean over positions (float32).
+    """
+    fig = go.Figure()
+    wide = df.pivot(index="depth", columns="position", values="norm").sort_index()  # (L+2, T)
+    depths = wide.index.to_numpy()
+    show_legend = wide.shape[1] <= LEGEND_MAX_POSITIONS
+    for pos in wide.columns:
+        fig.add_trace(go.Scatter(
+            x=depths, y=f32(wide[pos]), mode="lines", name=position_names[pos], legendgroup="positions",
+            showlegend=show_legend, line=dict(width=1, color=POSITION_LINE_COLOR),
+            customdata=np.array(depth_labels, dtype=object),
+            hovertemplate="%{customdata}: %{y:.3f}<extra>" + position_names[pos] + "</extra>",
+        ))
+    if sqrt_h is not None:
+        fig.add_hline(y=sqrt_h, line=dict(dash="dot", color="gray", width=1), annotation_text=sqrt_h_name,
+                      annotation_position="top left")
+    fig.add_trace(go.Scatter(
+        x=depths, y=f32(wide.mean(axis=1)), mode="lines+markers", name=mean_name,
+        line=dict(width=4, color=MEAN_LINE_COLOR), customdata=np.array(depth_labels, dtype=object),
+        hovertemplate="%{customdata}: %{y:.3f}<extra>" + mean_name + "</extra>",
+    ))
+    base_layout(fig, title, x_title, y_title, height=460)
+    fig.update_xaxes(**depth_axis(depth_labels))
+    fig.update_yaxes(rangemode="tozero")
+    if show_legend:
+        fig.update_layout(legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02),
+                          margin=dict(r=140))
+    return fig
+
+
+def sublayer_norm_bars(df: pd.DataFrame, component_names: dict[str, str], max_name: str, title: str,
+                       x_title: str, y_title: str) -> go.Figure:
+    """Grouped bars: mean L2 norm of each block's attention output and MLP output.
+
+    Args:
+        df: ``engine.analysis.sublayer_norms`` (columns layer (0-based), component, norm, norm_max).
+        component_names: display name per component ("attn_out", "mlp_out").
+    Bars are drawn at 1-based block numbers; the hover also shows the maximum over positions.
+    """
+    fig = go.Figure()
+    for comp, name in component_names.items():
+        part = df[df["component"] == comp].sort_values("layer")
+        fig.add_trace(go.Bar(
+            x=part["layer"].to_numpy() + 1, y=f32(part["norm"]), name=name, customdata=f32(part["norm_max"]),
+            hovertemplate="%{x}: %{y:.3f} (" + max_name + " %{customdata:.3f})<extra>" + name + "</extra>",
+        ))
+    fig.update_layout(barmode="group")
+    base_layout(fig, title, x_title, y_title, height=380)
+    n = int(df["layer"].max()) + 1 if len(df) else 1
+    fig.update_xaxes(tickmode="linear", tick0=1, dtick=max(1, -(-n // 24)))
+    return fig
+
+
+def residual_norm_heatmap(df: pd.DataFrame, depth_labels: list[str], tick_labels: list[str], title: str,
+                          x_title: str, y_title: str, colorbar_title: str, max_tokens: int) -> go.Figure:
+    """Heatmap of the residual L2 norm: rows = depths (embedding at the top), columns = positions.
+
+    Args:
+        df: ``engine.analysis.residual_norms``; depth_labels: L+2 row labels; tick_labels: one per position.
+        max_tokens: draw positions ``0 .. max_tokens-1`` only (the caller tells the user).
+    ``z`` has L+2 rows and ``min(T, max_tokens)`` columns (float32); per-cell text only up to
+    ``CELL_TEXT_MAX_TOKENS`` positions.
+    """
+    wide = df.pivot(index="depth", columns="position", values="norm").sort_index()  # (L+2, T)
+    n = min(wide.shape[1], max_tokens)
+    z = f32(wide.iloc[:, :n].to_numpy())
+    fig = go.Figure(go.Heatmap(
+        z=z, x=np.arange(n), y=wide.index.to_numpy(), colorscale="Viridis",
+        colorbar=dict(title=dict(text=colorbar_title, side="right")),
+        customdata=np.array([[f"{d} · {tick_labels[p]}" for p in range(n)] for d in depth_labels], dtype=object),
+        hovertemplate="%{customdata}: %{z:.3f}<extra></extra>",
+        texttemplate="%{z:.2f}" if n <= CELL_TEXT_MAX_TOKENS else None,
+        textfont=dict(size=10),
+    ))
+    base_layout(fig, title, x_title, y_title, height=max(320, min(900, 40 + 22 * z.shape[0])))
+    fig.update_xaxes(**position_axis(tick_labels[:n]), tickangle=-45 if n > 12 else 0)
+    fig.update_yaxes(**depth_axis(depth_labels, max_ticks=30), autorange="reversed")
+    return fig
