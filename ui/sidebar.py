@@ -21,6 +21,15 @@ import torch
 from engine import PRESETS, CausalLM, ModelConfig
 from engine.analysis import finite_report, run_trace
 from engine.model import CausalLMOutput
+from engine.checkpoints import (
+    CheckpointError,
+    CheckpointInfo,
+    default_allowed_roots,
+    default_models_dir,
+    list_checkpoints,
+    load_pretrained,
+    resolve_checkpoint,
+)
 from engine.tokenizer import TextTokenizer, train_bpe
 from ui.i18n import LANGS, browser_lang, t
 
@@ -234,8 +243,13 @@ def config_widgets(notes: list[str]) -> ModelConfig:
         st.stop()
 
 
-def input_widgets(config: ModelConfig, notes: list[str]) -> tuple[torch.Tensor, list[str], TextTokenizer | None]:
-    """Text or random-id input; returns ``(input_ids [1, T], display tokens, tokenizer or None)``."""
+def input_widgets(config: ModelConfig, notes: list[str], tokenizer: TextTokenizer | None = None
+                  ) -> tuple[torch.Tensor, list[str], TextTokenizer | None]:
+    """Text or random-id input; returns ``(input_ids [1, T], display tokens, tokenizer or None)``.
+
+    ``tokenizer`` is the model's own (a checkpoint's); by default the bundled-corpus BPE at the model's
+    vocabulary size is used.
+    """
     sb = st.sidebar
     sb.radio(t("input.mode.label"), ["text", "random"], key="input.mode", horizontal=True,
              format_func=fixed_label, **WIDGET)
@@ -247,8 +261,10 @@ def input_widgets(config: ModelConfig, notes: list[str]) -> tuple[torch.Tensor, 
         return ids, [f"#{i}" for i in ids[0].tolist()], None
     sb.text_area(t("input.text.label"), key="input.text", max_chars=20000, help=t("input.text.help"), **WIDGET)
     text = st.session_state["input.text"]
-    with st.spinner(t("input.training_tokenizer", size=config.vocab_size)):
-        tok = tokenizer_for(config.vocab_size)
+    tok = tokenizer
+    if tok is None:
+        with st.spinner(t("input.training_tokenizer", size=config.vocab_size)):
+            tok = tokenizer_for(config.vocab_size)
     ids = tok.encode(text)
     if not ids:
         st.info(t("input.empty"))
@@ -279,20 +295,101 @@ def _leave_legacy_multipage_mode() -> None:
         st.rerun()
 
 
+SOURCES = ("random", "trained", "checkpoint")
+TRAINED_KEY = "train.trained"  # session_state: {"model": CausalLM, "id": str} set by the Train page
+
+
+@st.cache_data(ttl=30, show_spinner=False)
+def available_checkpoints() -> list[CheckpointInfo]:
+    """Checkpoint folders under the models directory and the Hugging Face cache (refreshed every 30 s)."""
+    return list_checkpoints()
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def load_checkpoint(name: str) -> tuple[CausalLM, TextTokenizer | None]:
+    """Load a listed checkpoint by its *name* (never a browser-supplied path) with its tokenizer.
+
+    The folder is looked up among :func:`available_checkpoints` and re-checked to lie inside the allowed
+    roots, so the browser can only make the server read checkpoints that are listed.
+    """
+    info = {c.name: c for c in available_checkpoints()}.get(name)
+    if info is None:
+        raise CheckpointError(f"no checkpoint named {name!r} in the models directory")
+    roots = default_allowed_roots()
+    folder = resolve_checkpoint(info.path, roots)
+    model = load_pretrained(folder, allowed_roots=roots)
+    try:
+        tok = TextTokenizer.from_folder(folder)
+    except FileNotFoundError:
+        tok = None  # our own saved models carry no tokenizer: the bundled BPE at their vocab size is used
+    return model, tok
+
+
+def source_widgets() -> str:
+    """Model source picker; returns "random", "trained" or "checkpoint"."""
+    st.sidebar.radio(t("model.source.label"), SOURCES, key="model.source", horizontal=False,
+                     format_func=lambda v: t(f"model.source.{v}"), persist_state="session")
+    source = st.session_state.get("model.source", "random")
+    if source == "trained" and TRAINED_KEY not in st.session_state:
+        st.sidebar.info(t("model.no_trained"))
+        return "random"
+    return source
+
+
+def _readonly_config(config: ModelConfig) -> None:
+    """The loaded model's configuration, shown where the sliders were (read-only)."""
+    st.sidebar.caption(t("model.readonly"))
+    rows = {k: str(v) for k, v in config.to_dict().items()}
+    st.sidebar.dataframe(rows, width="stretch", height=260)
+
+
+def _checkpoint_model(notes: list[str]) -> tuple[CausalLM, TextTokenizer | None, str]:
+    infos = [c for c in available_checkpoints() if c.supported]
+    if not infos:
+        st.sidebar.warning(t("model.no_checkpoints", folder=str(default_models_dir())))
+        st.info(t("model.no_checkpoints", folder=str(default_models_dir())))
+        st.stop()
+    names = [c.name for c in infos]
+    sizes = {c.name: c.size_bytes for c in infos}
+    if st.session_state.get("model.checkpoint") not in names:
+        st.session_state["model.checkpoint"] = names[0]
+    st.sidebar.selectbox(t("model.checkpoint.label"), names, key="model.checkpoint",
+                         format_func=lambda n: f"{n} ({sizes[n] / 2**20:.0f} MB)", **WIDGET)
+    name = st.session_state["model.checkpoint"]
+    try:
+        with st.spinner(t("model.loading", name=name)):
+            model, tok = load_checkpoint(name)
+    except (CheckpointError, OSError, ValueError) as err:
+        st.error(t("model.load_failed", name=name, error=str(err)))
+        st.stop()
+    return model, tok, f"checkpoint:{name}"
+
+
 def explorer() -> Explorer:
     """Render the shared sidebar and return the page context (see module docstring)."""
     _leave_legacy_multipage_mode()
     _init_defaults()
     language_picker()
     notes: list[str] = []
-    config = config_widgets(notes)
-    input_ids, tokens, tok = input_widgets(config, notes)
-    with st.spinner(t("common.building_model")):
-        config_json = config.to_json()
-        seed = int(st.session_state["cfg.seed"])
-        model = build_model(config_json, seed)
-    key = "random:" + hashlib.sha1(f"{config_json}|{seed}".encode()).hexdigest()[:16]
+    source = source_widgets()
+    tok: TextTokenizer | None = None
+    if source == "checkpoint":
+        model, tok, key = _checkpoint_model(notes)
+        config = model.config
+        _readonly_config(config)
+    elif source == "trained":
+        trained = st.session_state[TRAINED_KEY]
+        model, key, config = trained["model"], f"trained:{trained['id']}", trained["model"].config
+        _readonly_config(config)
+    else:
+        config = config_widgets(notes)
+        with st.spinner(t("common.building_model")):
+            config_json = config.to_json()
+            seed = int(st.session_state["cfg.seed"])
+            model = build_model(config_json, seed)
+        key = "random:" + hashlib.sha1(f"{config_json}|{seed}".encode()).hexdigest()[:16]
+    input_ids, tokens, tok = input_widgets(config, notes, tok)
     for n in notes:
         st.caption("⚠️ " + n)
     return Explorer(config=config, model=model, model_key=key, input_ids=input_ids, tokens=tokens,
-                    tokenizer=tok, source="random", notes=notes)
+                    tokenizer=tok, source=source, notes=notes)
