@@ -367,3 +367,69 @@ def finite_report(out: CausalLMOutput) -> dict[str, bool]:
     if out.attentions is not None:
         rep["attentions"] = all(bool(torch.isfinite(a).all()) for a in out.attentions)
     return rep
+
+
+@torch.no_grad()
+def logits_to_keep_check(model: CausalLM, input_ids: torch.Tensor, k: int) -> dict:
+    """Compare ``model(input_ids, logits_to_keep=k)`` with the last k positions of the full logits.
+
+    Both forwards take the same (non-cached) path, so only the LM head's input differs: the kept run applies
+    the head to the last ``min(k, T)`` hidden states only (transformers' ``logits_to_keep`` idea; generation
+    needs just the last position).
+
+    Args:
+        input_ids: ``[1, T]``; k: number of positions to keep, ``>= 1``.
+    Returns:
+        ``{"kept_shape": [1, k', V], "full_shape": [1, T, V], "max_abs_diff": float (logit units),
+        "equal": bool (torch.equal, bit-for-bit)}`` with ``k' = min(k, T)``.
+    Raises:
+        ValueError: ``k < 1``, or invalid ``input_ids`` (see :meth:`CausalLM.forward`).
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    full = model(input_ids).logits  # (1, T, V)
+    kept = model(input_ids, logits_to_keep=k).logits  # (1, k', V)
+    tail = full[:, -kept.shape[1]:, :]  # (1, k', V)
+    diff = (kept.double() - tail.double()).abs()
+    return {
+        "kept_shape": list(kept.shape),
+        "full_shape": list(full.shape),
+        "max_abs_diff": float(diff.max()) if diff.numel() else 0.0,
+        "equal": bool(torch.equal(kept, tail)),
+    }
+
+
+def token_probability(logits: torch.Tensor, token_id: int, temperature: float = 1.0) -> tuple[float, int]:
+    """Probability and rank of one token under ``softmax(logits / temperature)``; logits ``[V]``.
+
+    Returns:
+        ``(probability in [0, 1], rank)`` where rank 1 = most likely (ties share the better rank).
+    Raises:
+        ValueError: temperature <= 0 or ``token_id`` outside ``[0, V)``.
+    """
+    if not temperature > 0:
+        raise ValueError(f"temperature must be > 0, got {temperature}")
+    V = logits.shape[-1]
+    if not 0 <= token_id < V:
+        raise ValueError(f"token id {token_id} is outside the vocabulary [0, {V})")
+    probs = torch.softmax(logits.double() / temperature, dim=-1)  # (V,)
+    p = probs[token_id]
+    return float(p), int((probs > p).sum()) + 1
+
+
+def activation_frame(out: CausalLMOutput, hook: str, batch: int = 0) -> pd.DataFrame:
+    """One cached activation as a wide table: rows = positions, columns = hidden units ``0..H-1``.
+
+    Args:
+        hook: a cache key of shape ``[B, T, H]`` (e.g. ``"blocks.0.hook_resid_mid"``).
+    Raises:
+        KeyError: unknown hook (the message lists the block keys); ValueError: not a ``[B, T, H]`` tensor.
+    """
+    if out.cache is None or hook not in out.cache:
+        raise KeyError(f"{hook!r} is not in the activation cache")
+    x = out.cache[hook][batch]
+    if x.dim() != 2:
+        raise ValueError(f"{hook} has shape {tuple(out.cache[hook].shape)}, expected [B, T, H]")
+    frame = pd.DataFrame(x.float().cpu().numpy())
+    frame.index.name = "position"
+    return frame

@@ -1,11 +1,11 @@
-"""Overview: parameter breakdown with tying savings, and a block walked through step by step."""
+"""Overview: parameter breakdown with tying savings, and one block stepped through (shapes, norms, formulas)."""
 
 import streamlit as st
 
 from engine import analysis
-from ui.figures.overview import parameter_bar
+from ui.figures.overview import activation_heatmap, parameter_bar, step_norm_bar
 from ui.i18n import t
-from ui.sidebar import explorer
+from ui.sidebar import explorer, presenter_mode, trace
 from ui.widgets import chart, explain
 
 ctx = explorer()
@@ -16,22 +16,59 @@ explain(t("overview.explain"))
 params = analysis.parameter_table(ctx.model)
 total = int(params["params"].sum())
 fig = parameter_bar(params, t("overview.params_title", total=f"{total:,}"), t("overview.params_x"), t("overview.params_y"))
-chart(fig, params, "overview.params")
+if not presenter_mode():
+    chart(fig, params, "overview.params")
 saved = analysis.tying_savings(ctx.config)
 if ctx.config.tie_word_embeddings:
     st.success(t("overview.tying_saved", saved=f"{saved:,}", v=ctx.config.vocab_size, h=ctx.config.hidden_size))
 else:
     st.caption(t("overview.tying_off", saved=f"{ctx.config.vocab_size * ctx.config.hidden_size:,}"))
 
-# ---- shape walkthrough ----
+# ---- one block, step by step ----
 L = ctx.config.num_hidden_layers
-layer = st.slider(t("overview.layer"), 1, L, 1, key="overview.layer") if L > 1 else 1
+if st.session_state.get("overview.layer", 1) > L:  # the layer count shrank: clamp, keep the key
+    st.session_state["overview.layer"] = L
+layer = st.slider(t("overview.layer"), 1, L, key="overview.layer", persist_state="session") if L > 1 else 1
 walk = analysis.shape_walkthrough(ctx.model, ctx.input_ids, layer=layer - 1)
+n_steps = len(walk)
+st.session_state.setdefault("overview.step", 1)
+st.session_state["overview.step"] = min(max(1, int(st.session_state["overview.step"])), n_steps)
+
+
+def _move(delta: int) -> None:
+    st.session_state["overview.step"] = min(max(1, st.session_state["overview.step"] + delta), n_steps)
+
+
 st.subheader(t("overview.shape_title", layer=layer, n=ctx.input_ids.shape[1]))
+c1, c2, c3 = st.columns([1, 1, 4])
+c1.button(t("overview.prev"), on_click=_move, args=(-1,), key="overview.prev", shortcut="PageUp",
+          disabled=st.session_state["overview.step"] == 1)
+c2.button(t("overview.next"), on_click=_move, args=(1,), key="overview.next", shortcut="PageDown",
+          disabled=st.session_state["overview.step"] == n_steps)
+step = st.session_state["overview.step"]
+row = walk.iloc[step - 1]
+c3.markdown(t("overview.step_now", step=step, n=n_steps, name=t(f"overview.step.{row['name']}")))
+st.latex(t(f"overview.latex.{row['name']}") if row["name"] not in ("norm 1", "norm 2")
+         else t(f"overview.latex.{ctx.config.norm_type}"))
 st.caption(t("overview.shape_explain"))
+
+shown = walk.assign(name=[t(f"overview.step.{n}") for n in walk["name"]])
+shown = shown.rename(columns={c: t(f"overview.col.{c}") for c in shown.columns})
 st.dataframe(
-    walk.rename(columns={c: t(f"overview.col.{c}") for c in walk.columns}),
+    shown.style.apply(lambda r: ["background-color: #fde68a" if r.name == step - 1 else "" for _ in r], axis=1)
+    .format({t("overview.col.mean_norm"): lambda v: "—" if v != v else f"{v:.4f}"}),
     hide_index=True, width="stretch",
 )
+norm_fig = step_norm_bar(walk, step, [t(f"overview.step.{n}") for n in walk["name"]],
+                         t("overview.norm_title"), t("overview.norm_x"), t("overview.norm_y"))
+chart(norm_fig, walk, "overview.step_norms")
+if row["hook"]:
+    out = trace(ctx)
+    act = analysis.activation_frame(out, row["hook"])
+    fig = activation_heatmap(act, ctx.tick_labels(), t("overview.act_title", name=t(f"overview.step.{row['name']}"), hook=row["hook"]),
+                             t("overview.act_x"), t("overview.act_y"))
+    chart(fig, act.reset_index(), "overview.activation")
+else:
+    st.info(t("overview.no_norm_postnorm"))
 with st.expander(t("overview.config")):
     st.code(ctx.config.to_json(), language="json")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-import string
+import re
 from functools import lru_cache
 
 LANGS = ("zh", "en")
@@ -38,8 +38,8 @@ def catalogs() -> dict[str, dict[str, str]]:
 
 
 def placeholders(text: str) -> set[str]:
-    """The ``{name}`` fields of a format string."""
-    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+    """The ``{name}`` fields of a format string (LaTeX groups such as ``{head}`` count too, in both catalogs)."""
+    return set(re.findall(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", text))
 
 
 def browser_lang() -> str:

@@ -13,6 +13,7 @@ way, keyed by the model key and the token ids.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 
 import streamlit as st
@@ -110,7 +111,7 @@ class Explorer:
 def build_model(config_json: str, seed: int) -> CausalLM:
     """A randomly initialised model for (config, seed). Shared by all sessions: never mutate it."""
     torch.manual_seed(seed)
-    return CausalLM(ModelConfig.from_dict(__import__("json").loads(config_json)))
+    return CausalLM(ModelConfig.from_dict(json.loads(config_json)))
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -154,33 +155,146 @@ def _clamp(key: str, options: list, notes: list[str]) -> None:
         notes.append(t("common.clamped", name=t(f"{key}.label"), old=value, new=nearest))
 
 
-def _apply_preset() -> None:
-    """on_change of the preset picker: copy the preset's values into the widgets."""
-    name = st.session_state.get("cfg.preset")
-    if name not in PRESETS:
-        return
-    c = PRESETS[name]
+def _nearest(options: list, value):
+    return min(options, key=lambda o: (abs(o - value), o))
+
+
+def config_to_widgets(c: ModelConfig) -> tuple[dict, list[str]]:
+    """Widget values that rebuild ``c`` from the sliders, and notes for values moved to the nearest slider stop.
+
+    The heads and KV heads are checked again (and clamped) when the widgets render.
+    """
     act = "swiglu" if c.mlp_gated and c.hidden_act == "silu" else c.hidden_act
     values = {
-        "cfg.vocab_size": c.vocab_size, "cfg.hidden_size": c.hidden_size, "cfg.num_hidden_layers": c.num_hidden_layers,
+        "cfg.vocab_size": c.vocab_size, "cfg.hidden_size": c.hidden_size,
+        "cfg.num_hidden_layers": min(c.num_hidden_layers, MAX_LAYERS),
         "cfg.num_attention_heads": c.num_attention_heads, "cfg.num_key_value_heads": c.kv_heads,
         "cfg.intermediate_size": c.intermediate_size, "cfg.norm_type": c.norm_type,
         "cfg.norm_position": c.norm_position, "cfg.ffn": act, "cfg.position_embedding": c.position_embedding,
         "cfg.tie_word_embeddings": c.tie_word_embeddings, "cfg.initializer_range": c.initializer_range,
     }
-    if name == "minimind_demo":
+    notes = []
+    for key, options in (("cfg.vocab_size", VOCAB_OPTIONS), ("cfg.hidden_size", HIDDEN_OPTIONS),
+                         ("cfg.intermediate_size", FFN_OPTIONS), ("cfg.initializer_range", INIT_OPTIONS)):
+        if values[key] not in options:
+            new = _nearest(options, values[key])
+            notes.append(t("common.clamped", name=t(f"{key}.label"), old=values[key], new=new))
+            values[key] = new
+    return values, notes
+
+
+def _apply_preset() -> None:
+    """on_change of the preset picker: copy the preset's values (and its tutorial's input) into the widgets."""
+    name = st.session_state.get("cfg.preset")
+    if name not in PRESETS:
+        return
+    values, _ = config_to_widgets(PRESETS[name])
+    if name == "minimind_demo":  # the MiniMind demo feeds random ids, as in the tutorial
         values["input.mode"] = "random"
         values["input.random_len"] = 6
     else:
         values["input.mode"] = "text"
         values["input.text"] = PRESET_TEXT.get(name, DEFAULT_TEXT)
-    for k, v in values.items():
-        st.session_state[k] = v
+    st.session_state.update(values)
+
+
+MAX_CONFIG_UPLOAD = 64 * 1024  # bytes: a config.json is ~1 KB
+
+
+def parse_config_upload(data: bytes) -> ModelConfig:
+    """Validate an uploaded config JSON (our field names, as written by the download button).
+
+    Raises:
+        ValueError: too large, not UTF-8 JSON, not an object, unknown fields or invalid values (the message
+            says which).
+    """
+    if len(data) > MAX_CONFIG_UPLOAD:
+        raise ValueError(f"the file has {len(data):,} bytes; a config is at most {MAX_CONFIG_UPLOAD:,} bytes")
+    try:
+        payload = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"not a JSON file: {err}") from None
+    try:
+        return ModelConfig.from_dict(payload)
+    except TypeError as err:
+        raise ValueError(str(err)) from None
+
+
+def _apply_upload() -> None:
+    """on_change of the config uploader: validate, then copy the values into the widgets."""
+    upload = st.session_state.get("cfg.upload")
+    if upload is None:
+        return
+    try:
+        config = parse_config_upload(upload.getvalue())
+    except ValueError as err:
+        st.session_state["cfg.upload_msg"] = ("error", t("share.upload_bad", error=str(err)))
+        return
+    values, notes = config_to_widgets(config)
+    st.session_state.update(values)
+    st.session_state["cfg.preset"] = ""
+    st.session_state["cfg.upload_msg"] = ("success", " ".join([t("share.upload_ok")] + notes))
+
+
+def share_widgets(config: ModelConfig) -> None:
+    """Copy-link button, config download and upload (validated, size-limited)."""
+    with st.sidebar.expander(t("share.title")):
+        copy_link_button()
+        st.download_button(t("share.download"), config.to_json().encode("utf-8"), file_name="config.json",
+                           mime="application/json", key="share.download", on_click="ignore")
+        st.file_uploader(t("share.upload"), type=["json"], key="cfg.upload", on_change=_apply_upload,
+                         max_upload_size=1)
+        msg = st.session_state.pop("cfg.upload_msg", None)
+        if msg:
+            getattr(st, msg[0])(msg[1])
+
+
+def copy_link_button() -> None:
+    """A button that copies the page's full URL (every control is in it) to the clipboard.
+
+    Runs in a same-origin component iframe; where the clipboard API is unavailable (plain http on a LAN) the
+    link is shown selected for a manual copy.
+    """
+    label, done = t("share.copy"), t("share.copied")
+    st.iframe(
+        f"""<button id="b" style="font:14px sans-serif;padding:6px 10px;border-radius:6px;border:1px solid #ccc;
+        background:#fff;cursor:pointer">🔗 {label}</button>
+        <input id="u" style="display:none;width:95%;margin-top:4px" readonly>
+        <script>
+        const b = document.getElementById('b'), u = document.getElementById('u');
+        b.onclick = async () => {{
+          const url = window.parent.location.href;
+          try {{ await navigator.clipboard.writeText(url); b.textContent = '✅ {done}'; }}
+          catch (e) {{ u.style.display = 'block'; u.value = url; u.select(); }}
+        }};
+        </script>""",
+        height=80,
+    )
 
 
 def _init_defaults() -> None:
     for k, v in DEFAULTS.items():
         st.session_state.setdefault(k, v)
+
+
+PRESENTER_CSS = """<style>
+.stMainBlockContainer { font-size: 1.25rem; }
+.stMainBlockContainer h1 { font-size: 3rem; }
+.stMainBlockContainer [data-testid="stMarkdownContainer"] p { font-size: 1.25rem; }
+.stMainBlockContainer [data-testid="stDataFrame"] { font-size: 1.1rem; }
+</style>"""
+
+
+def presenter_mode() -> bool:
+    """Whether the presenter toggle (``"ui.presenter"``) is on."""
+    return bool(st.session_state.get("ui.presenter", False))
+
+
+def presenter_toggle() -> None:
+    """Presenter mode: larger fonts on the page and in the charts, model sliders folded away."""
+    st.sidebar.toggle(t("ui.presenter"), key="ui.presenter", help=t("ui.presenter.help"), **WIDGET)
+    if presenter_mode():
+        st.html(PRESENTER_CSS)
 
 
 def language_picker() -> None:
@@ -194,8 +308,11 @@ def language_picker() -> None:
 
 
 def config_widgets(notes: list[str]) -> ModelConfig:
-    """The model sliders; returns the validated config or shows the validation error and stops."""
-    sb = st.sidebar
+    """The model sliders; returns the validated config or shows the validation error and stops.
+
+    In presenter mode they sit in a collapsed expander (values kept), leaving the room to the charts.
+    """
+    sb = st.sidebar.expander(t("cfg.section"), expanded=not presenter_mode())
     sb.selectbox(t("cfg.preset.label"), [""] + list(PRESETS), key="cfg.preset", on_change=_apply_preset,
                  format_func=lambda p: t("cfg.preset.none") if not p else t(f"preset.{p}"),
                  help=t("cfg.preset.help"), persist_state="session")
@@ -370,6 +487,7 @@ def explorer() -> Explorer:
     _leave_legacy_multipage_mode()
     _init_defaults()
     language_picker()
+    presenter_toggle()
     notes: list[str] = []
     source = source_widgets()
     tok: TextTokenizer | None = None
@@ -391,5 +509,6 @@ def explorer() -> Explorer:
     input_ids, tokens, tok = input_widgets(config, notes, tok)
     for n in notes:
         st.caption("⚠️ " + n)
+    share_widgets(config)
     return Explorer(config=config, model=model, model_key=key, input_ids=input_ids, tokens=tokens,
                     tokenizer=tok, source=source, notes=notes)

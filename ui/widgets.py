@@ -14,6 +14,8 @@ def chart(fig: go.Figure, data: pd.DataFrame | None, key: str) -> None:
 
     ``key`` is a namespaced, stable widget key, e.g. ``"norms.residual"``.
     """
+    if st.session_state.get("ui.presenter"):  # presenter mode: fonts readable from the back of the room
+        fig.update_layout(font_size=20, title_font_size=24)
     st.plotly_chart(fig, key=f"{key}.chart", config={"displaylogo": False})
     if data is None:
         return

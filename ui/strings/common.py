@@ -63,6 +63,17 @@ EN = {
     "model.loading": "Loading {name}…",
     "model.load_failed": "Could not load {name}: {error}",
 
+    "share.title": "Share & export",
+    "share.copy": "Copy link to this view",
+    "share.copied": "Link copied",
+    "share.download": "Download config (JSON)",
+    "share.upload": "Upload a config (JSON)",
+    "share.upload_ok": "Config loaded into the sliders.",
+    "share.upload_bad": "This file is not a valid config: {error}",
+
+    "cfg.section": "Model configuration",
+    "ui.presenter": "Presenter mode",
+    "ui.presenter.help": "Larger fonts on the page and in the charts; the model sliders fold away.",
 }
 
 ZH = {
@@ -127,4 +138,14 @@ ZH = {
     "model.checkpoint.label": "检查点",
     "model.loading": "正在加载 {name}…",
     "model.load_failed": "无法加载 {name}：{error}",
+    "share.title": "分享与导出",
+    "share.copy": "复制当前视图的链接",
+    "share.copied": "链接已复制",
+    "share.download": "下载配置（JSON）",
+    "share.upload": "上传配置（JSON）",
+    "share.upload_ok": "配置已载入滑块。",
+    "share.upload_bad": "这个文件不是有效的配置：{error}",
+    "cfg.section": "模型配置",
+    "ui.presenter": "演示模式",
+    "ui.presenter.help": "页面和图表字体放大；模型滑块收起。",
 }
