@@ -1,5 +1,127 @@
-"""Placeholder (being built)."""
+"""Attention: one head's matrix stage by stage, all heads of a layer, the layers x heads overview, per-head
+entropy, and the two checks every causal attention pattern must pass.
 
-from ui.sidebar import explorer
+Layers and heads are shown 1-based everywhere on this page; token positions are 0-based (as on the axes).
+"""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from engine import analysis
+from ui.controls import PAGE, index_slider, init_state
+from ui.figures.attention import attention_heatmap, entropy_bar, entropy_heatmap, heads_grid, layers_heads_grid
+from ui.figures.common import HEATMAP_MAX_TOKENS
+from ui.i18n import t
+from ui.sidebar import explorer, trace
+from ui.widgets import chart, explain
+
+GRID_MAX_CELLS = 144  # layers x heads small heatmaps drawn at most (GPT-2 small: 12 x 12)
+GRID_MAX_TOKENS = 32  # tokens per small heatmap in the overview grid
+HEADS_MAX_TOKENS = 64  # tokens per small heatmap in the all-heads view
+ROW_SUM_TOL = 1e-5  # float32 softmax rows sum to 1 within a few ulps
+FORMULAS = {  # math, not words: the same in every language (HD = head_dim, filled in below)
+    "raw": r"S = Q K^\top, \quad S_{ij} = q_i \cdot k_j",
+    "scaled": r"S_{ij} = \frac{q_i \cdot k_j}{\sqrt{d_{\text{head}}}} = \frac{q_i \cdot k_j}{\sqrt{HD}}",
+    "masked": r"\tilde S_{ij} = \begin{cases} q_i \cdot k_j / \sqrt{HD} & j \le i \\ -\infty & j > i \end{cases}",
+    "softmax": r"A_{ij} = \frac{\exp \tilde S_{ij}}{\sum_{j' \le i} \exp \tilde S_{ij'}}, \quad \sum_j A_{ij} = 1",
+}
 
 ctx = explorer()
+st.title(t("attn.title"))
+explain(t("attn.explain"))
+
+out = trace(ctx)
+L = ctx.config.num_hidden_layers
+nh = ctx.config.num_attention_heads
+T = int(ctx.input_ids.shape[1])
+labels = ctx.tick_labels()
+n_draw = min(T, HEATMAP_MAX_TOKENS)
+
+# ---- which head, which stage ----
+c1, c2 = st.columns(2)
+layer = index_slider(t("attn.layer"), 1, L, "attn.layer", container=c1)
+head = index_slider(t("attn.head"), 1, nh, "attn.head", container=c2)
+init_state("attn.stage", "softmax")
+stage = st.segmented_control(t("attn.stage"), list(analysis.ATTENTION_STAGES), key="attn.stage", required=True,
+                             format_func=lambda s: t(f"attn.stage.{s}"), help=t("attn.stage_help"),
+                             **PAGE) or "softmax"
+
+# ---- one head ----
+st.subheader(t("attn.head_title", layer=layer, head=head))
+st.latex(FORMULAS[stage].replace("HD", str(ctx.config.head_dim)))
+mat = analysis.attention_stage(out, layer - 1, head - 1, stage)[:n_draw, :n_draw]  # (T, T) float32
+if n_draw < T:
+    st.warning(t("attn.capped", n=n_draw, total=T))
+df = pd.DataFrame(mat, index=labels[:n_draw], columns=labels[:n_draw])
+unit = t("attn.unit_prob") if stage == "softmax" else t("attn.unit_score")
+fig = attention_heatmap(df, labels[:n_draw], stage, t("attn.heatmap_title", stage=t(f"attn.stage.{stage}"), layer=layer,
+                                                      head=head), t("attn.x"), t("attn.y"), unit)
+chart(fig, df.reset_index(names=t("attn.y")), "attn.heatmap")
+st.caption(t("attn.caption_masked") if stage in ("masked", "softmax") else t("attn.caption_unmasked"))
+if stage == "softmax" and T > 1:
+    st.caption(t("attn.row0", tok=ctx.tokens[0]))
+
+# ---- all heads of this layer ----
+st.subheader(t("attn.heads_title", layer=layer))
+n_small = min(T, HEADS_MAX_TOKENS)
+if n_small < T:
+    st.caption(t("attn.small_capped", n=n_small, total=T))
+pattern = out.attentions[layer - 1][0].float().cpu().numpy()  # (nh, T, T)
+tri = np.triu(np.ones((T, T), dtype=bool), k=1)
+mats = [np.where(tri, np.nan, pattern[h])[:n_small, :n_small] for h in range(nh)]
+fig = heads_grid(mats, [t("attn.head_n", head=h + 1) for h in range(nh)], t("attn.heads_chart", layer=layer),
+                 t("attn.unit_prob"))
+chart(fig, None, "attn.heads")
+
+# ---- entropy of each head ----
+ent = analysis.head_entropy(out)
+st.subheader(t("attn.entropy_title"))
+st.caption(t("attn.entropy_caption"))
+layer_ent = ent[ent["layer"] == layer - 1]
+fig = entropy_bar(layer_ent, t("attn.entropy_chart", layer=layer), t("attn.head_axis"), t("attn.entropy_axis"),
+                  t("attn.uniform"))
+chart(fig, layer_ent.assign(layer=layer_ent["layer"] + 1, head=layer_ent["head"] + 1), "attn.entropy")
+
+# ---- every layer and head ----
+st.subheader(t("attn.overview_title"))
+if L * nh <= GRID_MAX_CELLS:
+    n_grid = min(T, GRID_MAX_TOKENS)
+    if n_grid < T:
+        st.caption(t("attn.small_capped", n=n_grid, total=T))
+    grid = []
+    for i in range(L):
+        a = out.attentions[i][0].float().cpu().numpy()  # (nh, T, T)
+        grid.append([np.where(tri, np.nan, a[h])[:n_grid, :n_grid] for h in range(nh)])
+    fig = layers_heads_grid(grid, [t("attn.layer_short", layer=i + 1) for i in range(L)],
+                            [t("attn.head_short", head=h + 1) for h in range(nh)], t("attn.grid_chart", L=L, nh=nh),
+                            t("attn.unit_prob"))
+    chart(fig, None, "attn.grid")
+else:
+    st.info(t("attn.grid_too_big", L=L, nh=nh, cells=L * nh, cap=GRID_MAX_CELLS))
+fig = entropy_heatmap(ent, t("attn.entropy_map", uniform=f"{float(ent['max_entropy'].iloc[0]):.3f}"),
+                      t("attn.head_axis"), t("attn.layer_axis"), t("attn.entropy_unit"))
+chart(fig, ent.assign(layer=ent["layer"] + 1, head=ent["head"] + 1), "attn.entropy_map")
+
+# ---- checks ----
+st.subheader(t("attn.checks_title"))
+st.caption(t("attn.checks_caption"))
+checks = analysis.attention_checks(out)
+ok = (checks["finite"] & (checks["max_row_sum_error"] <= ROW_SUM_TOL) & (checks["max_upper_triangle"] == 0.0)).to_numpy()
+
+
+def _sci(v: float) -> str:
+    return "—" if not np.isfinite(v) else ("0" if v == 0 else f"{v:.1e}")
+
+
+table = pd.DataFrame({
+    t("attn.col.layer"): checks["layer"] + 1,
+    t("attn.col.row_sum"): [_sci(v) for v in checks["max_row_sum_error"]],
+    t("attn.col.upper"): [_sci(v) for v in checks["max_upper_triangle"]],
+    t("attn.col.verdict"): [t("attn.pass") if o else t("attn.fail") for o in ok],
+})
+st.dataframe(table, hide_index=True, width="stretch")
+if ok.all():
+    st.success(t("attn.checks_ok", L=L, tol=f"{ROW_SUM_TOL:.0e}"))
+else:
+    st.error(t("attn.checks_bad", layers=", ".join(str(i + 1) for i in np.nonzero(~ok)[0])))

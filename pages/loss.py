@@ -1,5 +1,122 @@
-"""Placeholder (being built)."""
+"""Loss & masking: which targets are supervised, what each position contributes to the mean loss, and why
+generation only needs the last position's logits (``logits_to_keep``).
 
-from ui.sidebar import explorer
+Positions are 0-based. Row t of the table predicts token t+1 from the tokens up to t; masking token p (label
+-100 at p) removes row p-1, so masking the first N tokens as a prompt removes rows 0 .. N-2.
+"""
+
+import math
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from engine import analysis
+from engine.loss import mask_positions, mask_prompt
+from ui.controls import SHARED, index_slider, init_state
+from ui.figures.loss import contribution_bar
+from ui.i18n import t
+from ui.sidebar import explorer, trace
+from ui.widgets import chart, explain
+
+KEEP_ATOL = 1e-5  # kept and full logits agree within float32 rounding
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def keep_check(_model, model_key: str, ids: tuple[int, ...], k: int) -> dict:
+    """Cached :func:`engine.analysis.logits_to_keep_check` on ``ids`` (keyed by model_key, ids and k)."""
+    import torch
+
+    return analysis.logits_to_keep_check(_model, torch.tensor([ids]), k)
+
+
+def _num(v: float, fmt: str = ".4f") -> str:
+    return format(float(v), fmt) if v is not None and math.isfinite(v) else "—"
+
 
 ctx = explorer()
+st.title(t("loss.title"))
+explain(t("loss.explain"))
+
+T = int(ctx.input_ids.shape[1])
+labels = ctx.tick_labels()
+if T < 2:
+    st.info(t("loss.too_short"))
+    st.stop()
+
+# ---- which targets are supervised ----
+st.subheader(t("loss.mask_title"))
+c1, c2 = st.columns(2)
+prompt_len = index_slider(t("loss.prompt_len"), 0, T, "loss.prompt_len", container=c1, help=t("loss.prompt_help"))
+init_state("loss.masked", [])
+chosen = st.session_state.get("loss.masked") or []
+valid = [p for p in chosen if isinstance(p, int) and 1 <= p < T]
+if valid != list(chosen):
+    st.session_state["loss.masked"] = valid
+    c2.caption("⚠️ " + t("loss.masked_dropped", dropped=", ".join(str(p) for p in chosen if p not in valid)))
+toggled = c2.multiselect(t("loss.masked"), list(range(1, T)), key="loss.masked",
+                         format_func=lambda p: labels[p] if 0 <= p < T else str(p),
+                         help=t("loss.masked_help"), placeholder=t("loss.masked_placeholder"), **SHARED)
+
+lab = mask_positions(mask_prompt(ctx.input_ids, prompt_len), toggled)  # (1, T): input_ids, -100 where masked
+st.caption(t("loss.labels_caption") + " `" + ", ".join(str(v) for v in lab[0].tolist()[:64])
+           + (" …" if T > 64 else "") + "`")
+out = trace(ctx, lab)
+df = analysis.loss_table(out, ctx.input_ids, lab, ctx.tokens)
+N = int((~df["masked"]).sum())
+
+# ---- the formula with its numbers ----
+st.subheader(t("loss.formula_title"))
+if N == 0:
+    st.warning(t("loss.none_supervised", n=T - 1))
+else:
+    total = float(np.nansum(df["loss"]))
+    mean = float(out.loss)
+    st.latex(r"\mathcal{L} = \frac{1}{N} \sum_{t\,\in\,\text{" + t("loss.latex_supervised") + r"}} \ell_t"
+             rf" = \frac{{{total:.4f}}}{{{N}}} = {mean:.4f}" if math.isfinite(mean) else
+             r"\mathcal{L} = \frac{1}{N} \sum_{t} \ell_t")
+    st.caption(t("loss.formula_caption", n=N, total=T - 1, masked=T - 1 - N))
+    m1, m2, m3 = st.columns(3)
+    m1.metric(t("loss.metric_loss"), _num(mean))
+    m2.metric(t("loss.metric_n"), f"{N} / {T - 1}")
+    m3.metric(t("loss.metric_ppl"), _num(math.exp(mean), ".1f") if math.isfinite(mean) and mean < 700 else "—")
+
+# ---- per-position contributions ----
+st.subheader(t("loss.per_pos_title"))
+if N > 0:
+    fig = contribution_bar(df, t("loss.bar_title", n=N), t("loss.bar_x"), t("loss.bar_y"), t("loss.masked_hover"))
+    chart(fig, df, "loss.contrib")
+    st.caption(t("loss.bar_caption"))
+view = pd.DataFrame({
+    t("loss.col.position"): df["position"],
+    t("loss.col.input"): df["input_token"],
+    t("loss.col.target"): [f"{p + 1}: {tok}" for p, tok in zip(df["position"], df["target_token"])],
+    t("loss.col.masked"): [t("loss.masked_yes") if m else "" for m in df["masked"]],
+    t("loss.col.loss"): [_num(v) for v in df["loss"]],
+    t("loss.col.share"): [_num(v, ".1%") for v in df["share"]],
+})
+masked_rows = df["masked"].to_numpy()
+styled = view.style.apply(lambda row: ["background-color: #e6e6e6; color: #777" if masked_rows[row.name] else ""
+                                       for _ in row], axis=1)
+st.dataframe(styled, hide_index=True, width="stretch")
+if N == 0:
+    st.caption(t("loss.table_all_masked"))
+
+# ---- logits_to_keep ----
+st.subheader(t("loss.keep_title"))
+st.markdown(t("loss.keep_explain"))
+k = index_slider(t("loss.keep"), 1, T, "loss.keep", default=1, bind=False)
+res = keep_check(ctx.model, ctx.model_key, tuple(ctx.input_ids[0].tolist()), k)
+V = ctx.config.vocab_size
+k1, k2, k3 = st.columns(3)
+k1.metric(t("loss.keep_shape"), str(res["kept_shape"]))
+k2.metric(t("loss.full_shape"), str(res["full_shape"]))
+k3.metric(t("loss.keep_diff"), _num(res["max_abs_diff"], ".1e") if res["max_abs_diff"] else "0")
+if res["equal"]:
+    st.success(t("loss.keep_equal", k=k))
+elif res["max_abs_diff"] <= KEEP_ATOL:
+    st.success(t("loss.keep_close", k=k, diff=_num(res["max_abs_diff"], ".1e"), tol=f"{KEEP_ATOL:.0e}"))
+else:
+    st.error(t("loss.keep_differ", diff=_num(res["max_abs_diff"], ".1e")))
+st.caption(t("loss.keep_saving", full=f"{T * V:,}", kept=f"{res['kept_shape'][1] * V:,}",
+             flops=f"{(T - res['kept_shape'][1]) * V * ctx.config.hidden_size:,}"))

@@ -1,5 +1,116 @@
-"""Placeholder (being built)."""
+"""Next token: the top-k next-token distribution at any position, temperature, and a short continuation.
 
-from ui.sidebar import explorer
+Positions are 0-based (as on the axes of the other pages): position t's logits predict token t+1.
+"""
+
+import html
+
+import streamlit as st
+import torch
+
+from engine import analysis
+from ui.controls import PAGE, index_slider, init_state
+from ui.figures.next_token import topk_bar, visible_token
+from ui.i18n import t
+from ui.sidebar import explorer, trace
+from ui.widgets import chart, explain
+
+K_MAX = 20
+NEW_TOKENS_MAX = 32
+
+
+def token_texts(ctx, ids: list[int]) -> list[str]:
+    """One display string per id, each decoded on its own (ids the tokenizer does not know show as ``#id``)."""
+    tok = ctx.tokenizer
+    if tok is None:
+        return [f"#{i}" for i in ids]
+    return [tok.token_strings([i])[0] if i < tok.vocab_size else f"#{i}" for i in ids]
+
+
+def decode(ctx, ids: list[int]) -> str:
+    """Text of ``ids``: the tokenizer's decoding, ids beyond its vocabulary as ``[#id]``; ``#id`` in random mode."""
+    tok = ctx.tokenizer
+    if tok is None:
+        return " ".join(f"#{i}" for i in ids)
+    parts, run = [], []
+    for i in ids:
+        if i < tok.vocab_size:
+            run.append(i)
+            continue
+        if run:
+            parts.append(tok.decode(run))
+            run = []
+        parts.append(f"[#{i}]")
+    if run:
+        parts.append(tok.decode(run))
+    return "".join(parts)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def continuation(_model, model_key: str, ids: tuple[int, ...], n: int, temperature: float, greedy: bool,
+                 seed: int) -> list[int]:
+    """Cached :func:`engine.analysis.generate` (keyed by model_key, the prompt ids and the settings)."""
+    return analysis.generate(_model, torch.tensor([ids]), n, temperature=temperature, greedy=greedy, seed=seed)
+
 
 ctx = explorer()
+st.title(t("next.title"))
+explain(t("next.explain"))
+
+out = trace(ctx)
+T = int(ctx.input_ids.shape[1])
+V = ctx.config.vocab_size
+ids = ctx.input_ids[0].tolist()
+labels = ctx.tick_labels()
+
+# ---- where and how ----
+prev_T = st.session_state.get("next._T")  # follow the end of the input while the slider sits on the last token
+if prev_T is not None and prev_T != T and st.session_state.get("next.position") == prev_T - 1:
+    st.session_state["next.position"] = T - 1
+st.session_state["next._T"] = T
+c1, c2 = st.columns(2)
+pos = index_slider(t("next.position"), 0, T - 1, "next.position", default=T - 1, container=c1,
+                   help=t("next.position_help"))
+k = index_slider(t("next.k"), 1, min(K_MAX, V), "next.k", default=10, container=c2, bind=False)
+init_state("next.temperature", 1.0)
+temperature = float(st.slider(t("next.temperature"), 0.1, 3.0, step=0.1, key="next.temperature", **PAGE))
+st.caption(t("next.temperature_explain"))
+
+# ---- the distribution ----
+st.subheader(t("next.dist_title", pos=pos, tok=ctx.tokens[pos]))
+logits = out.logits[0, pos]  # (V,)
+df = analysis.next_token_table(logits, lambda i: token_texts(ctx, i), k=k, temperature=temperature)
+fig = topk_bar(df, t("next.chart_title", k=len(df), pos=pos, temp=f"{temperature:.1f}"), t("next.x"), t("next.y"))
+chart(fig, df, "next.topk")
+mass = float(df["probability"].sum())
+st.caption(t("next.mass", k=len(df), mass=f"{mass:.1%}", v=V, uniform=f"{1 / V:.3%}"))
+if pos < T - 1:
+    target = ids[pos + 1]
+    p, rank = analysis.token_probability(logits, target, temperature)
+    st.caption(t("next.actual", tok=visible_token(ctx.tokens[pos + 1]), p=f"{p:.3%}", rank=rank, v=V))
+
+# ---- a short continuation ----
+st.subheader(t("next.gen_title"))
+g1, g2 = st.columns(2)
+n_new = index_slider(t("next.new_tokens"), 1, NEW_TOKENS_MAX, "next.new_tokens", default=16, container=g1, bind=False)
+init_state("next.greedy", True)
+greedy = g2.toggle(t("next.greedy"), key="next.greedy", help=t("next.greedy_help"), **PAGE)
+seed = int(st.session_state.get("cfg.seed", 0))
+if not bool(torch.isfinite(out.logits).all()):
+    st.warning(t("next.nonfinite"))  # sampling from NaN probabilities is impossible, argmax of NaN meaningless
+    st.stop()
+with st.spinner(t("next.generating")):
+    new = continuation(ctx.model, ctx.model_key, tuple(ids), n_new, 1.0 if greedy else temperature, greedy, seed)
+prompt_text, new_text = decode(ctx, ids), decode(ctx, new)
+st.markdown(
+    f'<div style="font-size:1.1rem;line-height:1.7;white-space:pre-wrap">{html.escape(prompt_text)}'
+    f'<mark style="background:#fde68a">{html.escape(new_text)}</mark></div>',
+    unsafe_allow_html=True,
+)
+mode = t("next.mode_greedy") if greedy else t("next.mode_sample", temp=f"{temperature:.1f}", seed=seed)
+st.caption(t("next.gen_caption", n=len(new), mode=mode) + " " + " · ".join(f"`{s}`" for s in token_texts(ctx, new)))
+if len(new) < n_new:
+    st.warning(t("next.stopped", got=len(new), want=n_new, limit=ctx.config.max_position_embeddings,
+                 pe=ctx.config.position_embedding))
+if ctx.tokenizer is None:
+    st.caption(t("next.random_mode"))

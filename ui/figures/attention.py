@@ -42,7 +42,8 @@ def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title
         stage: "raw", "scaled", "masked" (diverging scale centred at 0) or "softmax" (sequential, 0..1).
     Returns:
         A figure with one ``go.Heatmap`` on integer positions; y reversed so query 0 is at the top; NaN cells
-        show the light-grey background. Per-cell text only when ``T <= CELL_TEXT_MAX_TOKENS``.
+        show the light-grey background. Per-cell text only when ``T <= CELL_TEXT_MAX_TOKENS`` (half that for
+        scores, whose labels are wider).
     """
     z = f32(matrix.to_numpy())
     T = z.shape[0]
@@ -52,7 +53,7 @@ def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title
         z=z, x=np.arange(T), y=np.arange(T), hoverongaps=False, colorbar=dict(title=dict(text=colorbar_title)),
         hovertemplate="query %{y} → key %{x}: %{z:.4g}<extra></extra>", **scale,
     )
-    if T <= CELL_TEXT_MAX_TOKENS:
+    if T <= (CELL_TEXT_MAX_TOKENS if probs else CELL_TEXT_MAX_TOKENS // 2):  # scores need wider labels
         trace.update(text=_cell_text(z, ".2f" if probs else ".2g"), texttemplate="%{text}", textfont=dict(size=10))
     fig = go.Figure(trace)
     base_layout(fig, title, x_title, y_title, height=max(420, min(760, 160 + 22 * T)))
@@ -95,7 +96,7 @@ def layers_heads_grid(mats: list[list[np.ndarray]], row_titles: list[str], col_t
     The caller caps the number of cells (see the attention page); this builder draws what it is given.
     """
     L, nh = len(mats), len(mats[0])
-    fig = make_subplots(rows=L, cols=nh, row_titles=row_titles, column_titles=col_titles,
+    fig = make_subplots(rows=L, cols=nh, column_titles=col_titles,
                         horizontal_spacing=min(0.01, 0.2 / nh), vertical_spacing=min(0.01, 0.2 / L))
     traces, rr, cc = [], [], []
     for i in range(L):
@@ -108,6 +109,8 @@ def layers_heads_grid(mats: list[list[np.ndarray]], row_titles: list[str], col_t
     fig.add_traces(traces, rows=rr, cols=cc)
     base_layout(fig, title, "", "", height=max(300, 80 + min(110, 900 // L) * L))
     _grid_style(fig, colorbar_title)
+    for i, name in enumerate(row_titles):  # layer names on the left of each row (row_titles would sit on the right)
+        fig.update_yaxes(title_text=name, title_standoff=2, title_font=dict(size=11), row=i + 1, col=1)
     return fig
 
 
@@ -127,7 +130,7 @@ def entropy_bar(df: pd.DataFrame, title: str, x_title: str, y_title: str, unifor
     """
     heads = df["head"].to_numpy() + 1
     fig = go.Figure(go.Bar(x=heads, y=f32(df["entropy"]), text=[_num(v, ".3f") for v in df["entropy"]],
-                           textposition="outside", hovertemplate="head %{x}: %{y:.4f} nats<extra></extra>"))
+                           textposition="inside", insidetextanchor="middle", hovertemplate="head %{x}: %{y:.4f} nats<extra></extra>"))
     ref = float(df["max_entropy"].iloc[0])
     fig.add_hline(y=ref, line_dash="dash", line_color="#d62728",
                   annotation_text=f"{uniform_label} = {ref:.3f}", annotation_position="top left")
@@ -151,7 +154,7 @@ def entropy_heatmap(df: pd.DataFrame, title: str, x_title: str, y_title: str, co
     L, nh = z.shape
     ref = float(df["max_entropy"].iloc[0])
     trace = go.Heatmap(z=z, x=np.arange(1, nh + 1), y=np.arange(1, L + 1), colorscale="Viridis", zmin=0.0,
-                       zmax=max(ref, 1e-9), colorbar=dict(title=dict(text=colorbar_title)),
+                       zmax=max(ref, 1e-9), colorbar=dict(title=dict(text=colorbar_title, side="right")),
                        hovertemplate="layer %{y}, head %{x}: %{z:.4f} nats<extra></extra>")
     if L * nh <= 256:
         trace.update(text=_cell_text(z, ".2f"), texttemplate="%{text}", textfont=dict(size=10))

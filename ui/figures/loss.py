@@ -30,7 +30,7 @@ def contribution_bar(df: pd.DataFrame, title: str, x_title: str, y_title: str, m
         masked_label: hover text for masked positions.
     Returns:
         One ``go.Bar`` on integer positions with tick text ``"t: input→target"``; ``y`` is None for masked
-        rows so they draw as gaps. The visible bars add up to the mean loss.
+        rows so they draw as gaps (on a light-grey band). The visible bars add up to the mean loss.
     """
     ticks = [f"{p}: {a}→{b}" for p, a, b in zip(df["position"], df["input_token"], df["target_token"])]
     y = [_y(v) for v in df["contribution"]]
@@ -44,4 +44,12 @@ def contribution_bar(df: pd.DataFrame, title: str, x_title: str, y_title: str, m
     base_layout(fig, title, x_title, y_title, height=420 if n <= 40 else 480)
     fig.update_xaxes(**position_axis(ticks), tickangle=-45 if n > 6 else 0, range=[-0.5, max(n, 1) - 0.5])
     fig.update_layout(bargap=0.15)
+    masked = df["masked"].to_numpy()
+    start = None
+    for i in range(n + 1):  # shade each run of masked positions so the gaps read as "masked", not "missing"
+        if i < n and masked[i]:
+            start = i if start is None else start
+        elif start is not None:
+            fig.add_vrect(x0=start - 0.5, x1=i - 0.5, fillcolor="#d3d3d3", opacity=0.35, line_width=0, layer="below")
+            start = None
     return fig

@@ -56,6 +56,8 @@ EN = {
     "attn.col.row_sum": "max |row sum − 1|",
     "attn.col.upper": "max weight above diagonal",
     "attn.col.verdict": "OK?",
+    "attn.pass": "✅ pass",
+    "attn.fail": "❌ fail",
     "attn.checks_ok": "All {L} layers pass: every row sums to 1 (within {tol}) and every weight above the diagonal is exactly 0.",
     "attn.checks_bad": "Check failed in layer(s) {layers}: the attention weights are not a valid causal distribution "
                        "(often NaN/Inf from a huge init std).",
@@ -110,6 +112,8 @@ ZH = {
     "attn.col.row_sum": "最大 |行和 − 1|",
     "attn.col.upper": "对角线上方最大权重",
     "attn.col.verdict": "通过？",
+    "attn.pass": "✅ 通过",
+    "attn.fail": "❌ 未通过",
     "attn.checks_ok": "全部 {L} 层通过：每行之和为 1（误差在 {tol} 以内），对角线上方的权重全部恰好为 0。",
     "attn.checks_bad": "第 {layers} 层检查未通过：注意力权重不是有效的因果分布（通常是初始化标准差过大导致 NaN/Inf）。",
 }

@@ -20,7 +20,8 @@ EN = {
     "loss.formula_caption": "ℓ_t = −log p(token t+1 | tokens ≤ t) in nats. N = {n} supervised targets out of {total}; "
                             "the {masked} masked ones are left out of both the sum and N.",
     "loss.none_supervised": "No supervised tokens: all {n} targets are masked, so there is nothing to average and the "
-                            "loss is undefined (the engine returns NaN). Unmask some tokens to get a loss.",
+                            "loss is undefined (0 / 0). Unmask some tokens to get a loss.",
+    "loss.latex_supervised": "supervised",
     "loss.metric_loss": "mean loss (nats)",
     "loss.metric_n": "supervised targets N",
     "loss.metric_ppl": "perplexity e^loss",
@@ -29,7 +30,7 @@ EN = {
     "loss.bar_x": "position t: input token → target token",
     "loss.bar_y": "contribution (nats)",
     "loss.masked_hover": "masked (label −100): no loss",
-    "loss.bar_caption": "The bars add up to the mean loss. Gaps are masked targets: they have no loss at all, which is "
+    "loss.bar_caption": "The bars add up to the mean loss. Gaps on a grey band are masked targets: they have no loss at all, which is "
                         "different from a loss of 0. A random model gives every target roughly ln V nats.",
     "loss.col.position": "position t",
     "loss.col.input": "input token (t)",
@@ -48,8 +49,8 @@ EN = {
     "loss.keep_shape": "kept logits shape",
     "loss.full_shape": "full logits shape",
     "loss.keep_diff": "max |kept − full tail|",
-    "loss.keep_equal": "The kept logits equal the last {k} rows of the full logits exactly (torch.equal is True).",
-    "loss.keep_close": "The kept logits equal the last {k} rows of the full logits up to float32 rounding (max "
+    "loss.keep_equal": "The kept logits equal the full logits at the last k = {k} positions exactly (torch.equal is True).",
+    "loss.keep_close": "The kept logits equal the full logits at the last k = {k} positions up to float32 rounding (max "
                        "difference {diff} ≤ {tol}). torch.equal is False because a matrix product over fewer rows may "
                        "add up in a different order; the values are the same computation.",
     "loss.keep_differ": "The kept logits differ from the tail of the full logits by {diff}: this should not happen.",
@@ -74,8 +75,9 @@ ZH = {
     "loss.formula_title": "平均损失及其分母",
     "loss.formula_caption": "ℓ_t = −log p(第 t+1 个 token | 前 t 个 token)，单位为奈特（nats）。N = {total} 个目标中受监督的 {n} 个；"
                             "被掩码的 {masked} 个既不计入求和，也不计入 N。",
-    "loss.none_supervised": "没有受监督的 token：全部 {n} 个目标都被掩码，没有可以平均的项，损失没有定义（引擎返回 NaN）。"
+    "loss.none_supervised": "没有受监督的 token：全部 {n} 个目标都被掩码，没有可以平均的项，损失没有定义（0 / 0）。"
                             "取消部分掩码即可得到损失。",
+    "loss.latex_supervised": "受监督",
     "loss.metric_loss": "平均损失（nats）",
     "loss.metric_n": "受监督目标数 N",
     "loss.metric_ppl": "困惑度 e^loss",
@@ -84,7 +86,7 @@ ZH = {
     "loss.bar_x": "位置 t：输入 token → 目标 token",
     "loss.bar_y": "贡献（nats）",
     "loss.masked_hover": "已掩码（标签 −100）：没有损失",
-    "loss.bar_caption": "柱子加起来等于平均损失。空缺处是被掩码的目标：它们根本没有损失，这和损失为 0 不同。"
+    "loss.bar_caption": "柱子加起来等于平均损失。灰色带上的空缺处是被掩码的目标：它们根本没有损失，这和损失为 0 不同。"
                         "随机模型给每个目标的损失大约是 ln V 奈特。",
     "loss.col.position": "位置 t",
     "loss.col.input": "输入 token（t）",

@@ -1,0 +1,127 @@
+"""AppTest checks of pages/attention.py against an independent engine computation (see page_helpers)."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+import torch
+
+from page_helpers import arr, figures, open_page, reference, rerun, texts
+
+
+def _expected(state: dict, layer: int, head: int, stage: str = "softmax") -> np.ndarray:
+    """The [T, T] matrix the heatmap must show, from a fresh model (0-based layer/head)."""
+    model, ids, _ = reference(**state)
+    with torch.no_grad():
+        if stage == "softmax":
+            a = model(ids, output_attentions=True).attentions[layer][0, head].double().numpy()
+            return np.where(np.triu(np.ones_like(a, dtype=bool), 1), np.nan, a)
+        cache = model(ids, return_cache=True).cache
+    q = cache[f"blocks.{layer}.attn.hook_q"][0, head].double()  # (T, hd)
+    k = cache[f"blocks.{layer}.attn.hook_k"][0, head].double()  # (T, hd)
+    raw = (q @ k.T).numpy()
+    return raw if stage == "raw" else raw / math.sqrt(q.shape[-1])
+
+
+def _check_heatmap(at, state: dict, layer: int, head: int, stage: str = "softmax", atol: float = 1e-6) -> None:
+    fig = figures(at)[0]
+    z = arr(fig["data"][0]["z"])
+    exp = _expected(state, layer, head, stage)
+    assert z.shape == exp.shape
+    T = z.shape[0]
+    upper = np.triu(np.ones((T, T), dtype=bool), 1)
+    if stage in ("softmax", "masked"):
+        assert np.isnan(z[upper]).all(), "no mass above the diagonal: future cells must be empty"
+        assert np.isfinite(z[~upper]).all()
+        np.testing.assert_allclose(z[~upper], exp[~upper], atol=atol, rtol=1e-5)
+    else:
+        np.testing.assert_allclose(z, exp, atol=atol, rtol=1e-4)
+    assert fig["layout"]["yaxis"]["autorange"] == "reversed"
+
+
+def test_defaults_heatmap_matches_engine_and_checks_pass():
+    at = open_page("attention")
+    assert not at.exception
+    _check_heatmap(at, {}, 0, 0)
+    page = texts(at)
+    assert "All 2 layers pass" in page
+    assert not re.search(r"\bnan\b", page, re.I)
+    assert len(at.get("plotly_chart")) == 5  # head, all heads, entropy, layers x heads grid, entropy map
+
+
+def test_repeated_tokens_keep_unique_ticks_and_stage_raw_is_qk():
+    state = {"input.text": "月月月月"}
+    at = open_page("attention", **state, **{"attn.layer": 2, "attn.head": 3})
+    assert not at.exception
+    _check_heatmap(at, state, 1, 2)
+    layout = figures(at)[0]["layout"]
+    T = len(layout["yaxis"]["ticktext"])
+    assert layout["yaxis"]["tickvals"] == list(range(T)) == layout["xaxis"]["tickvals"]
+    assert len(set(layout["yaxis"]["ticktext"])) == T, "repeated tokens must not merge"
+    for stage in ("raw", "scaled", "masked"):
+        rerun(at, **{"attn.stage": stage})
+        assert not at.exception
+        _check_heatmap(at, state, 1, 2, stage, atol=1e-5)
+
+
+@pytest.mark.parametrize("state, layer, head", [
+    ({"cfg.num_hidden_layers": 1, "cfg.num_attention_heads": 1, "cfg.num_key_value_heads": 1}, 0, 0),
+    ({"cfg.norm_position": "post"}, 1, 3),
+    ({"cfg.position_embedding": "rope", "cfg.num_attention_heads": 8, "cfg.num_key_value_heads": 2}, 1, 5),
+])
+def test_variants_match_engine(state, layer, head):
+    at = open_page("attention", **state, **{"attn.layer": layer + 1, "attn.head": head + 1})
+    assert not at.exception
+    _check_heatmap(at, state, layer, head)
+
+
+def test_layer_and_head_clamp_when_config_shrinks():
+    at = open_page("attention", **{"cfg.num_hidden_layers": 4, "attn.layer": 4, "attn.head": 4})
+    assert not at.exception and at.session_state["attn.layer"] == 4
+    rerun(at, settle=False, **{"cfg.num_hidden_layers": 2, "cfg.num_attention_heads": 2, "cfg.num_key_value_heads": 2})
+    assert not at.exception
+    assert "is not valid now" in texts(at)  # the clamp is said, not silent
+    at.run()
+    assert not at.exception
+    assert at.session_state["attn.layer"] == 2 and at.session_state["attn.head"] == 2
+
+
+def test_grid_up_to_144_then_entropy_fallback():
+    small = {"cfg.hidden_size": 48, "cfg.num_hidden_layers": 12, "cfg.num_attention_heads": 12,
+             "cfg.num_key_value_heads": 12, "cfg.intermediate_size": 64, "input.text": "床前明月光"}
+    at = open_page("attention", **small)
+    assert not at.exception
+    grid = figures(at)[3]
+    assert len(grid["data"]) == 144
+    big = {**small, "cfg.hidden_size": 16, "cfg.num_hidden_layers": 48, "cfg.num_attention_heads": 4,
+           "cfg.num_key_value_heads": 4}
+    rerun(at, **big)
+    assert not at.exception
+    assert "192 small heatmaps" in texts(at)
+    ent = figures(at)[-1]
+    assert arr(ent["data"][0]["z"]).shape == (48, 4)
+
+
+@pytest.mark.parametrize("state, message", [
+    ({"input.text": ""}, "The text is empty"),
+    ({"input.text": "😀😀😀"}, None),
+    ({"input.mode": "random", "input.random_len": 9}, None),
+])
+def test_edge_inputs(state, message):
+    at = open_page("attention", **state)
+    assert not at.exception
+    if message:
+        assert message in texts(at)
+        assert not at.get("plotly_chart")
+    else:
+        _check_heatmap(at, state, 0, 0)
+
+
+def test_nonfinite_model_fails_the_checks_in_words():
+    at = open_page("attention", **{"cfg.initializer_range": 1e20})
+    assert not at.exception
+    assert "Check failed in layer(s) 1, 2" in texts(at)
+    assert not re.search(r"\bnan\b", at.dataframe[0].value.to_string(), re.I)

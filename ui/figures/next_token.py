@@ -1,0 +1,48 @@
+"""Figures of the next-token page."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from ui.figures.common import base_layout, f32
+
+
+def _num(v: float, fmt: str) -> str:
+    """A number as text, "—" when NaN/Inf (a NaN is never shown as a number)."""
+    return format(float(v), fmt) if np.isfinite(v) else "—"
+
+
+def visible_token(tok: str) -> str:
+    """Token text with leading/trailing spaces made visible (␣) and an empty piece shown as ∅."""
+    if tok == "":
+        return "∅"
+    return tok.replace(" ", "␣") if tok != tok.strip(" ") else tok
+
+
+def topk_bar(df: pd.DataFrame, title: str, x_title: str, y_title: str) -> go.Figure:
+    """Horizontal bars of the top-k next-token probabilities, rank 1 at the top, in percent.
+
+    Args:
+        df: ``engine.analysis.next_token_table`` (columns rank, token_id, token, logit, probability).
+    Returns:
+        One ``go.Bar`` (orientation "h") on integer rows 0..k-1 with tick text ``"rank. token"`` (rows by
+        rank, so two ids with the same display text never merge); x = probability × 100.
+    """
+    k = len(df)
+    ticks = [f"{r}. {visible_token(tok)}" for r, tok in zip(df["rank"], df["token"])]
+    pct = f32(df["probability"] * 100.0)
+    fig = go.Figure(go.Bar(
+        x=pct, y=list(range(k)), orientation="h", text=[_num(p, ".3g") + ("%" if np.isfinite(p) else "") for p in pct], textposition="outside",
+        customdata=list(zip(df["token_id"].tolist(), [_num(v, ".3f") for v in df["logit"]], ticks)),
+        hovertemplate="%{customdata[2]} (id %{customdata[0]}, logit %{customdata[1]}): %{x:.3f}%<extra></extra>",
+        marker_color="#2ca02c",
+    ))
+    base_layout(fig, title, x_title, y_title, height=max(320, 90 + 30 * k))
+    fig.update_yaxes(tickmode="array", tickvals=list(range(k)), ticktext=ticks, autorange="reversed",
+                     tickfont=dict(size=14))
+    finite = pct[np.isfinite(pct)]
+    top = float(finite.max()) if len(finite) else 1.0
+    fig.update_xaxes(range=[0, top * 1.3 if top > 0 else 1.0], ticksuffix="%")
+    return fig
