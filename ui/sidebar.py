@@ -99,7 +99,9 @@ class Explorer:
         """Display strings for ids (the tokenizer's pieces, or ``#id`` in random-id mode)."""
         if self.tokenizer is None:
             return [f"#{i}" for i in ids]
-        return self.tokenizer.token_strings([i for i in ids if i < self.tokenizer.vocab_size])
+        known = [i for i in ids if i < self.tokenizer.vocab_size]  # the model's V may exceed the tokenizer's
+        pieces = dict(zip(known, self.tokenizer.token_strings(known))) if known else {}
+        return [pieces.get(i, f"#{i}") for i in ids]
 
     def tick_labels(self) -> list[str]:
         """One axis label per position, unique even when tokens repeat: ``"3 月"``."""
@@ -299,8 +301,12 @@ def presenter_toggle() -> None:
 
 def language_picker() -> None:
     """Language switch (zh/en), defaulting to the browser's locale and kept in the URL as ``ui.lang``."""
+    asked = st.query_params.get("ui.lang")
+    if "ui.lang" not in st.session_state and asked in LANGS:  # also accept ?ui.lang=zh / en in a typed link
+        st.session_state["ui.lang"] = asked
     st.sidebar.segmented_control(
-        "Language / 语言", LANGS, key="ui.lang", default=browser_lang(),
+        "Language / 语言", LANGS, key="ui.lang",
+        default=None if "ui.lang" in st.session_state else browser_lang(),
         format_func=fixed_label, **WIDGET,
     )
     if st.session_state.get("ui.lang") not in LANGS:  # a click on the selected segment deselects it
