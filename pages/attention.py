@@ -12,7 +12,7 @@ from engine import analysis
 from ui.controls import PAGE, index_slider, init_state
 from ui.figures.attention import attention_heatmap, entropy_bar, entropy_heatmap, heads_grid, layers_heads_grid
 from ui.figures.common import HEATMAP_MAX_TOKENS
-from ui.i18n import t
+from ui.i18n import labeler, t
 from ui.sidebar import explorer, trace
 from ui.widgets import chart, explain
 
@@ -44,7 +44,7 @@ layer = index_slider(t("attn.layer"), 1, L, "attn.layer", container=c1)
 head = index_slider(t("attn.head"), 1, nh, "attn.head", container=c2)
 init_state("attn.stage", "softmax")
 stage = st.segmented_control(t("attn.stage"), list(analysis.ATTENTION_STAGES), key="attn.stage", required=True,
-                             format_func=lambda s: t(f"attn.stage.{s}"), help=t("attn.stage_help"),
+                             format_func=labeler("attn.stage."), help=t("attn.stage_help"),
                              **PAGE) or "softmax"
 
 # ---- one head ----

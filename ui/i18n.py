@@ -73,3 +73,13 @@ def t(key: str, lang: str | None = None, **fmt) -> str:
     table = catalogs()[lang or current_lang()]
     text = table.get(key, key)
     return text.format(**fmt) if fmt else text
+
+
+def labeler(prefix: str, none_key: str | None = None):
+    """``format_func`` for a selection widget: ``value -> t(prefix + value)`` in this run's language.
+
+    The language is captured when the widget is drawn, so the label stays the same when Streamlit (or
+    AppTest) calls the function later outside the script run. ``none_key`` labels a falsy value.
+    """
+    lang = current_lang()
+    return lambda v: t(none_key, lang=lang) if (none_key and not v) else t(f"{prefix}{v}", lang=lang)

@@ -32,7 +32,7 @@ from engine.checkpoints import (
     resolve_checkpoint,
 )
 from engine.tokenizer import TextTokenizer, train_bpe
-from ui.i18n import LANGS, browser_lang, t
+from ui.i18n import LANGS, browser_lang, labeler, t
 
 # ---- slider ranges (select_slider options keep common sizes reachable with one drag) ----------------
 VOCAB_OPTIONS = [16, 30, 64, 128, 256, 512, 1000, 2000, 4000, 8000, 10000, 16000, 32000, 50257]
@@ -309,8 +309,8 @@ def language_picker() -> None:
         default=None if "ui.lang" in st.session_state else browser_lang(),
         format_func=fixed_label, **WIDGET,
     )
-    if st.session_state.get("ui.lang") not in LANGS:  # a click on the selected segment deselects it
-        st.session_state["ui.lang"] = browser_lang()
+    # A click on the selected segment deselects it (value None): current_lang() then falls back to the URL
+    # and the browser's locale.
 
 
 def config_widgets(notes: list[str]) -> ModelConfig:
@@ -320,7 +320,7 @@ def config_widgets(notes: list[str]) -> ModelConfig:
     """
     sb = st.sidebar.expander(t("cfg.section"), expanded=not presenter_mode())
     sb.selectbox(t("cfg.preset.label"), [""] + list(PRESETS), key="cfg.preset", on_change=_apply_preset,
-                 format_func=lambda p: t("cfg.preset.none") if not p else t(f"preset.{p}"),
+                 format_func=labeler("preset.", none_key="cfg.preset.none"),
                  help=t("cfg.preset.help"), persist_state="session")
     sb.select_slider(t("cfg.vocab_size.label"), VOCAB_OPTIONS, key="cfg.vocab_size", help=t("cfg.vocab_size.help"), **WIDGET)
     sb.select_slider(t("cfg.hidden_size.label"), HIDDEN_OPTIONS, key="cfg.hidden_size", **WIDGET)
@@ -451,7 +451,7 @@ def load_checkpoint(name: str) -> tuple[CausalLM, TextTokenizer | None]:
 def source_widgets() -> str:
     """Model source picker; returns "random", "trained" or "checkpoint"."""
     st.sidebar.radio(t("model.source.label"), SOURCES, key="model.source", horizontal=False,
-                     format_func=lambda v: t(f"model.source.{v}"), persist_state="session")
+                     format_func=labeler("model.source."), persist_state="session")
     source = st.session_state.get("model.source", "random")
     if source == "trained" and TRAINED_KEY not in st.session_state:
         st.sidebar.info(t("model.no_trained"))
