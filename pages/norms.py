@@ -1,5 +1,51 @@
-"""Placeholder (being built)."""
+"""Layer norms: the residual stream's L2 norm by depth, what each sub-layer writes, and a depth × position map."""
 
-from ui.sidebar import explorer
+import math
+
+import streamlit as st
+
+from engine import analysis
+from ui.figures.common import HEATMAP_MAX_TOKENS
+from ui.figures.norms import LEGEND_MAX_POSITIONS, residual_norm_heatmap, residual_norm_lines, sublayer_norm_bars
+from ui.i18n import t
+from ui.sidebar import explorer, trace
+from ui.widgets import chart, explain
 
 ctx = explorer()
+st.title(t("norms.title"))
+explain(t("norms.explain"))
+
+# ---- one cached forward; every number below comes from engine.analysis ----
+out = trace(ctx)
+L = ctx.config.num_hidden_layers
+T = ctx.input_ids.shape[1]
+depth_labels = [t("norms.tick.embed")] + [t("norms.tick.block", i=i) for i in range(1, L + 1)] + [t("norms.tick.final")]
+sqrt_h = math.sqrt(ctx.config.hidden_size)  # L2 norm of a norm's output when its weight is 1 (bias 0)
+
+# ---- 1. residual norm by depth: one thin line per position, the mean in bold ----
+res = analysis.residual_norms(out, ctx.tokens)
+placement = t(f"cfg.norm_position.{ctx.config.norm_position}")
+fig = residual_norm_lines(
+    res, depth_labels, ctx.tick_labels(), t("norms.residual_title", n=T, placement=placement),
+    t("norms.depth_x"), t("norms.norm_y"), t("norms.mean"), sqrt_h=sqrt_h, sqrt_h_name=t("norms.sqrt_h", value=f"{sqrt_h:.2f}"),
+)
+chart(fig, res, "norms.residual")
+if T > LEGEND_MAX_POSITIONS:
+    st.caption(t("norms.legend_hidden", n=T))
+mean = res.groupby("depth")["norm"].mean()
+fmt = lambda v: f"{v:.4g}" if math.isfinite(v) else "—"  # noqa: E731  (NaN/Inf never shown as a number)
+st.caption(t("norms.summary", embed=fmt(mean.iloc[0]), last=fmt(mean.iloc[L]), final=fmt(mean.iloc[L + 1]),
+             sqrt_h=f"{sqrt_h:.2f}"))
+
+# ---- 2. what each sub-layer writes into the stream ----
+sub = analysis.sublayer_norms(out)
+fig = sublayer_norm_bars(sub, {"attn_out": t("norms.attn_out"), "mlp_out": t("norms.mlp_out")}, t("norms.hover_max"),
+                         t("norms.sublayer_title"), t("norms.layer_x"), t("norms.norm_y"))
+chart(fig, sub, "norms.sublayer")
+
+# ---- 3. depth × position heatmap ----
+if T > HEATMAP_MAX_TOKENS:
+    st.info(t("norms.heatmap_capped", n=T, cap=HEATMAP_MAX_TOKENS))
+fig = residual_norm_heatmap(res, depth_labels, ctx.tick_labels(), t("norms.heatmap_title"), t("norms.position_x"),
+                            t("norms.depth_x"), t("norms.colorbar"), HEATMAP_MAX_TOKENS)
+chart(fig, res[res["position"] < HEATMAP_MAX_TOKENS], "norms.heatmap")

@@ -1,5 +1,133 @@
-"""Placeholder (being built)."""
+"""Pre-Norm vs Post-Norm: the same weights under both placements, on the same input, up to 48 layers.
 
-from ui.sidebar import explorer
+Reference: Xiong et al. 2020, "On Layer Normalization in the Transformer Architecture" (gradient norms by depth
+at initialisation; why Pre-Norm trains without warm-up).
+"""
+
+import math
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+import torch
+
+from engine import CausalLM, analysis
+from ui.figures.prepost import divergence_lines, gradient_norm_lines, placement_norm_lines
+from ui.i18n import t
+from ui.sidebar import MAX_LAYERS, build_model, explorer
+from ui.widgets import chart, explain
+
+
+# ---- caches: keyed by the model key (which includes the depth) and the token ids ----
+@st.cache_resource(max_entries=8, show_spinner=False)
+def placement_pair(_model: CausalLM, model_key: str) -> tuple[CausalLM, CausalLM]:
+    """``(pre_model, post_model)`` with the same weights; the given model is one of them, never modified."""
+    return analysis.norm_placement_pair(_model)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def divergence(_pre: CausalLM, _post: CausalLM, model_key: str, ids: tuple[int, ...]) -> pd.DataFrame:
+    """``analysis.placement_divergence`` on ids ``[1, T]`` (depth 0..L: norms, cosine, relative L2)."""
+    return analysis.placement_divergence(_pre, _post, torch.tensor([ids]))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def gradients(_pre: CausalLM, _post: CausalLM, model_key: str, ids: tuple[int, ...]) -> pd.DataFrame:
+    """``analysis.gradient_norms`` of the LM loss (labels = input ids) for both placements, stacked with a
+    ``placement`` column ("pre"/"post"). Uses autograd.grad: no ``.grad`` is written on the shared models."""
+    input_ids = torch.tensor([ids])
+    return pd.concat([analysis.gradient_norms(_pre, input_ids).assign(placement="pre"),
+                      analysis.gradient_norms(_post, input_ids).assign(placement="post")], ignore_index=True)
+
+
+def num(v: float, spec: str = ".3g") -> str:
+    """A number for the page text; NaN/Inf become "—" (never shown as a number)."""
+    return format(v, spec) if math.isfinite(v) else "—"
+
+
+def trend(first: float, last: float) -> str:
+    """Words for how a gradient norm changes from block 1 to block L (±25 % counts as flat)."""
+    if not (math.isfinite(first) and math.isfinite(last)) or first <= 0:
+        return "—"
+    r = last / first
+    return t("prepost.trend.grow") if r > 1.25 else t("prepost.trend.shrink") if r < 0.8 else t("prepost.trend.flat")
+
 
 ctx = explorer()
+st.title(t("prepost.title"))
+explain(t("prepost.explain"))
+
+# ---- depth control: this page only; defaults to (and follows) the sidebar's layers until moved ----
+L_sidebar = ctx.config.num_hidden_layers
+ss = st.session_state
+last_seen = ss.get("prepost.sidebar_layers")
+if "prepost.depth" not in ss or (last_seen is not None and last_seen != L_sidebar and ss["prepost.depth"] == last_seen):
+    ss["prepost.depth"] = L_sidebar
+ss["prepost.depth"] = min(max(int(ss["prepost.depth"]), 1), MAX_LAYERS)  # clamp (never crash on a stale value)
+ss["prepost.sidebar_layers"] = L_sidebar
+if ctx.source != "random":  # a checkpoint or a model trained in this session cannot be rebuilt at another depth
+    depth = L_sidebar
+    st.caption(t("prepost.depth.fixed", layers=L_sidebar))
+else:
+    st.slider(t("prepost.depth.label"), 1, MAX_LAYERS, key="prepost.depth", help=t("prepost.depth.help"),
+              persist_state="session")
+    depth = int(ss["prepost.depth"])
+    if depth != L_sidebar:
+        st.caption(t("prepost.depth.note", depth=depth, layers=L_sidebar))
+
+ids = tuple(ctx.input_ids[0].tolist())
+T = len(ids)
+model_key = f"{ctx.model_key}|depth={depth}"
+with st.spinner(t("prepost.computing", depth=depth)):
+    if depth == L_sidebar:
+        model = ctx.model
+    else:  # same config and seed, other depth: the sidebar's cached builder (never mutated)
+        model = build_model(ctx.config.replace(num_hidden_layers=depth).to_json(), int(ss["cfg.seed"]))
+    pre, post = placement_pair(model, model_key)
+    div = divergence(pre, post, model_key, ids)
+    grads = gradients(pre, post, model_key, ids) if T >= 2 else None
+
+names = {"pre": t("cfg.norm_position.pre"), "post": t("cfg.norm_position.post")}
+other = "post" if ctx.config.norm_position == "pre" else "pre"
+st.caption(t("prepost.same_weights", other=names[other]))
+bad = []
+if not np.isfinite(div[["pre_norm", "post_norm", "cosine", "rel_l2"]].to_numpy()).all():
+    bad.append(t("prepost.part.divergence"))
+if grads is not None and not np.isfinite(grads["grad_norm"].to_numpy()).all():
+    bad.append(t("prepost.part.gradients"))
+if bad:
+    st.warning(t("prepost.nonfinite", parts=", ".join(bad)))
+
+# ---- 1. norm by depth, both placements ----
+depth_labels = [t("prepost.tick.embed")] + [t("prepost.tick.block", i=i) for i in range(1, depth + 1)]
+sqrt_h = math.sqrt(ctx.config.hidden_size)
+fig = placement_norm_lines(div, depth_labels, names, t("prepost.norm_title", n=T), t("prepost.depth_x"),
+                           t("prepost.norm_y"), sqrt_h=sqrt_h, sqrt_h_name=t("prepost.sqrt_h", value=f"{sqrt_h:.2f}"))
+chart(fig, div, "prepost.norms")
+
+# ---- 2. divergence per depth ----
+div_shown = div.assign(cosine=div["cosine"].clip(-1.0, 1.0))  # float64 round-off can give 1 + 1e-16
+fig = divergence_lines(div_shown, depth_labels, t("prepost.div_title"), t("prepost.cosine_title"),
+                       t("prepost.cosine_y"), t("prepost.rel_title"), t("prepost.rel_y"), t("prepost.depth_x"))
+chart(fig, div_shown, "prepost.divergence")
+
+# ---- 3. gradient norms per layer (Xiong et al. 2020) ----
+if grads is None:
+    st.info(t("prepost.need_two"))
+else:
+    group_labels = ([t("prepost.tick.embed")] + [t("prepost.tick.block", i=i) for i in range(1, depth + 1)]
+                    + [t("prepost.tick.final_head")])
+    fig = gradient_norm_lines(grads, group_labels, names, t("prepost.grad_title"), t("prepost.grad_x"), t("prepost.grad_y"))
+    chart(fig, grads, "prepost.gradients")
+    if ctx.config.tie_word_embeddings:
+        st.caption(t("prepost.tied_head"))
+    g = {k: grads[grads["placement"] == k].set_index("layer")["grad_norm"] for k in ("pre", "post")}
+    first = {k: float(g[k][0]) for k in g}
+    last = {k: float(g[k][depth - 1]) for k in g}
+    if depth > 1 and all(math.isfinite(v) and v > 0 for v in [*first.values(), *last.values()]):
+        ratio = last["post"] / last["pre"]
+        st.markdown(t("prepost.grad_trend", layers=depth, pre_first=num(first["pre"]), pre_last=num(last["pre"]),
+                      pre_trend=trend(first["pre"], last["pre"]), post_first=num(first["post"]),
+                      post_last=num(last["post"]), post_trend=trend(first["post"], last["post"]),
+                      ratio=num(ratio, ".2g")))
+    st.caption(t("prepost.xiong"))

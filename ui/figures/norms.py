@@ -15,16 +15,22 @@ LEGEND_MAX_POSITIONS = 24  # above this many positions the per-position lines ar
 
 def depth_axis(labels: list[str], max_ticks: int = 26) -> dict:
     """Axis settings for integer depths 0..n-1 shown as ``labels`` ("embed", "block 1", …), thinned on deep
-    models so tick labels do not overlap; the first and last depth are always labelled."""
+    models so tick labels do not overlap; the first and last depth are always labelled.
+
+    Returns a dict for ``fig.update_xaxes`` / ``update_yaxes`` (tickvals, ticktext, tickangle, automargin)."""
     n = len(labels)
     step = max(1, -(-n // max_ticks))
     ticks = list(range(0, n, step))
     if ticks[-1] != n - 1:
-        if n - 1 - ticks[-1] < step / 2 and len(ticks) > 1:
-            ticks[-1] = n - 1  # replace the crowded neighbour instead of overlapping it
+        if len(ticks) > 1:
+            ticks[-1] = n - 1  # move the last tick to the end instead of crowding two labels together
         else:
             ticks.append(n - 1)
-    return dict(tickmode="array", tickvals=ticks, ticktext=[labels[i] for i in ticks])
+    # many labels: slant them up to the right so the last one ("final norm") never runs off the plot
+    axis = dict(tickmode="array", tickvals=ticks, ticktext=[labels[i] for i in ticks], automargin=True)
+    if len(ticks) > 8:
+        axis["tickangle"] = -45
+    return axis
 
 
 def residual_norm_lines(df: pd.DataFrame, depth_labels: list[str], position_names: list[str], title: str,
@@ -94,24 +100,40 @@ def residual_norm_heatmap(df: pd.DataFrame, depth_labels: list[str], tick_labels
                           x_title: str, y_title: str, colorbar_title: str, max_tokens: int) -> go.Figure:
     """Heatmap of the residual L2 norm: rows = depths (embedding at the top), columns = positions.
 
+    The colour is ``log10(norm)`` (colour bar ticked in plain norm values): under Pre-Norm the row after the
+    final norm (≈ √H) is often 10-40 × the block rows, and a linear colour scale would paint every block row
+    the same. Hover and per-cell text show the norm itself.
+
     Args:
         df: ``engine.analysis.residual_norms``; depth_labels: L+2 row labels; tick_labels: one per position.
         max_tokens: draw positions ``0 .. max_tokens-1`` only (the caller tells the user).
-    ``z`` has L+2 rows and ``min(T, max_tokens)`` columns (float32); per-cell text only up to
-    ``CELL_TEXT_MAX_TOKENS`` positions.
+    ``z`` = log10(norm) with L+2 rows and ``min(T, max_tokens)`` columns (float32; NaN where the norm is not a
+    positive finite number, drawn empty); ``text`` holds the norms as strings ("—" when not finite).
+    Per-cell text only when both the positions and the rows fit ``CELL_TEXT_MAX_TOKENS`` (+2 rows).
     """
     wide = df.pivot(index="depth", columns="position", values="norm").sort_index()  # (L+2, T)
     n = min(wide.shape[1], max_tokens)
-    z = f32(wide.iloc[:, :n].to_numpy())
+    norms = wide.iloc[:, :n].to_numpy(dtype=np.float64)
+    ok = np.isfinite(norms) & (norms > 0)
+    z = f32(np.where(ok, np.log10(np.where(ok, norms, 1.0)), np.nan))
+    labels = np.array([[f"{d} · {tick_labels[p]}" for p in range(n)] for d in depth_labels], dtype=object)
+    values = np.where(ok, np.vectorize(lambda v: f"{v:.3g}")(norms), "—").astype(object)
+    finite = z[np.isfinite(z)]
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    ticks = [v for e in range(int(np.floor(lo)) - 1, int(np.ceil(hi)) + 2) for v in (10.0 ** e, 2 * 10.0 ** e, 5 * 10.0 ** e)
+             if lo - 1e-9 <= np.log10(v) <= hi + 1e-9]
+    if len(ticks) < 2:
+        ticks = [10 ** lo, 10 ** hi]
     fig = go.Figure(go.Heatmap(
         z=z, x=np.arange(n), y=wide.index.to_numpy(), colorscale="Viridis",
-        colorbar=dict(title=dict(text=colorbar_title, side="right")),
-        customdata=np.array([[f"{d} · {tick_labels[p]}" for p in range(n)] for d in depth_labels], dtype=object),
-        hovertemplate="%{customdata}: %{z:.3f}<extra></extra>",
-        texttemplate="%{z:.2f}" if n <= CELL_TEXT_MAX_TOKENS else None,
+        colorbar=dict(title=dict(text=colorbar_title, side="right"), tickvals=np.log10(ticks).tolist(),
+                      ticktext=[f"{v:.3g}" for v in ticks]),
+        customdata=labels, text=values,
+        hovertemplate="%{customdata}: %{text}<extra></extra>",
+        texttemplate="%{text}" if max(n, z.shape[0]) <= CELL_TEXT_MAX_TOKENS + 2 else None,
         textfont=dict(size=10),
     ))
     base_layout(fig, title, x_title, y_title, height=max(320, min(900, 40 + 22 * z.shape[0])))
     fig.update_xaxes(**position_axis(tick_labels[:n]), tickangle=-45 if n > 12 else 0)
-    fig.update_yaxes(**depth_axis(depth_labels, max_ticks=30), autorange="reversed")
+    fig.update_yaxes(**{**depth_axis(depth_labels, max_ticks=30), "tickangle": 0}, autorange="reversed")
     return fig

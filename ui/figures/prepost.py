@@ -60,7 +60,7 @@ def divergence_lines(df: pd.DataFrame, depth_labels: list[str], title: str, cosi
                              hovertemplate="%{customdata}: %{y:.4f}<extra></extra>"), row=1, col=2)
     base_layout(fig, title, x_title, "", height=400)
     fig.update_layout(margin=dict(t=90))
-    fig.update_xaxes(**depth_axis(depth_labels, max_ticks=12))
+    fig.update_xaxes(**depth_axis(depth_labels, max_ticks=8))
     fig.update_yaxes(title_text=cosine_y, row=1, col=1)
     fig.update_yaxes(title_text=rel_y, rangemode="tozero", row=1, col=2)
     return fig
@@ -87,5 +87,5 @@ def gradient_norm_lines(df: pd.DataFrame, group_labels: list[str], names: dict[s
         ))
     base_layout(fig, title, x_title, y_title, height=420)
     fig.update_xaxes(**depth_axis(group_labels))
-    fig.update_yaxes(type="log", exponentformat="power")
+    fig.update_yaxes(type="log", dtick="D2", tickformat=".2~g")
     return fig

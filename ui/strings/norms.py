@@ -25,6 +25,7 @@ EN = {
     "norms.hover_max": "max over positions",
     "norms.heatmap_title": "Residual L2 norm, depth × position",
     "norms.position_x": "position (token)",
+    "norms.colorbar": "L2 norm (log colour scale)",
     "norms.heatmap_capped": "The input has {n} tokens; the heatmap shows the first {cap}.",
     "norms.summary": "Mean norm: embedding {embed}, last block {last}, after the final norm {final} (√H = {sqrt_h}).",
 }
@@ -52,6 +53,7 @@ ZH = {
     "norms.hover_max": "各位置最大值",
     "norms.heatmap_title": "残差 L2 范数：深度 × 位置",
     "norms.position_x": "位置（token）",
+    "norms.colorbar": "L2 范数（对数色标）",
     "norms.heatmap_capped": "输入共有 {n} 个 token；热力图只显示前 {cap} 个。",
     "norms.summary": "平均范数：嵌入 {embed}，最后一层 {last}，最终归一化之后 {final}（√H = {sqrt_h}）。",
 }

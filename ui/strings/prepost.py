@@ -12,7 +12,7 @@ EN = {
     "prepost.depth.help": "Overrides the sidebar's layer count for this page only (same seed and other settings). "
                           "It follows the sidebar until you move it.",
     "prepost.depth.note": "This page uses {depth} layers; the sidebar model has {layers}.",
-    "prepost.depth.fixed": "The layer count of a loaded checkpoint cannot be changed; this page uses its {layers} layers.",
+    "prepost.depth.fixed": "The layer count of a loaded checkpoint or a trained model cannot be changed here; this page uses its {layers} layers.",
     "prepost.computing": "Running both placements with {depth} layers (forward and backward)…",
     "prepost.same_weights": "Same weights: the {other} model is a copy of the current one loaded with the identical "
                             "state dict; the sidebar's model itself is never changed.",
@@ -50,10 +50,10 @@ EN = {
                      "show that at the usual initialisation Post-Norm's gradients are largest near the output layers, "
                      "so it needs a learning-rate warm-up, while Pre-Norm's are well-behaved, which is why Pre-Norm "
                      "trains more stably. This chart is one random initialisation, not training, and it does not "
-                     "always reproduce that picture: with the default init std 0.02 Pre-Norm's gradient norms shrink "
-                     "gently with depth (each block's norm sees a larger residual) and Post-Norm's fall after block 1 "
-                     "and then stay flat, far below Pre-Norm's. Raise the init std to 0.2 to see Post-Norm's upper "
-                     "blocks get larger gradients than Pre-Norm's.",
+                     "always reproduce that picture: with the default init std 0.02, Pre-Norm's gradient norms stay level "
+                     "or shrink gently with depth (each block's norm sees a larger residual), while Post-Norm's are "
+                     "nearly flat from block 2 on and far below Pre-Norm's. Raise the init std to 0.2 to see "
+                     "Post-Norm's upper blocks get larger gradients than Pre-Norm's.",
 }
 
 ZH = {
@@ -65,7 +65,7 @@ ZH = {
     "prepost.depth.label": "本页使用的层数",
     "prepost.depth.help": "只在本页覆盖侧边栏的层数（随机种子和其他设置不变）。在你拖动它之前，它跟随侧边栏。",
     "prepost.depth.note": "本页使用 {depth} 层；侧边栏的模型有 {layers} 层。",
-    "prepost.depth.fixed": "已加载检查点的层数不能修改；本页使用它的 {layers} 层。",
+    "prepost.depth.fixed": "已加载的检查点或训练好的模型不能在这里改层数；本页使用它的 {layers} 层。",
     "prepost.computing": "正在用 {depth} 层运行两种放置方式（前向与反向）…",
     "prepost.same_weights": "同一组权重：{other} 模型是当前模型的副本，载入完全相同的 state dict；侧边栏的模型本身从不被修改。",
     "prepost.tick.embed": "嵌入",
@@ -98,7 +98,7 @@ ZH = {
     "prepost.xiong": "为什么重要：Xiong 等人 2020 年的论文《On Layer Normalization in the Transformer Architecture》"
                      "指出，在常用的初始化下，Post-Norm 靠近输出层的梯度最大，因此需要学习率预热（warm-up）；"
                      "而 Pre-Norm 的梯度表现良好，这就是 Pre-Norm 训练更稳定的原因。本图只是一次随机初始化，不是训练过程，"
-                     "也不一定重现论文中的图景：在默认初始化标准差 0.02 下，Pre-Norm 的梯度范数随深度缓慢变小"
-                     "（每层的归一化看到的残差更大），Post-Norm 的梯度在第 1 层之后下降并保持平稳，远低于 Pre-Norm。"
+                     "也不一定重现论文中的图景：在默认初始化标准差 0.02 下，Pre-Norm 的梯度范数随深度基本持平或缓慢变小"
+                     "（每层的归一化看到的残差更大），而 Post-Norm 的梯度从第 2 层起几乎持平，且远低于 Pre-Norm。"
                      "把初始化标准差调到 0.2，可以看到 Post-Norm 靠上的各层梯度大于 Pre-Norm。",
 }

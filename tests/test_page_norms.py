@@ -1,0 +1,149 @@
+"""AppTest of the Layer norms page (pages/norms.py): every chart number checked against the engine.
+
+Pattern (see shared GUIDE, AppTest note): with ``st.navigation`` a value set through ``at.session_state`` is
+lost on ``switch_page`` after a run, so each scenario switches to the page BEFORE the first run (this page's
+url_path equals its file stem, so that works) and sets the sidebar state up front.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from engine import CausalLM, ModelConfig
+from engine.tokenizer import train_bpe
+from ui.figures.common import HEATMAP_MAX_TOKENS
+from ui.sidebar import DEFAULTS, FFN_KINDS, MAX_TOKENS
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+def run_page(**state) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.switch_page("pages/norms.py")
+    for k, v in state.items():
+        at.session_state[k] = v
+    return at.run()
+
+
+def arr(v) -> np.ndarray:
+    """A Plotly JSON array (plain list or ``{"dtype", "bdata", "shape"}`` typed array) as numpy."""
+    if isinstance(v, dict) and "bdata" in v:
+        a = np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"])
+        if "shape" in v:
+            a = a.reshape([int(s) for s in str(v["shape"]).split(",")])
+        return a
+    return np.asarray(v, dtype=float)
+
+
+def charts(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def expected(state: dict) -> tuple[ModelConfig, torch.Tensor, CausalLM]:
+    """The sidebar's config, ids and model rebuilt independently from the same values."""
+    s = {**DEFAULTS, **state}
+    act, gated = FFN_KINDS[s["cfg.ffn"]]
+    config = ModelConfig(
+        vocab_size=s["cfg.vocab_size"], hidden_size=s["cfg.hidden_size"], num_hidden_layers=s["cfg.num_hidden_layers"],
+        num_attention_heads=s["cfg.num_attention_heads"], num_key_value_heads=s["cfg.num_key_value_heads"],
+        intermediate_size=s["cfg.intermediate_size"], hidden_act=act, mlp_gated=gated, norm_type=s["cfg.norm_type"],
+        norm_position=s["cfg.norm_position"], position_embedding=s["cfg.position_embedding"],
+        max_position_embeddings=MAX_TOKENS, bias=not gated, tie_word_embeddings=s["cfg.tie_word_embeddings"],
+        initializer_range=float(s["cfg.initializer_range"]),
+    )
+    if s["input.mode"] == "random":
+        gen = torch.Generator().manual_seed(int(s["cfg.seed"]))
+        ids = torch.randint(0, config.vocab_size, (1, s["input.random_len"]), generator=gen)
+    else:
+        ids = torch.tensor([train_bpe(config.vocab_size).encode(s["input.text"])[:MAX_TOKENS]])
+    torch.manual_seed(int(s["cfg.seed"]))
+    return config, ids, CausalLM(config)
+
+
+def check_against_engine(at: AppTest, state: dict) -> None:
+    assert not at.exception, at.exception
+    config, ids, model = expected(state)
+    L, T = config.num_hidden_layers, ids.shape[1]
+    with torch.no_grad():
+        out = model(ids, output_hidden_states=True)
+        states = list(out.hidden_states) + [model.norm(out.hidden_states[-1])]
+    norms = torch.stack([torch.linalg.vector_norm(h[0].double(), dim=-1) for h in states])  # (L+2, T)
+    resid, sub, heat = charts(at)
+    # residual chart: T thin position lines, then the bold mean (last trace)
+    assert len(resid["data"]) == T + 1
+    mean = arr(resid["data"][-1]["y"])
+    np.testing.assert_allclose(mean, norms.mean(dim=1).numpy(), rtol=1e-5)
+    np.testing.assert_allclose(arr(resid["data"][0]["y"]), norms[:, 0].numpy(), rtol=1e-5)
+    ticks = resid["layout"]["xaxis"]["ticktext"]
+    assert ticks[0] == "embed" and ticks[-1] == "final norm"
+    # sub-layer bars: attention and MLP outputs, one bar per block
+    assert [len(arr(d["y"])) for d in sub["data"]] == [L, L]
+    # heatmap: L+2 rows (embed .. final norm), capped columns, embedding row at the top
+    z = arr(heat["data"][0]["z"])
+    assert z.shape == (L + 2, min(T, HEATMAP_MAX_TOKENS))
+    np.testing.assert_allclose(z, np.log10(norms[:, : z.shape[1]].numpy()), rtol=1e-5, atol=1e-6)  # log colour
+    shown = np.array(heat["data"][0]["text"], dtype=object)  # hover / cell text: the norm itself
+    np.testing.assert_allclose(shown.astype(float), norms[:, : z.shape[1]].numpy(), rtol=5.1e-3)  # 3 significant digits
+    assert heat["layout"]["yaxis"]["autorange"] == "reversed"
+
+
+def test_defaults_match_engine_and_post_norm_is_flat():
+    at = run_page()
+    check_against_engine(at, {})
+    at = run_page(**{"cfg.norm_position": "post"})
+    check_against_engine(at, {"cfg.norm_position": "post"})
+    mean = arr(charts(at)[0]["data"][-1]["y"])
+    # Post-Norm: every block ends in a norm with weight 1, so L2 = sqrt(H) (up to eps) from block 1 on
+    np.testing.assert_allclose(mean[1:], math.sqrt(DEFAULTS["cfg.hidden_size"]), rtol=1e-4)
+
+
+@pytest.mark.parametrize("state", [
+    {"cfg.num_hidden_layers": 1, "cfg.num_attention_heads": 1, "cfg.num_key_value_heads": 1},
+    {"cfg.position_embedding": "rope", "cfg.num_attention_heads": 8, "cfg.num_key_value_heads": 2,
+     "cfg.norm_type": "rmsnorm", "cfg.ffn": "swiglu"},
+    {"cfg.hidden_size": 16, "cfg.num_hidden_layers": 48, "input.mode": "random", "input.random_len": 64},
+], ids=["1layer-1head", "rope-gqa", "48layers-random"])
+def test_variants_match_engine(state):
+    check_against_engine(run_page(**state), state)
+
+
+def test_long_input_heatmap_capped():
+    state = {"input.text": DEFAULTS["input.text"] * 8}  # 176 tokens > HEATMAP_MAX_TOKENS
+    at = run_page(**state)
+    check_against_engine(at, state)
+    assert any(f"shows the first {HEATMAP_MAX_TOKENS}" in i.value for i in at.info)
+
+
+def test_empty_and_unknown_text():
+    at = run_page(**{"input.text": ""})
+    assert not at.exception
+    assert any("empty" in i.value for i in at.info)
+    assert not at.get("plotly_chart")
+    state = {"input.text": "😀😀😀"}
+    at = run_page(**state)
+    check_against_engine(at, state)
+
+
+def test_chinese_labels():
+    at = run_page(**{"ui.lang": "zh"})
+    assert not at.exception
+    resid = charts(at)[0]
+    assert resid["layout"]["xaxis"]["ticktext"][0] == "嵌入"
+    assert resid["data"][-1]["name"] == "各位置平均"
+
+
+def test_huge_init_never_shows_nan_as_a_number():
+    at = run_page(**{"cfg.initializer_range": 1e20})
+    assert not at.exception
+    assert at.warning  # the non-finite values are announced in words
+    shown = " ".join(e.value for kind in ("markdown", "caption") for e in at.get(kind))
+    assert not re.search(r"\b(nan|inf)\b", shown, flags=re.IGNORECASE), shown

@@ -1,0 +1,224 @@
+"""AppTest of the Pre vs Post page (pages/prepost.py): charts checked against the engine, shared model untouched.
+
+The page's url_path ("pre-vs-post") differs from its file stem, so AppTest cannot select it before a first run
+of app.py, and after a run a value set through ``at.session_state`` is lost on ``switch_page`` (shared GUIDE,
+AppTest note). So one test walks the navigation app (run, switch, set state, run); the other scenarios run the
+page script itself (it renders the shared sidebar through ``explorer()``) with the state set up front.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from engine import CausalLM, ModelConfig, analysis
+from engine.tokenizer import train_bpe
+from ui.sidebar import DEFAULTS, FFN_KINDS, MAX_TOKENS, build_model
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = str(ROOT / "pages" / "prepost.py")
+
+
+def run_page(**state) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    for k, v in state.items():
+        at.session_state[k] = v
+    return at.run()
+
+
+def arr(v) -> np.ndarray:
+    """A Plotly JSON array (plain list or ``{"dtype", "bdata", "shape"}`` typed array) as numpy."""
+    if isinstance(v, dict) and "bdata" in v:
+        a = np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"])
+        if "shape" in v:
+            a = a.reshape([int(s) for s in str(v["shape"]).split(",")])
+        return a
+    return np.asarray(v, dtype=float)
+
+
+def charts(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def sidebar_config(state: dict) -> ModelConfig:
+    """The sidebar's ModelConfig for these widget values (same mapping as ui.sidebar.config_widgets)."""
+    s = {**DEFAULTS, **state}
+    act, gated = FFN_KINDS[s["cfg.ffn"]]
+    return ModelConfig(
+        vocab_size=s["cfg.vocab_size"], hidden_size=s["cfg.hidden_size"], num_hidden_layers=s["cfg.num_hidden_layers"],
+        num_attention_heads=s["cfg.num_attention_heads"], num_key_value_heads=s["cfg.num_key_value_heads"],
+        intermediate_size=s["cfg.intermediate_size"], hidden_act=act, mlp_gated=gated, norm_type=s["cfg.norm_type"],
+        norm_position=s["cfg.norm_position"], position_embedding=s["cfg.position_embedding"],
+        max_position_embeddings=MAX_TOKENS, bias=not gated, tie_word_embeddings=s["cfg.tie_word_embeddings"],
+        initializer_range=float(s["cfg.initializer_range"]),
+    )
+
+
+def sidebar_ids(state: dict, config: ModelConfig) -> torch.Tensor:
+    s = {**DEFAULTS, **state}
+    if s["input.mode"] == "random":
+        gen = torch.Generator().manual_seed(int(s["cfg.seed"]))
+        return torch.randint(0, config.vocab_size, (1, s["input.random_len"]), generator=gen)
+    return torch.tensor([train_bpe(config.vocab_size).encode(s["input.text"])[:MAX_TOKENS]])
+
+
+def fresh_pair(config: ModelConfig, seed: int = 0) -> tuple[CausalLM, CausalLM]:
+    """Independently built (pre, post) models with identical weights: seed, build, copy the state dict."""
+    torch.manual_seed(seed)
+    a = CausalLM(config)
+    other = "post" if config.norm_position == "pre" else "pre"
+    b = CausalLM(config.replace(norm_position=other))
+    b.load_state_dict(a.state_dict())
+    return (a, b) if config.norm_position == "pre" else (b, a)
+
+
+def checksum(model: CausalLM) -> str:
+    h = hashlib.sha256()
+    for name, p in sorted(model.state_dict().items()):
+        h.update(name.encode())
+        h.update(p.detach().cpu().numpy().tobytes())
+    return h.hexdigest()
+
+
+def check_against_engine(at: AppTest, state: dict, depth: int | None = None) -> None:
+    assert not at.exception, at.exception
+    config = sidebar_config(state)
+    depth = depth or config.num_hidden_layers
+    config = config.replace(num_hidden_layers=depth)
+    ids = sidebar_ids(state, config)
+    pre, post = fresh_pair(config)
+    figs = charts(at)
+    norms_fig, div_fig = figs[0], figs[1]
+    # divergence, computed with our own forward passes
+    with torch.no_grad():
+        hp = pre(ids, output_hidden_states=True).hidden_states
+        hq = post(ids, output_hidden_states=True).hidden_states
+    cos = [float(torch.nn.functional.cosine_similarity(a[0].double(), b[0].double(), dim=-1).mean()) for a, b in zip(hp, hq)]
+    rel = [float(((a[0] - b[0]).double().norm(dim=-1) / a[0].double().norm(dim=-1)).mean()) for a, b in zip(hp, hq)]
+    pre_norm = [float(torch.linalg.vector_norm(a[0].double(), dim=-1).mean()) for a in hp]
+    post_norm = [float(torch.linalg.vector_norm(b[0].double(), dim=-1).mean()) for b in hq]
+    assert len(arr(div_fig["data"][0]["y"])) == depth + 1
+    np.testing.assert_allclose(arr(norms_fig["data"][0]["y"]), pre_norm, rtol=1e-5)
+    np.testing.assert_allclose(arr(norms_fig["data"][1]["y"]), post_norm, rtol=1e-5)
+    np.testing.assert_allclose(arr(div_fig["data"][0]["y"]), np.clip(cos, -1, 1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(arr(div_fig["data"][1]["y"]), rel, rtol=1e-5, atol=1e-6)
+    # depth 0 is the shared embedding: exactly identical
+    assert arr(div_fig["data"][0]["y"])[0] == 1.0 and arr(div_fig["data"][1]["y"])[0] == 0.0
+    if ids.shape[1] >= 2:
+        grad_fig = figs[2]
+        assert grad_fig["layout"]["yaxis"]["type"] == "log"
+        for trace, model in zip(grad_fig["data"], (pre, post)):
+            want = analysis.gradient_norms(model, ids)["grad_norm"].to_numpy()
+            np.testing.assert_allclose(arr(trace["y"]), want, rtol=1e-5)
+        assert all(p.grad is None for m in (pre, post) for p in m.parameters())
+
+
+def test_navigation_app_defaults():
+    """Through app.py's st.navigation: run, switch, set the sidebar state, run again."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at.switch_page("pages/prepost.py").run()
+    for k, v in DEFAULTS.items():
+        at.session_state[k] = v
+    at.run()
+    at.run()  # the first run after switching still carries the switch's widget options (AppTest only)
+    check_against_engine(at, {})
+    assert any("Xiong et al. 2020" in c.value for c in at.caption)
+
+
+def test_defaults_match_engine_and_shared_model_untouched():
+    config = sidebar_config({})
+    cached = build_model(config.to_json(), 0)  # the very object the page gets (cache_resource, same process)
+    before = checksum(cached)
+    at = run_page()
+    check_against_engine(at, {})
+    assert build_model(config.to_json(), 0) is cached
+    assert checksum(cached) == before
+    assert all(p.grad is None for p in cached.parameters())
+    assert cached.config.norm_position == "pre" and not cached.training
+    # the trend sentence quotes the chart's numbers
+    g = analysis.gradient_norms(fresh_pair(config)[0], sidebar_ids({}, config))["grad_norm"]
+    assert any(f"{g[1]:.3g} → {g[2]:.3g}" in m.value for m in at.markdown)
+
+
+def test_post_norm_and_depth_override():
+    state = {"cfg.norm_position": "post", "cfg.hidden_size": 32}
+    config = sidebar_config(state)
+    cached = build_model(config.to_json(), 0)
+    before = checksum(cached)
+    at = run_page(**state, **{"prepost.depth": 5})
+    check_against_engine(at, state, depth=5)
+    assert any("uses 5 layers" in c.value for c in at.caption)
+    assert checksum(cached) == before and all(p.grad is None for p in cached.parameters())
+    deep = build_model(config.replace(num_hidden_layers=5).to_json(), 0)
+    assert all(p.grad is None for p in deep.parameters())
+
+
+def test_depth_follows_sidebar_until_moved():
+    at = run_page(**{"cfg.num_hidden_layers": 3})
+    assert at.slider(key="prepost.depth").value == 3
+    at.session_state["cfg.num_hidden_layers"] = 4
+    at.run()
+    assert at.slider(key="prepost.depth").value == 4  # untouched: follows the sidebar
+    at.slider(key="prepost.depth").set_value(6).run()
+    at.session_state["cfg.num_hidden_layers"] = 2
+    at.run()
+    assert at.slider(key="prepost.depth").value == 6  # moved by the user: kept
+    check_against_engine(at, {"cfg.num_hidden_layers": 2}, depth=6)
+
+
+@pytest.mark.parametrize("state", [
+    {"cfg.num_hidden_layers": 1, "cfg.num_attention_heads": 1, "cfg.num_key_value_heads": 1},
+    {"cfg.position_embedding": "rope", "cfg.num_attention_heads": 8, "cfg.num_key_value_heads": 2,
+     "cfg.norm_type": "rmsnorm", "cfg.ffn": "swiglu", "cfg.tie_word_embeddings": False},
+    {"input.mode": "random", "input.random_len": 12, "cfg.vocab_size": 64},
+    {"input.text": "😀😀😀"},
+], ids=["1layer-1head", "rope-gqa-untied", "random-ids", "unseen-chars"])
+def test_variants_match_engine(state):
+    check_against_engine(run_page(**state), state)
+
+
+def test_depth_48_small_hidden():
+    state = {"cfg.hidden_size": 16, "cfg.intermediate_size": 32, "cfg.num_hidden_layers": 2}
+    at = run_page(**state, **{"prepost.depth": 48})
+    assert not at.exception
+    grad = charts(at)[2]
+    assert len(arr(grad["data"][0]["y"])) == 48 + 2
+    assert len(arr(charts(at)[1]["data"][0]["y"])) == 48 + 1
+
+
+def test_single_token_says_gradient_needs_two():
+    state = {"input.mode": "random", "input.random_len": 1}
+    at = run_page(**state)
+    check_against_engine(at, state)
+    assert len(at.get("plotly_chart")) == 2
+    assert any("at least two tokens" in i.value for i in at.info)
+
+
+def test_empty_text_is_a_message():
+    at = run_page(**{"input.text": ""})
+    assert not at.exception
+    assert any("empty" in i.value for i in at.info)
+    assert not at.get("plotly_chart")
+
+
+def test_chinese():
+    at = run_page(**{"ui.lang": "zh"})
+    assert not at.exception
+    assert charts(at)[2]["layout"]["xaxis"]["ticktext"][0] == "嵌入"
+    assert any("Xiong" in c.value for c in at.caption)
+
+
+def test_huge_init_never_shows_nan_as_a_number():
+    at = run_page(**{"cfg.initializer_range": 1e20})
+    assert not at.exception
+    assert at.warning  # the non-finite values are announced in words
+    shown = " ".join(e.value for kind in ("markdown", "caption") for e in at.get(kind))
+    assert not re.search(r"\b(nan|inf)\b", shown, flags=re.IGNORECASE), shown
