@@ -8,15 +8,16 @@ import streamlit as st
 
 from ui.i18n import t
 
-st.set_page_config(page_title="Transformer Block Explorer", page_icon="🧱", layout="wide")
+st.set_page_config(page_title="Transformer Block Explorer", page_icon=":material/view_in_ar:", layout="wide")
 
 PAGES = [
-    ("pages/overview.py", "nav.overview", "overview", "🧱"),
-    ("pages/norms.py", "nav.norms", "norms", "📏"),
-    ("pages/prepost.py", "nav.prepost", "pre-vs-post", "⚖️"),
-    ("pages/attention.py", "nav.attention", "attention", "🔦"),
-    ("pages/loss.py", "nav.loss", "loss", "🎯"),
-    ("pages/next_token.py", "nav.next", "next-token", "🔮"),
+    ("pages/overview.py", "nav.overview", "overview", ":material/view_in_ar:"),
+    ("pages/norms.py", "nav.norms", "norms", ":material/straighten:"),
+    ("pages/prepost.py", "nav.prepost", "pre-vs-post", ":material/balance:"),
+    ("pages/attention.py", "nav.attention", "attention", ":material/visibility:"),
+    ("pages/loss.py", "nav.loss", "loss", ":material/target:"),
+    ("pages/next_token.py", "nav.next", "next-token", ":material/auto_awesome:"),
+    ("pages/train.py", "nav.train", "train", ":material/fitness_center:"),
 ]
 
 nav = st.navigation(

@@ -97,19 +97,22 @@ def test_every_page_renders(server, browser, path, lang):
 
 
 def test_moving_a_slider_updates_a_chart(server, browser):
-    page = _open(browser, f"{server}/norms")
+    page = _open(browser, f"{server}/norms?ui.lang=English")
     try:
-        first = page.locator(CHART).first
-        before = first.inner_html()
-        slider = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"] [role="slider"]').first
-        slider.focus()
-        slider.press("ArrowRight")  # layers 2 -> 3
+        chart = '[data-testid="stPlotlyChart"]'
+        before = page.locator(chart).first.inner_html()
+        layers = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"]').filter(has_text="Layers L")
+        handle = layers.locator('input[type="range"]').first
+        handle.focus()
+        handle.press("ArrowRight")  # layers 2 -> 3
         page.wait_for_function(
             "([sel, old]) => { const e = document.querySelector(sel); return e && e.innerHTML !== old; }",
-            arg=[CHART, before], timeout=60_000,
+            arg=[chart, before], timeout=60_000,
         )
         page.wait_for_timeout(500)
         _assert_clean(page)
-        assert first.inner_html() != before
+        assert "cfg.num_hidden_layers=3" in page.url  # the view is in the URL
+        # the residual-norm chart now has L + 2 = 5 depths on its x axis
+        assert page.locator(chart).first.locator(".xtick").count() == 5
     finally:
         page.close()
