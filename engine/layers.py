@@ -32,6 +32,10 @@ class LayerNorm(nn.Module):
 
     Shapes: ``x`` ``[..., H]`` -> ``[..., H]``. The variance is the biased one (divide by H), as in
     ``torch.nn.LayerNorm``. Source: Ba et al. 2016.
+
+    ``torch.var_mean`` gives both moments in one pass and ``rsqrt`` folds the square root and the division,
+    so the formula costs five tensor ops instead of nine: with 2L + 1 norms per forward on a small CPU, the
+    per-op overhead, not the arithmetic, is what a norm costs.
     """
 
     def __init__(self, hidden_size: int, eps: float = 1e-5):
@@ -41,9 +45,8 @@ class LayerNorm(nn.Module):
         self.bias = nn.Parameter(torch.zeros(hidden_size))  # (H,)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        mean = x.mean(dim=-1, keepdim=True)  # (..., 1)
-        var = (x - mean).pow(2).mean(dim=-1, keepdim=True)  # (..., 1)
-        return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias  # (..., H)
+        var, mean = torch.var_mean(x, dim=-1, keepdim=True, correction=0)  # (..., 1) each; biased variance
+        return (x - mean) * torch.rsqrt(var + self.eps) * self.weight + self.bias  # (..., H)
 
 
 class RMSNorm(nn.Module):
@@ -170,6 +173,14 @@ def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.T
 # ---------------------------------------------------------------------------------------------------
 
 
+def causal_future_mask(T: int, device: torch.device | str | None = None) -> torch.Tensor:
+    """``[T, T]`` boolean mask, True strictly above the diagonal: the future keys query t may not attend to.
+
+    :class:`engine.model.CausalLM` builds it once per forward pass and hands it to every layer.
+    """
+    return torch.ones(T, T, dtype=torch.bool, device=device).triu(1)  # (T, T)
+
+
 class CausalSelfAttention(nn.Module):
     """Multi-head (or grouped-query) causal self-attention with Llama-style projections.
 
@@ -204,6 +215,7 @@ class CausalSelfAttention(nn.Module):
         cache: dict[str, torch.Tensor] | None = None,
         prefix: str = "attn.",
         need_weights: bool = False,
+        future_mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Attend causally.
 
@@ -213,6 +225,8 @@ class CausalSelfAttention(nn.Module):
             cache: if given, activations are stored under ``prefix + hook_*`` (TransformerLens names);
                 forces the eager path.
             need_weights: return the attention probabilities (forces the eager path).
+            future_mask: optional precomputed :func:`causal_future_mask` ``[T, T]`` for the eager path (built
+                here when ``None``).
         Returns:
             ``(out [B, T, H], pattern [B, n_heads, T, T] or None)``.
         """
@@ -224,8 +238,9 @@ class CausalSelfAttention(nn.Module):
             cos, sin = rope_cos_sin(position_ids, self.head_dim, self.rope_theta)  # (T, hd) each
             q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)  # shapes unchanged
         groups = self.n_heads // self.n_kv_heads
-        k = k.repeat_interleave(groups, dim=1)  # (B, nh, T, hd): kv head j -> query heads j*g .. j*g+g-1
-        v = v.repeat_interleave(groups, dim=1)  # (B, nh, T, hd)
+        if groups > 1:  # GQA; with groups == 1 (multi-head attention) repeat_interleave would only copy
+            k = k.repeat_interleave(groups, dim=1)  # (B, nh, T, hd): kv head j -> query heads j*g .. j*g+g-1
+            v = v.repeat_interleave(groups, dim=1)  # (B, nh, T, hd)
 
         if cache is None and not need_weights:
             z = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, nh, T, hd)
@@ -233,7 +248,7 @@ class CausalSelfAttention(nn.Module):
         else:
             raw = q @ k.transpose(-2, -1)  # (B, nh, T, T): raw Q K^T
             scores = raw / math.sqrt(self.head_dim)  # (B, nh, T, T)
-            future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)  # (T, T) True above diagonal
+            future = future_mask if future_mask is not None else causal_future_mask(T, x.device)  # (T, T)
             scores = scores.masked_fill(future, float("-inf"))  # (B, nh, T, T)
             pattern = torch.softmax(scores, dim=-1)  # (B, nh, T, T): exact zeros above the diagonal
             z = pattern @ v  # (B, nh, T, hd)

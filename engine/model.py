@@ -17,7 +17,7 @@ import torch
 import torch.nn as nn
 
 from .config import ModelConfig
-from .layers import ADDITIVE_POSITIONS, MLP, CausalSelfAttention, build_norm
+from .layers import ADDITIVE_POSITIONS, MLP, CausalSelfAttention, build_norm, causal_future_mask
 from .loss import mean_supervised_loss, shifted_token_losses
 
 
@@ -98,21 +98,28 @@ class TransformerBlock(nn.Module):
         cache: dict[str, torch.Tensor] | None = None,
         prefix: str = "",
         need_weights: bool = False,
+        future_mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Returns ``(block output [B, T, H], attention pattern [B, n_heads, T, T] or None)``."""
+        """Returns ``(block output [B, T, H], attention pattern [B, n_heads, T, T] or None)``.
+
+        ``future_mask`` (``[T, T]`` bool, optional) is passed to attention so the causal mask is built once
+        per forward pass rather than once per layer.
+        """
         store = (lambda k, v: cache.__setitem__(prefix + k, v)) if cache is not None else (lambda k, v: None)
         store("hook_resid_pre", x)
         if self.pre_norm:
             h = self.input_layernorm(x)  # (B, T, H)
             store("ln1.hook_normalized", h)
-            attn_out, pattern = self.self_attn(h, position_ids, cache, prefix + "attn.", need_weights)  # (B, T, H)
+            attn_out, pattern = self.self_attn(h, position_ids, cache, prefix + "attn.", need_weights,
+                                               future_mask)  # (B, T, H)
             mid = x + attn_out  # (B, T, H): residual around attention
             h = self.post_attention_layernorm(mid)  # (B, T, H)
             store("ln2.hook_normalized", h)
             mlp_out = self.mlp(h, cache, prefix + "mlp.")  # (B, T, H)
             out = mid + mlp_out  # (B, T, H): residual around the MLP
         else:
-            attn_out, pattern = self.self_attn(x, position_ids, cache, prefix + "attn.", need_weights)  # (B, T, H)
+            attn_out, pattern = self.self_attn(x, position_ids, cache, prefix + "attn.", need_weights,
+                                               future_mask)  # (B, T, H)
             mid = self.input_layernorm(x + attn_out)  # (B, T, H): norm of the residual sum
             store("ln1.hook_normalized", mid)
             mlp_out = self.mlp(mid, cache, prefix + "mlp.")  # (B, T, H)
@@ -199,8 +206,9 @@ class CausalLM(nn.Module):
         if B == 0 or T == 0:
             raise ValueError("input_ids is empty: at least one token is needed")
         V = self.config.vocab_size
-        bad = (input_ids < 0) | (input_ids >= V)
-        if bad.any():
+        lowest, highest = torch.aminmax(input_ids)  # one reduction on the valid path
+        if int(lowest) < 0 or int(highest) >= V:
+            bad = (input_ids < 0) | (input_ids >= V)  # (B, T)
             raise ValueError(f"token id {int(input_ids[bad][0])} is outside the vocabulary (vocab_size={V})")
         if self.config.has_position_limit and T > self.config.max_position_embeddings:
             raise ValueError(
@@ -251,9 +259,12 @@ class CausalLM(nn.Module):
                 cache["hook_pos_embed"] = pos.expand(B, T, -1)
         hidden_states = [x] if output_hidden_states else None
         attentions = [] if output_attentions else None
+        eager = output_attentions or return_cache  # explicit softmax attention, which needs the causal mask
+        future = causal_future_mask(T, input_ids.device) if eager else None  # (T, T), built once for all layers
 
         for i, layer in enumerate(self.layers):
-            x, pattern = layer(x, position_ids, cache, f"blocks.{i}.", need_weights=output_attentions)  # (B, T, H)
+            x, pattern = layer(x, position_ids, cache, f"blocks.{i}.", need_weights=output_attentions,
+                               future_mask=future)  # (B, T, H)
             if hidden_states is not None:
                 hidden_states.append(x)
             if attentions is not None:

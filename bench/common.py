@@ -1,0 +1,118 @@
+"""Helpers shared by the timing benchmarks: interleaved timing, GPT-2 weight copying, markdown tables.
+
+Timing is only ever reported as a ratio against a reference measured in the same run, with the candidates
+interleaved (ours, theirs, ours, theirs, ...) so that load on a shared machine hits both alike.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is downloaded: all models are random-init from configs
+
+import torch  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def interleaved_medians(fns: dict[str, Callable[[], object]], warmup: int = 5, repeats: int = 20) -> dict[str, float]:
+    """Median wall time in milliseconds of each zero-argument callable.
+
+    Every callable runs ``warmup`` times first (untimed), then ``repeats`` rounds follow; each round runs every
+    callable once, starting from a different one each round (rotation), so drift in machine load is shared.
+    """
+    names = list(fns)
+    for _ in range(warmup):
+        for name in names:
+            fns[name]()
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(repeats):
+        order = names[r % len(names):] + names[: r % len(names)]
+        for name in order:
+            t0 = time.perf_counter()
+            fns[name]()
+            times[name].append((time.perf_counter() - t0) * 1e3)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def randomize_(module: torch.nn.Module, seed: int, std: float = 0.02) -> torch.nn.Module:
+    """Overwrite every parameter with N(0, std) noise (norm weights around 1) so biases and norms matter."""
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            noise = torch.randn(p.shape, generator=gen) * std
+            p.copy_(1.0 + 10 * noise if ("ln_" in name and name.endswith("weight")) else noise)
+    return module
+
+
+def gpt2_state_to_ours(hf_model, n_layer: int, hidden: int) -> dict[str, torch.Tensor]:
+    """Map a transformers ``GPT2LMHeadModel`` state_dict onto :class:`engine.model.CausalLM` names.
+
+    ``Conv1D`` weights are ``[in, out]`` and become ``nn.Linear`` ``[out, in]``; ``c_attn`` is split into q, k, v.
+    """
+    sd = hf_model.state_dict()
+    state = {
+        "embed_tokens.weight": sd["transformer.wte.weight"],
+        "embed_positions.weight": sd["transformer.wpe.weight"],
+        "norm.weight": sd["transformer.ln_f.weight"],
+        "norm.bias": sd["transformer.ln_f.bias"],
+        "lm_head.weight": sd["lm_head.weight"],
+    }
+    for i in range(n_layer):
+        p, o = f"transformer.h.{i}.", f"layers.{i}."
+        qw, kw, vw = sd[p + "attn.c_attn.weight"].split(hidden, dim=1)  # (H, H) each, Conv1D layout
+        qb, kb, vb = sd[p + "attn.c_attn.bias"].split(hidden)  # (H,) each
+        for name, w, b in (("q_proj", qw, qb), ("k_proj", kw, kb), ("v_proj", vw, vb)):
+            state[o + f"self_attn.{name}.weight"] = w.T.contiguous()
+            state[o + f"self_attn.{name}.bias"] = b
+        state[o + "self_attn.o_proj.weight"] = sd[p + "attn.c_proj.weight"].T.contiguous()
+        state[o + "self_attn.o_proj.bias"] = sd[p + "attn.c_proj.bias"]
+        state[o + "mlp.up_proj.weight"] = sd[p + "mlp.c_fc.weight"].T.contiguous()
+        state[o + "mlp.up_proj.bias"] = sd[p + "mlp.c_fc.bias"]
+        state[o + "mlp.down_proj.weight"] = sd[p + "mlp.c_proj.weight"].T.contiguous()
+        state[o + "mlp.down_proj.bias"] = sd[p + "mlp.c_proj.bias"]
+        for ln, ours_ln in (("ln_1", "input_layernorm"), ("ln_2", "post_attention_layernorm")):
+            state[o + ours_ln + ".weight"] = sd[p + ln + ".weight"]
+            state[o + ours_ln + ".bias"] = sd[p + ln + ".bias"]
+    return state
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def machine_line() -> str:
+    """Date, CPU model, core count, threads used and library versions, for the results header."""
+    import transformers
+
+    cpu = platform.processor() or "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return (f"{datetime.date.today().isoformat()}, {cpu}, {os.cpu_count()} cores, torch.set_num_threads("
+            f"{torch.get_num_threads()}), torch {torch.__version__}, transformers {transformers.__version__}, "
+            f"Python {platform.python_version()}")
+
+
+def write_result(name: str, text: str) -> Path:
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / f"{name}.md"
+    path.write_text(text)
+    return path
