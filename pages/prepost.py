@@ -56,6 +56,8 @@ def trend(first: float, last: float) -> str:
 ctx = explorer()
 st.title(t("prepost.title"))
 explain(t("prepost.explain"))
+if ctx.source != "random":  # trained weights were shaped by one placement; the other is a what-if
+    st.warning(t("prepost.trained_placement", placement=t(f"cfg.norm_position.{ctx.config.norm_position}")))
 
 # ---- depth control: this page only; defaults to (and follows) the sidebar's layers until moved ----
 L_sidebar = ctx.config.num_hidden_layers

@@ -71,7 +71,7 @@ def browser():
 
 
 def _open(browser, url: str):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page = browser.new_page(viewport={"width": 1400, "height": 2600})
     page.goto(url, wait_until="domcontentloaded")
     page.wait_for_selector(CHART, timeout=90_000)
     page.wait_for_timeout(800)  # let the last reruns settle

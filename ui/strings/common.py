@@ -8,6 +8,7 @@ EN = {
     "nav.attention": "Attention",
     "nav.loss": "Loss & masking",
     "nav.next": "Next token",
+    "nav.train": "Training lab",
     "cfg.preset.label": "Start from a preset",
     "cfg.preset.none": "(custom sliders)",
     "cfg.preset.help": "Copies a source tutorial's setup into the sliders; you can change them afterwards.",
@@ -74,6 +75,7 @@ EN = {
     "cfg.section": "Model configuration",
     "ui.presenter": "Presenter mode",
     "ui.presenter.help": "Larger fonts on the page and in the charts; the model sliders fold away.",
+    "cfg.preset.source": "From: {source}",
 }
 
 ZH = {
@@ -84,6 +86,7 @@ ZH = {
     "nav.attention": "注意力",
     "nav.loss": "损失与掩码",
     "nav.next": "下一个 token",
+    "nav.train": "训练实验室",
     "cfg.preset.label": "从预设开始",
     "cfg.preset.none": "（自定义滑块）",
     "cfg.preset.help": "把某个源教程的设置填入滑块；之后仍可修改。",
@@ -148,4 +151,5 @@ ZH = {
     "cfg.section": "模型配置",
     "ui.presenter": "演示模式",
     "ui.presenter.help": "页面和图表字体放大；模型滑块收起。",
+    "cfg.preset.source": "出处：{source}",
 }

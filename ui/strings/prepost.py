@@ -54,6 +54,7 @@ EN = {
                      "or shrink gently with depth (each block's norm sees a larger residual), while Post-Norm's are "
                      "nearly flat from block 2 on and far below Pre-Norm's. Raise the init std to 0.2 to see "
                      "Post-Norm's upper blocks get larger gradients than Pre-Norm's.",
+    "prepost.trained_placement": "These weights were trained with {placement}: their placement is fixed by that training. The other placement below runs the very same weights, which shows how much the model depends on where its norms sit — it is not a model that was trained that way.",
 }
 
 ZH = {
@@ -101,4 +102,5 @@ ZH = {
                      "也不一定重现论文中的图景：在默认初始化标准差 0.02 下，Pre-Norm 的梯度范数随深度基本持平或缓慢变小"
                      "（每层的归一化看到的残差更大），而 Post-Norm 的梯度从第 2 层起几乎持平，且远低于 Pre-Norm。"
                      "把初始化标准差调到 0.2，可以看到 Post-Norm 靠上的各层梯度大于 Pre-Norm。",
+    "prepost.trained_placement": "这些权重是用 {placement} 训练出来的：归一化位置由训练决定。下面的另一种位置用的是完全相同的权重，它展示模型有多依赖归一化的位置——但它并不是用那种方式训练出来的模型。",
 }
