@@ -44,6 +44,7 @@ import torch
 
 from .config import ModelConfig
 from .model import CausalLM
+from .seeding import seeded
 
 __all__ = [
     "TrainConfig",
@@ -539,7 +540,7 @@ def race_pre_post(
 ) -> RaceResult:
     """Train a Pre-Norm and a Post-Norm model from the same initial weights on the same batches.
 
-    One model is built from ``config`` with ``torch.manual_seed(cfg.seed)`` (inside ``torch.random.fork_rng``,
+    One model is built from ``config`` with ``torch.manual_seed(cfg.seed)`` (inside ``engine.seeding.seeded``,
     so the caller's global RNG state is untouched); its state dict is loaded into two models built from
     ``config.replace(norm_position="pre")`` and ``config.replace(norm_position="post")`` (both placements own
     the same parameter names). Each run has its own batch generator seeded with ``cfg.seed``, so both see the
@@ -563,8 +564,7 @@ def race_pre_post(
     * gradient norm across depth, Pre-Norm: NOT flat; it decreases with depth (first block ~3x the last at
       step 1, ~10x averaged over training).
     """
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(cfg.seed)
+    with seeded(cfg.seed):  # serialised with other threads' seeded builds (engine.seeding)
         base = CausalLM(config)
     state = base.state_dict()
     models = {}
@@ -756,8 +756,7 @@ def measure_poem_structure(
     W = torch.stack(windows)  # (n_lines, context_len)
     at = torch.tensor(comma_at)  # (n_lines,)
     if init_model is None:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(0)
+        with seeded(0):
             init_model = CausalLM(model.config).to(model.device)
     c, p = _punctuation_probs(model, W, at, comma, period)
     c0, p0 = _punctuation_probs(init_model, W, at, comma, period)

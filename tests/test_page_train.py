@@ -1,0 +1,224 @@
+"""AppTest checks of pages/train.py: a tiny run trains a copy (never the cached model), Stop works mid-run, two
+sessions keep their trained models apart, the other pages run on the trained model, and the race runs.
+
+Tiny settings (hidden 16, 1 layer, vocab 256, 20 steps of 4 x 16 tokens) keep every run to about a second.
+Buttons are clicked through AppTest (their on_click callbacks start/stop the job); the test then polls the
+job in session state with ``time.sleep`` + ``at.run()`` like the page's live fragment does in a browser.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+
+import numpy as np
+import torch
+
+from engine import CausalLM
+from page_helpers import arr, figures, open_page, reference, rerun, state_config, texts
+from ui.sidebar import build_model
+
+TINY = {
+    "cfg.hidden_size": 16, "cfg.num_hidden_layers": 1, "cfg.vocab_size": 256, "cfg.num_attention_heads": 2,
+    "cfg.num_key_value_heads": 2, "cfg.intermediate_size": 32,
+    "train.steps": 20, "train.seq_len": 16, "train.batch": 4, "train.warmup": 2, "train.lr": 0.01,
+}
+SIDEBAR = {k: v for k, v in TINY.items() if k.startswith("cfg.")}
+
+
+def checksum(model: CausalLM) -> str:
+    """SHA-1 over every parameter's bytes (order of named_parameters)."""
+    h = hashlib.sha1()
+    for name, p in model.named_parameters():
+        h.update(name.encode())
+        h.update(p.detach().cpu().numpy().tobytes())
+    return h.hexdigest()
+
+
+def cached_model(**state) -> CausalLM:
+    """The sidebar's cached random-init model for ``state`` (st.cache_resource is process-wide)."""
+    config, seed = state_config(**state)
+    return build_model(config.to_json(), seed)
+
+
+def wait_done(at, key: str = "train.job", timeout: float = 60.0):
+    """Poll like the live fragment: sleep, rerun, until the job in ``key`` has ended; returns the job."""
+    t0 = time.time()
+    job = at.session_state[key]
+    while not job.done and time.time() - t0 < timeout:
+        time.sleep(0.2)
+        at.run()
+    assert job.done, "the run did not finish in time"
+    at.run()  # the full run after the end publishes the model
+    return job
+
+
+def start(at, button: str = "train.start"):
+    at.button(key=button).click().run()
+    assert not at.exception
+    return at
+
+
+def test_tiny_run_lowers_val_loss_publishes_a_copy_and_leaves_the_cache_alone():
+    cached = cached_model(**SIDEBAR)
+    before = checksum(cached)
+    torch.manual_seed(0)
+    assert checksum(CausalLM(state_config(**SIDEBAR)[0])) == before  # the cache holds the seeded init
+
+    at = open_page("train", **TINY)
+    assert not at.exception
+    assert "train.trained" not in at.session_state
+    start(at)
+    job = wait_done(at)
+    assert not at.exception
+    assert job.error is None and not job.result.stopped
+    r = job.result
+    assert r.steps_done == 20
+    assert r.final_val_loss < r.initial_val_loss, (r.initial_val_loss, r.final_val_loss)
+
+    # published: the sidebar now reads the trained model
+    trained = at.session_state["train.trained"]
+    assert trained["id"] == job.id and trained["model"] is job.model
+    assert at.session_state["model.source"] == "trained"
+    assert checksum(trained["model"]) != before
+    # the cached random-init model is untouched: same bytes, no gradients written, same object in the cache
+    assert cached_model(**SIDEBAR) is cached
+    assert checksum(cached) == before
+    assert all(p.grad is None for p in cached.parameters())
+    # the page cloned exactly this cached object (same model key), and the "before" clone equals it
+    config, seed = state_config(**SIDEBAR)
+    assert job.source_key == "random:" + hashlib.sha1(f"{config.to_json()}|{seed}".encode()).hexdigest()[:16]
+    assert checksum(job.init) == before
+
+    page = texts(at)
+    assert "Finished all 20 steps" in page
+    assert "nan" not in page.lower()
+    # the result loss chart shows the engine's history: step-0 validation loss, then every step's loss
+    fig = figures(at)[0]
+    val = fig["data"][1]
+    assert val["x"][0] == 0 and math.isclose(val["y"][0], r.initial_val_loss, rel_tol=1e-6)
+    np.testing.assert_allclose(arr(fig["data"][0]["y"]), r.losses, rtol=1e-6)
+
+
+def test_before_after_heatmaps_match_the_init_and_trained_models():
+    at = open_page("train", **TINY)
+    start(at)
+    job = wait_done(at)
+    _, ids, _ = reference(**SIDEBAR)
+    heatmaps = [f for f in figures(at) if f["data"] and f["data"][0]["type"] == "heatmap"
+                and f["layout"]["yaxis"].get("autorange") == "reversed" and "attention" in f["layout"]["title"]["text"]]
+    assert len(heatmaps) == 2  # before, after
+    for fig, model in zip(heatmaps, (job.init, job.model)):
+        with torch.no_grad():
+            a = model(ids, output_attentions=True).attentions[0][0, 0].double().numpy()
+        z = arr(fig["data"][0]["z"])
+        upper = np.triu(np.ones_like(a, dtype=bool), 1)
+        assert np.isnan(z[upper]).all()
+        np.testing.assert_allclose(z[~upper], a[~upper], atol=1e-6)
+
+
+def test_stop_mid_run_ends_early_with_stopped_true():
+    at = open_page("train", **{**TINY, "train.steps": 5000, "train.warmup": 10})
+    start(at)
+    job = at.session_state["train.job"]
+    assert job.running
+    at.button(key="train.stop").click().run()
+    assert not at.exception
+    assert job.wait(30)
+    at.run()
+    assert job.result.stopped
+    assert 0 <= job.result.steps_done < 5000
+    if job.result.steps_done:
+        assert "Stopped after" in texts(at)
+
+
+def test_two_sessions_keep_their_trained_models_apart():
+    a = open_page("train", **TINY)
+    b = open_page("train", **TINY)
+    start(a)
+    job = wait_done(a)
+    b.run()
+    assert "train.trained" in a.session_state
+    assert "train.trained" not in b.session_state
+    assert "train.job" not in b.session_state
+    # session B's attention page shows the random-init model
+    b.switch_page("pages/attention.py").run()
+    rerun(b, **{"ui.lang": "en", **SIDEBAR})
+    assert not b.exception
+    model, ids, _ = reference(**SIDEBAR)
+    with torch.no_grad():
+        expected = model(ids, output_attentions=True).attentions[0][0, 0].double().numpy()
+    z = arr(figures(b)[0]["data"][0]["z"])
+    upper = np.triu(np.ones_like(expected, dtype=bool), 1)
+    np.testing.assert_allclose(z[~upper], expected[~upper], atol=1e-6)
+    with torch.no_grad():
+        trained = job.model(ids, output_attentions=True).attentions[0][0, 0].double().numpy()
+    assert not np.allclose(z[~upper], trained[~upper], atol=1e-6)
+
+
+def test_other_pages_run_on_the_trained_model():
+    at = open_page("train", **TINY)
+    start(at)
+    job = wait_done(at)
+    _, ids, _ = reference(**SIDEBAR)
+    for page in ("attention", "loss", "overview"):
+        at.switch_page(f"pages/{page}.py").run()
+        rerun(at, **{"ui.lang": "en", **SIDEBAR, "model.source": "trained"})
+        assert not at.exception, page
+        assert at.session_state["train.trained"]["id"] == job.id
+    at.switch_page("pages/attention.py").run()
+    rerun(at, **{"ui.lang": "en", **SIDEBAR, "model.source": "trained"})
+    with torch.no_grad():
+        expected = job.model(ids, output_attentions=True).attentions[0][0, 0].double().numpy()
+    z = arr(figures(at)[0]["data"][0]["z"])
+    upper = np.triu(np.ones_like(expected, dtype=bool), 1)
+    np.testing.assert_allclose(z[~upper], expected[~upper], atol=1e-6)
+
+
+def test_race_runs_both_placements_in_chinese():
+    at = open_page("train", **{**SIDEBAR, "ui.lang": "zh", "train.view": "race", "train.race_depth": 4,
+                               "train.race_steps": 10})
+    assert not at.exception
+    start(at, "train.race_start")
+    job = wait_done(at, "train.race_job")
+    assert not at.exception
+    assert job.error is None
+    assert job.result.pre.steps_done == job.result.post.steps_done == 10
+    assert job.config.num_hidden_layers == 4
+    assert "train.trained" not in at.session_state  # a race publishes nothing
+    figs = figures(at)
+    assert len(figs) == 3  # losses, gradient heatmaps, depth profile
+    page = texts(at)
+    assert "验证损失" in page and "nan" not in page.lower()
+    # the depth profile shows the mean over steps of the engine's per-block gradient norms
+    prof = figs[2]["data"]
+    for trace, res in zip(prof, (job.result.pre, job.result.post)):
+        expected = np.mean([h.layer_grad_norms for h in res.history], axis=0)
+        np.testing.assert_allclose(arr(trace["y"]), expected, rtol=1e-6)
+
+
+def test_checkpoint_source_is_refused_in_words():
+    at = open_page("train", **{"model.source": "checkpoint"})
+    assert not at.exception
+    page = texts(at)
+    assert "trains models built from the sidebar's sliders" in page or "No checkpoint found" in page
+    assert not at.get("plotly_chart")
+
+
+def test_rope_gqa_post_norm_in_random_id_mode():
+    state = {**TINY, "cfg.hidden_size": 64, "cfg.num_attention_heads": 8, "cfg.num_key_value_heads": 2,
+             "cfg.position_embedding": "rope", "cfg.norm_position": "post", "input.mode": "random",
+             "train.steps": 10, "train.corpus": "en"}
+    at = open_page("train", **state)
+    assert not at.exception
+    start(at)
+    job = wait_done(at)
+    assert not at.exception
+    assert job.error is None and job.result.steps_done == 10
+    cfg = job.model.config
+    assert (cfg.position_embedding, cfg.num_key_value_heads, cfg.norm_position) == ("rope", 2, "post")
+    page = texts(at)
+    assert "Before and after" in page
+    assert "poem probes" in page  # trained on English: the poem section explains itself instead of running
+    assert "nan" not in page.lower()

@@ -1,0 +1,358 @@
+"""Training lab page."""
+
+EN = {
+    "train.title": "Training lab: watch a small model learn",
+    "train.explain": "Start trains a copy of the sidebar model to predict the next token of the bundled corpus: the "
+                     "loss starts near ln V (a uniform guess) and falls, and the gradient map shows how hard each "
+                     "block is being pulled at each step. When the run ends, the trained model becomes the sidebar's "
+                     "model, and the before/after view compares attention and per-position loss on your input text. "
+                     "Trained on the Tang poems, it learns where “，” and “。” go; the race trains Pre-Norm and "
+                     "Post-Norm from the same weights on the same batches.",
+    "train.checkpoint": "The Training lab trains models built from the sidebar's sliders (or continues one trained in "
+                        "this session). A loaded checkpoint is not trained here: switch the sidebar's model to "
+                        "“random init (sliders)” to use this page.",
+    "train.corpus.label": "Training text",
+    "train.corpus.help": "The bundled corpus, tokenized with the same BPE the other pages use at this vocabulary size. "
+                         "The last 10 % is held out for the validation loss.",
+    "train.corpus.zh": "Tang poems (中文)",
+    "train.corpus.en": "English prose",
+    "train.corpus.all": "both",
+    "train.view.label": "Section",
+    "train.view.lab": "Train",
+    "train.view.race": "Pre vs Post race",
+    "train.encoding": "Encoding the {corpus} text with the {size}-token BPE…",
+    "train.corpus_tokens": "{corpus}: {n} tokens with the {size}-token BPE.",
+    "train.seconds": "{s} s",
+    # ---- lab controls ----
+    "train.source.random": "the random-init model from the sliders",
+    "train.source.trained": "the model trained in this session (training continues from it)",
+    "train.what": "Start trains a **copy** of {what}: {params} parameters, L = {L} layers, H = {H}, V = {V}, {placement}. "
+                  "The shared model itself is never changed.",
+    "train.steps.label": "Steps",
+    "train.steps.help": "Number of AdamW updates. Each update uses one batch of random windows from the training text.",
+    "train.warmup.label": "Warmup steps",
+    "train.warmup.help": "The learning rate rises linearly from 0 to its peak over these steps, then follows a "
+                         "cosine down to 10 % of the peak. 0 switches warmup off.",
+    "train.lr.label": "Learning rate (peak)",
+    "train.lr.help": "Peak step size of AdamW (betas 0.9 / 0.95).",
+    "train.batch.label": "Batch size",
+    "train.batch.help": "Windows per update.",
+    "train.seq_len.label": "Sequence length",
+    "train.seq_len.help": "Tokens per window (at most the model's position limit, {limit}).",
+    "train.fixed": "Fixed: weight decay {wd} on the block matrices, gradient clipping at norm {clip}, validation on the "
+                   "last {val} of the text.",
+    "train.bad_settings": "These settings cannot be used: {error}",
+    "train.too_short": "The text has only {n} tokens; windows of {seq} tokens barely fit. Choose a shorter sequence "
+                       "length or more text.",
+    "train.start": "▶ Start",
+    "train.stop": "■ Stop",
+    "train.not_started": "No run yet in this session. Press Start: with the default model and settings a run takes about "
+                         "25 s of CPU time (longer for bigger models or a busy machine).",
+    "train.race_running": "A Pre-vs-Post race is running (see the race section); Start is available when it ends.",
+    "train.train_running": "A training run is in progress (see the Train section); the race can start when it ends.",
+    # ---- live panel ----
+    "train.progress": "Step {step} / {total} · {elapsed} elapsed · about {eta} left",
+    "train.stopping": "Stopping after the current step…",
+    "train.first_step": "Preparing the first step (measuring the validation loss at initialisation)…",
+    "train.live_numbers": "Last step: training loss {loss} nats · learning rate {lr} · gradient norm {gnorm} · "
+                          "{tps} tokens/s",
+    "train.loss_title": "Loss per step",
+    "train.step_x": "step",
+    "train.loss_y": "loss (nats per token)",
+    "train.train_loss": "training batch",
+    "train.val_loss": "validation",
+    "train.val_short": "(validation)",
+    "train.uniform": "uniform guess ln V",
+    "train.grad_title": "Gradient L2 norm of each block per step (log colour)",
+    "train.block_y": "block",
+    "train.grad_unit": "L2 norm",
+    # ---- results ----
+    "train.results_title": "Result",
+    "train.finished": "Finished all {total} steps.",
+    "train.stopped_at": "Stopped after {done} of {total} steps.",
+    "train.summary": "Validation loss {v0} → {v1} nats in {secs} on the {corpus} text.",
+    "train.published": "The trained model is now the sidebar's model (“trained in this session”): every page shows it. "
+                       "Press Start again to continue training it, or switch the sidebar back to “random init” to start "
+                       "from scratch.",
+    "train.published_other": "This run's model is kept as “trained in this session”; choose it in the sidebar to see "
+                             "it on every page.",
+    "train.failed": "The run failed: {error}",
+    "train.no_steps": "The run was stopped before its first update, so there is no trained model.",
+    "train.loss_caption": "The dotted line is ln V = {lnv} nats for V = {v}: the loss of a model that gives every token "
+                          "the same probability. The validation loss is measured on the same held-out batches every "
+                          "time, so its points are comparable.",
+    "train.grad_caption": "Gradient norms are measured before clipping (the global norm is then clipped to 1.0). Brighter "
+                          "means a larger gradient; a block that stays dark receives little training signal.",
+    # ---- before / after ----
+    "train.ba_title": "Before and after: your input text",
+    "train.ba_caption": "Left: the copy taken before training. Right: the trained model. Both read the sidebar's input.",
+    "train.ba_short": "The before/after view needs at least two input tokens (a loss needs a next token).",
+    "train.ba_mismatch": "The sidebar's input was tokenized for a different vocabulary than the trained model's "
+                         "(V = {v}); set the sidebar back to that vocabulary to compare.",
+    "train.ba_capped": "Only the first {n} of {total} tokens are drawn.",
+    "train.ba_computing": "Running both models on the input…",
+    "train.layer": "Layer",
+    "train.head": "Head",
+    "train.ba_attn_init": "Before training: attention of layer {layer}, head {head}",
+    "train.ba_attn_trained": "After training: attention of layer {layer}, head {head}",
+    "train.key_x": "key position (attended to)",
+    "train.query_y": "query position",
+    "train.prob_unit": "probability",
+    "train.ba_loss_init": "Mean loss before training",
+    "train.ba_loss_trained": "Mean loss after training",
+    "train.ba_bar_init": "Before: each position's share ℓₜ / N of the mean loss",
+    "train.ba_bar_trained": "After: each position's share ℓₜ / N of the mean loss",
+    "train.pos_x": "position: input → target",
+    "train.contrib_y": "ℓₜ / N (nats)",
+    "train.ba_loss_caption": "Both charts use the same y range; the bars of each add up to its mean loss (N = {n} "
+                             "predicted tokens). Lower bars after training mean the model now expects those tokens.",
+    # ---- what the model learned ----
+    "train.learned_title": "What the model learned about the poems",
+    "train.learned_computing": "Measuring the punctuation and the attention heads on the poems…",
+    "train.learned_punct": "At this vocabulary size “，” and “。” are not tokens of their own, so the punctuation probe "
+                           "cannot run. Use a vocabulary of at least a few hundred tokens.",
+    "train.learned_failed": "The poem probe cannot run on this model: {error}",
+    "train.learned_zh_only": "The poem probes (punctuation, line-to-line attention) run after training on the Tang poems.",
+    "train.comma_metric": "p(“，”) after the 5th character",
+    "train.period_metric": "p(“。”) after the 10th character",
+    "train.uniform_metric": "uniform guess 1 / V",
+    "train.vs_init": "before training: {init}",
+    "train.comma_help": "Mean over the 5-character lines of the corpus (mostly training text) of the probability the "
+                        "model gives “，” right after a line's 5th character.",
+    "train.period_help": "Same for “。” right after the 10th character.",
+    "train.uniform_help": "What a model that knows nothing gives every token: 1 / {v}.",
+    "train.poem_learned": "After training the model gives “，” a probability of **{comma}** right after the 5th character "
+                          "and “。” **{period}** after the 10th (before training: {comma0} and {period0}). That is well "
+                          "above how common they are in the poems ({fc} and {fp} of all tokens), so the model has learned "
+                          "where in a line they go: two halves of five characters. Averaged over {n} lines, {ctx} tokens "
+                          "of context each.",
+    "train.poem_frequency": "After training the model gives “，” {comma} right after the 5th character and “。” {period} "
+                            "after the 10th (before training: {comma0} and {period0}). That is about how common they "
+                            "are in the poems overall ({fc} and {fp} of all tokens): the model has learned that "
+                            "punctuation is frequent, but not yet clearly where in a line it goes. Train longer to see "
+                            "it learn the five-character halves. Averaged over {n} lines, {ctx} tokens of context each.",
+    "train.poem_not_yet": "The model gives “，” {comma} after the 5th character and “。” {period} after the 10th (before "
+                          "training: {comma0} and {period0}; share among all tokens: {fc} and {fp}): not yet clearly "
+                          "above the untrained model. Train longer or with a higher learning rate. Averaged over {n} "
+                          "lines, {ctx} tokens of context each.",
+    "train.poem_caption": "The lines are mostly training text (the held-out end of the corpus has almost no 5-character "
+                          "lines), so read this as “learned on the training text”; the punctuation pattern is a "
+                          "regularity, not a memorised fact.",
+    "train.slot_title": "Attention to the same slot of the previous line, per layer and head",
+    "train.head_x": "head",
+    "train.layer_y": "layer",
+    "train.slot_top": "strongest",
+    "train.slot_sentence": "Strongest: layer {layer}, head {head}, with {score} of its attention on the character in the "
+                           "same slot one line up (13 tokens back), averaged over {pairs} positions of a poem. Spread "
+                           "evenly over the visible tokens it would get about {uniform}; the strongest head before "
+                           "training had {init}.",
+    "train.slot_none": "No head stands out yet: the strongest, layer {layer}, head {head}, puts {score} of its attention "
+                       "on the same slot one line up (13 tokens back), averaged over {pairs} positions of a poem: not clearly "
+                       "more than the {uniform} of evenly spread attention or the {init} of the strongest head before "
+                       "training.",
+    "train.slot_window": "The poem window used",
+    # ---- race ----
+    "train.race_title": "Pre-Norm vs Post-Norm race",
+    "train.race_intro": "Both models start from **the same initial weights** and see **the same batches** ({batch} "
+                        "windows of {seq} tokens per step); only the norm placement differs. They take turns, one "
+                        "update each.",
+    "train.race_depth.label": "Blocks (depth)",
+    "train.race_depth.help": "The race builds two fresh models from the sidebar's settings with this many blocks.",
+    "train.race_steps.label": "Steps",
+    "train.race_steps.help": "Updates per model. The default (100 steps at 12 blocks) takes about 12 s of CPU time with the default "
+                              "sidebar model; longer when the machine is busy.",
+    "train.race_lr.label": "Learning rate (peak)",
+    "train.race_warmup.label": "Warmup",
+    "train.race_warmup.help": "On: the learning rate rises linearly over the first {n} steps. Off: it starts at the "
+                              "peak (Xiong et al. 2020: Post-Norm is the one that needs warmup).",
+    "train.race_model": "Race model: {depth} blocks, H = {H}, V = {V}, init seed {seed}, warmup {warm} steps.",
+    "train.race_start": "▶ Start race",
+    "train.race_expect": "What to expect at the defaults (12 blocks, 100 steps; measured here with init seeds 0, 1 and 2, "
+                         "warmup on and off): averaged over the run, Post-Norm's gradient norm grows from block 2 to "
+                         "block 12, by a factor of about 60 without warmup and about 28 with it, while Pre-Norm's falls "
+                         "from block 1 to block 12 (to 0.02–0.11 of block 1). Post-Norm's block 1, which reads the small "
+                         "embeddings directly, stands apart with larger gradients than blocks 2 to 8. At the very first "
+                         "step Post-Norm's blocks 2 to 12 all have the same gradient norm: the growth appears once "
+                         "training starts. Pre-Norm also ended with the lower validation loss in all six runs.",
+    "train.race_loss_title": "Loss per step, both placements",
+    "train.race_grad_title": "Gradient L2 norm of each block per step (one log colour scale for both)",
+    "train.race_results": "Result: {depth} blocks, {steps} steps, warmup {warm} steps",
+    "train.profile_title": "Gradient L2 norm of each block, averaged over the steps",
+    "train.block_x": "block",
+    "train.profile_y": "mean gradient L2 norm (log scale)",
+    "train.race_losses": "Validation loss: Pre-Norm {pre0} → **{pre1}** nats, Post-Norm {post0} → **{post1}** nats.",
+    "train.race_ratios": "Mean gradient norm, block {L} ÷ block 1: Pre-Norm **{pre}×**; Post-Norm **{post_first}×**. "
+                         "Post-Norm, block {L} ÷ block 2: **{post}×**.",
+    "train.race_as_expected": "This run shows the pattern described above: Post-Norm's gradients grow towards the output "
+                              "blocks, Pre-Norm's shrink.",
+    "train.race_not_this_time": "This run does not show the usual pattern clearly (Post-Norm growing by more than 25 % "
+                                "from block 2 to the last block, Pre-Norm shrinking by more than 20 %). Short runs, "
+                                "shallow models and other settings can differ; the charts show what happened.",
+    "train.race_shallow": "With fewer than three blocks there is no depth profile to compare; raise the depth.",
+    "train.race_nonfinite": "Some gradient norms are zero or not finite (NaN/Inf), so no ratio is given; the learning "
+                            "rate is probably too high for this depth.",
+}
+
+ZH = {
+    "train.title": "训练实验室：看一个小模型如何学习",
+    "train.explain": "点击“开始”会训练侧边栏模型的一个副本，让它预测内置语料的下一个 token：损失从 ln V（均匀猜测）附近开始"
+                     "下降，梯度图显示每一步各个 Block 受到多大的训练信号。训练结束后，训练好的模型成为侧边栏的模型，"
+                     "“训练前后”部分对比你输入文本上的注意力和逐位置损失。在唐诗上训练后，模型会学到“，”和“。”的位置；"
+                     "“竞赛”部分则让 Pre-Norm 与 Post-Norm 从同一组权重出发、在同样的批次上训练。",
+    "train.checkpoint": "训练实验室只训练由侧边栏滑块构建的模型（或继续训练本会话中训练过的模型），不在这里训练已加载的检查点。"
+                        "请把侧边栏的模型切换为“随机初始化（滑块）”后再使用本页。",
+    "train.corpus.label": "训练文本",
+    "train.corpus.help": "内置语料，用其他页面在该词表大小下使用的同一个 BPE 分词。最后 10% 留作验证集。",
+    "train.corpus.zh": "唐诗",
+    "train.corpus.en": "英文散文",
+    "train.corpus.all": "两者",
+    "train.view.label": "部分",
+    "train.view.lab": "训练",
+    "train.view.race": "Pre 与 Post 竞赛",
+    "train.encoding": "正在用 {size} 个 token 的 BPE 对{corpus}文本分词…",
+    "train.corpus_tokens": "{corpus}：用 {size} 个 token 的 BPE 分词后共 {n} 个 token。",
+    "train.seconds": "{s} 秒",
+    # ---- lab controls ----
+    "train.source.random": "滑块构建的随机初始化模型",
+    "train.source.trained": "本会话中训练过的模型（在它的基础上继续训练）",
+    "train.what": "“开始”训练的是{what}的**副本**：{params} 个参数，L = {L} 层，H = {H}，V = {V}，{placement}。"
+                  "共享的模型本身永远不会被修改。",
+    "train.steps.label": "步数",
+    "train.steps.help": "AdamW 更新的次数。每次更新使用一个批次、从训练文本中随机截取的窗口。",
+    "train.warmup.label": "预热步数",
+    "train.warmup.help": "学习率在这些步内从 0 线性升到峰值，之后按余弦曲线降到峰值的 10%。设为 0 即关闭预热。",
+    "train.lr.label": "学习率（峰值）",
+    "train.lr.help": "AdamW 的峰值步长（betas 0.9 / 0.95）。",
+    "train.batch.label": "批大小",
+    "train.batch.help": "每次更新使用的窗口数。",
+    "train.seq_len.label": "序列长度",
+    "train.seq_len.help": "每个窗口的 token 数（不超过模型的位置上限 {limit}）。",
+    "train.fixed": "固定设置：对 Block 内的矩阵使用权重衰减 {wd}，梯度裁剪到范数 {clip}，用文本最后 {val} 计算验证损失。",
+    "train.bad_settings": "这些设置无法使用：{error}",
+    "train.too_short": "文本只有 {n} 个 token，放不下足够多 {seq} 个 token 的窗口。请选更短的序列长度或更多文本。",
+    "train.start": "▶ 开始",
+    "train.stop": "■ 停止",
+    "train.not_started": "本会话还没有训练过。点击“开始”：默认模型和设置下一次训练约需 25 秒 CPU 时间（模型更大或机器繁忙时更久）。",
+    "train.race_running": "Pre 与 Post 竞赛正在进行（见竞赛部分）；结束后才能开始训练。",
+    "train.train_running": "训练正在进行（见训练部分）；结束后才能开始竞赛。",
+    # ---- live panel ----
+    "train.progress": "第 {step} / {total} 步 · 已用 {elapsed} · 约剩 {eta}",
+    "train.stopping": "当前这一步完成后停止…",
+    "train.first_step": "正在准备第一步（先测量初始化时的验证损失）…",
+    "train.live_numbers": "最近一步：训练损失 {loss} nats · 学习率 {lr} · 梯度范数 {gnorm} · 每秒 {tps} 个 token",
+    "train.loss_title": "每一步的损失",
+    "train.step_x": "步",
+    "train.loss_y": "损失（每个 token 的 nats）",
+    "train.train_loss": "训练批次",
+    "train.val_loss": "验证集",
+    "train.val_short": "（验证集）",
+    "train.uniform": "均匀猜测 ln V",
+    "train.grad_title": "每一步各 Block 的梯度 L2 范数（对数色标）",
+    "train.block_y": "Block",
+    "train.grad_unit": "L2 范数",
+    # ---- results ----
+    "train.results_title": "结果",
+    "train.finished": "已完成全部 {total} 步。",
+    "train.stopped_at": "在 {total} 步中的第 {done} 步后停止。",
+    "train.summary": "在{corpus}文本上用时 {secs}，验证损失 {v0} → {v1} nats。",
+    "train.published": "训练好的模型现在是侧边栏的模型（“本会话中训练的模型”）：所有页面都显示它。再次点击“开始”会在它的基础上"
+                       "继续训练；若要从头开始，请把侧边栏切回“随机初始化”。",
+    "train.published_other": "这次训练的模型保存在“本会话中训练的模型”中；在侧边栏选择它，即可在所有页面查看。",
+    "train.failed": "训练失败：{error}",
+    "train.no_steps": "训练在第一次更新之前就被停止了，因此没有训练好的模型。",
+    "train.loss_caption": "点线是 ln V = {lnv} nats（V = {v}）：给每个 token 相同概率的模型的损失。验证损失每次都在同一批留出数据"
+                          "上测量，所以各点可以互相比较。",
+    "train.grad_caption": "梯度范数在裁剪之前测量（之后全局范数被裁剪到 1.0）。颜色越亮表示梯度越大；一直偏暗的 Block 得到的训练信号很少。",
+    # ---- before / after ----
+    "train.ba_title": "训练前后：你的输入文本",
+    "train.ba_caption": "左：训练前取下的副本。右：训练后的模型。两者读取的都是侧边栏的输入。",
+    "train.ba_short": "训练前后的对比至少需要两个输入 token（损失需要下一个 token）。",
+    "train.ba_mismatch": "侧边栏的输入是按另一个词表分词的，与训练模型的词表（V = {v}）不同；把侧边栏的词表大小改回去即可对比。",
+    "train.ba_capped": "只绘制 {total} 个 token 中的前 {n} 个。",
+    "train.ba_computing": "正在用两个模型处理输入…",
+    "train.layer": "层",
+    "train.head": "头",
+    "train.ba_attn_init": "训练前：第 {layer} 层第 {head} 个头的注意力",
+    "train.ba_attn_trained": "训练后：第 {layer} 层第 {head} 个头的注意力",
+    "train.key_x": "键位置（被关注的位置）",
+    "train.query_y": "查询位置",
+    "train.prob_unit": "概率",
+    "train.ba_loss_init": "训练前的平均损失",
+    "train.ba_loss_trained": "训练后的平均损失",
+    "train.ba_bar_init": "训练前：各位置在平均损失中所占的 ℓₜ / N",
+    "train.ba_bar_trained": "训练后：各位置在平均损失中所占的 ℓₜ / N",
+    "train.pos_x": "位置：输入 → 目标",
+    "train.contrib_y": "ℓₜ / N（nats）",
+    "train.ba_loss_caption": "两张图的纵轴范围相同；每张图的柱子相加等于它的平均损失（N = {n} 个被预测的 token）。训练后柱子"
+                             "变低，说明模型现在能预料到这些 token。",
+    # ---- what the model learned ----
+    "train.learned_title": "模型从唐诗中学到了什么",
+    "train.learned_computing": "正在测量标点概率和各注意力头…",
+    "train.learned_punct": "在这个词表大小下，“，”和“。”不是独立的 token，无法测量标点。请使用至少几百个 token 的词表。",
+    "train.learned_failed": "无法在这个模型上运行唐诗探针：{error}",
+    "train.learned_zh_only": "在唐诗上训练之后，这里会显示唐诗探针（标点位置、上下句之间的注意力）。",
+    "train.comma_metric": "第 5 个字之后 p(“，”)",
+    "train.period_metric": "第 10 个字之后 p(“。”)",
+    "train.uniform_metric": "均匀猜测 1 / V",
+    "train.vs_init": "训练前：{init}",
+    "train.comma_help": "对语料中所有五言诗句（大多是训练文本）取平均：模型在一句的第 5 个字之后给“，”的概率。",
+    "train.period_help": "同上，第 10 个字之后给“。”的概率。",
+    "train.uniform_help": "一无所知的模型给每个 token 的概率：1 / {v}。",
+    "train.poem_learned": "训练后，模型在第 5 个字之后给“，”的概率是 **{comma}**，在第 10 个字之后给“。”的概率是 **{period}**"
+                          "（训练前分别为 {comma0} 和 {period0}）。这远高于它们在唐诗中出现的比例（占全部 token 的 {fc} 和 "
+                          "{fp}），说明模型学会了它们在句中的位置：每句由两个五字的半句组成。对 {n} 句取平均，每句使用 {ctx} "
+                          "个 token 的上下文。",
+    "train.poem_frequency": "训练后，模型在第 5 个字之后给“，”的概率是 {comma}，在第 10 个字之后给“。”的概率是 {period}（训练前"
+                            "分别为 {comma0} 和 {period0}）。这大约就是它们在唐诗中出现的比例（占全部 token 的 {fc} 和 {fp}）："
+                            "模型学会了标点很常见，但还没有明确学会标点在句中的位置。训练更久，就能看到它学会五字半句。对 {n} "
+                            "句取平均，每句使用 {ctx} 个 token 的上下文。",
+    "train.poem_not_yet": "模型在第 5 个字之后给“，”的概率是 {comma}，在第 10 个字之后给“。”的概率是 {period}（训练前分别为 "
+                          "{comma0} 和 {period0}；在全部 token 中的占比为 {fc} 和 {fp}）：还没有明显高于未训练的模型。请训练更久"
+                          "或提高学习率。对 {n} 句取平均，每句使用 {ctx} 个 token 的上下文。",
+    "train.poem_caption": "这些诗句大多属于训练文本（语料末尾留出的部分几乎没有五言句），所以这里表示“在训练文本上学到的”；"
+                          "标点的位置是一种规律，而不是死记硬背的事实。",
+    "train.slot_title": "各层各头对上一句同一位置的注意力",
+    "train.head_x": "头",
+    "train.layer_y": "层",
+    "train.slot_top": "最强",
+    "train.slot_sentence": "最强的是第 {layer} 层第 {head} 个头：在一首诗的 {pairs} 个位置上平均，它把 {score} 的注意力放在上一句"
+                           "同一位置的字上（往回 13 个 token）。如果注意力平均分给所有可见的 token，约为 {uniform}；训练前最强的"
+                           "头为 {init}。",
+    "train.slot_none": "还没有哪个头特别突出：最强的是第 {layer} 层第 {head} 个头，在一首诗的 {pairs} 个位置上平均，它把 {score} "
+                       "的注意力放在上一句同一位置的字上（往回 13 个 token）：没有明显超过注意力平均分配时的 {uniform}，也没有明显超过"
+                       "训练前最强的头（{init}）。",
+    "train.slot_window": "所用的诗歌片段",
+    # ---- race ----
+    "train.race_title": "Pre-Norm 与 Post-Norm 竞赛",
+    "train.race_intro": "两个模型从**同一组初始权重**出发，看到**同样的批次**（每步 {batch} 个 {seq} token 的窗口），只有归一化的"
+                        "位置不同。它们轮流各做一次更新。",
+    "train.race_depth.label": "Block 数（深度）",
+    "train.race_depth.help": "竞赛用侧边栏的设置和这个 Block 数新建两个模型。",
+    "train.race_steps.label": "步数",
+    "train.race_steps.help": "每个模型的更新次数。默认值（12 个 Block、100 步）在默认的侧边栏模型上约需 12 秒 CPU 时间；机器繁忙时会更久。",
+    "train.race_lr.label": "学习率（峰值）",
+    "train.race_warmup.label": "预热",
+    "train.race_warmup.help": "开：学习率在前 {n} 步内线性上升。关：从峰值开始（Xiong 等 2020：需要预热的是 Post-Norm）。",
+    "train.race_model": "竞赛模型：{depth} 个 Block，H = {H}，V = {V}，初始化种子 {seed}，预热 {warm} 步。",
+    "train.race_start": "▶ 开始竞赛",
+    "train.race_expect": "默认设置下应看到的现象（12 个 Block、100 步；在这里用初始化种子 0、1、2，开与关预热都测量过）：对整个"
+                         "训练过程取平均，Post-Norm 的梯度范数从第 2 个 Block 到第 12 个 Block 逐渐增大，不预热时约增大 60 倍，"
+                         "预热时约 28 倍；而 Pre-Norm 的从第 1 个 Block 到第 12 个逐渐减小（降到第 1 个 Block 的 0.02–0.11）。"
+                         "Post-Norm 的第 1 个 Block 直接读取很小的嵌入，梯度比第 2 到第 8 个 Block 大，自成一类。在第一步时，"
+                         "Post-Norm 的第 2 到第 12 个 Block 梯度范数完全相同：增长是在训练开始后才出现的。在这六次运行中，"
+                         "Pre-Norm 的最终验证损失也都更低。",
+    "train.race_loss_title": "两种放置方式每一步的损失",
+    "train.race_grad_title": "每一步各 Block 的梯度 L2 范数（两图共用一个对数色标）",
+    "train.race_results": "结果：{depth} 个 Block，{steps} 步，预热 {warm} 步",
+    "train.profile_title": "各 Block 的梯度 L2 范数（对所有步取平均）",
+    "train.block_x": "Block",
+    "train.profile_y": "平均梯度 L2 范数（对数坐标）",
+    "train.race_losses": "验证损失：Pre-Norm {pre0} → **{pre1}** nats，Post-Norm {post0} → **{post1}** nats。",
+    "train.race_ratios": "平均梯度范数，第 {L} 个 Block ÷ 第 1 个 Block：Pre-Norm **{pre}×**；Post-Norm **{post_first}×**。"
+                         "Post-Norm 第 {L} 个 Block ÷ 第 2 个 Block：**{post}×**。",
+    "train.race_as_expected": "这次运行呈现了上面描述的规律：Post-Norm 的梯度向输出端的 Block 增大，Pre-Norm 的则减小。",
+    "train.race_not_this_time": "这次运行没有清楚地呈现通常的规律（Post-Norm 从第 2 个 Block 到最后一个增长超过 25%，Pre-Norm "
+                                "减小超过 20%）。训练步数少、模型浅或其他设置都可能导致不同结果；图表显示的是实际发生的情况。",
+    "train.race_shallow": "少于三个 Block 时没有可比较的深度分布；请增加深度。",
+    "train.race_nonfinite": "部分梯度范数为零或不是有限数（NaN/Inf），因此不给出比值；对这个深度来说学习率可能太高了。",
+}
