@@ -23,9 +23,11 @@ SHOTS = ROOT / "screenshots"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run", "--disable-quic"]
-PAGES = ["overview", "norms", "pre-vs-post", "attention", "loss", "next-token"]
+PAGES = ["overview", "norms", "pre-vs-post", "attention", "loss", "next-token", "train"]
 CHART = '[data-testid="stPlotlyChart"] .main-svg'
 URL_LANG = {"en": "English", "zh": "中文"}  # the language switch writes its label into the URL
+START = {"English": "▶ Start", "中文": "▶ 开始"}
+STOP = {"English": "■ Stop", "中文": "■ 停止"}
 
 
 def _free_port() -> int:
@@ -73,6 +75,11 @@ def browser():
 def _open(browser, url: str):
     page = browser.new_page(viewport={"width": 1400, "height": 2600})
     page.goto(url, wait_until="domcontentloaded")
+    if "/train" in url:  # the training lab draws its charts once a run starts: start one, then stop it
+        page.wait_for_selector('[data-testid="stMain"] h1', timeout=90_000)
+        page.get_by_role("button", name=START[url.split("ui.lang=")[-1]]).click()
+        page.wait_for_selector(CHART, timeout=120_000)
+        page.get_by_role("button", name=STOP[url.split("ui.lang=")[-1]]).click()
     page.wait_for_selector(CHART, timeout=90_000)
     page.wait_for_timeout(800)  # let the last reruns settle
     return page

@@ -19,13 +19,13 @@ def chart(fig: go.Figure, data: pd.DataFrame | None, key: str) -> None:
     st.plotly_chart(fig, key=f"{key}.chart", config={"displaylogo": False})
     if data is None:
         return
-    c1, c2, _ = st.columns([1, 1, 3])
-    c1.download_button(t("common.download_csv"), lambda: data.to_csv(index=False).encode("utf-8"),
+    row = st.container(horizontal=True, gap="small")  # buttons keep their natural width, even in narrow columns
+    row.download_button(t("common.download_csv"), lambda: data.to_csv(index=False).encode("utf-8"),
                        file_name=f"{key}.csv", mime="text/csv", key=f"{key}.csv", on_click="ignore")
-    c2.download_button(t("common.download_html"), lambda: fig.to_html(include_plotlyjs=True, full_html=True),
+    row.download_button(t("common.download_html"), lambda: fig.to_html(include_plotlyjs=True, full_html=True),
                        file_name=f"{key}.html", mime="text/html", key=f"{key}.html", on_click="ignore")
 
 
 def explain(text: str) -> None:
     """The page's two-to-four-sentence "what to look for" box."""
-    st.info(f"**{t('common.what_to_look_for')}.** {text}")
+    st.info(f"**{t('common.what_to_look_for')}** {text}")
