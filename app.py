@@ -8,7 +8,7 @@ import streamlit as st
 
 from ui.i18n import t
 
-st.set_page_config(page_title="Transformer Block Explorer", page_icon=":material/view_in_ar:", layout="wide")
+st.set_page_config(page_title="Transformer Block Explorer", layout="wide")
 
 PAGES = [
     ("pages/overview.py", "nav.overview", "overview", ":material/view_in_ar:"),

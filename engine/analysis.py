@@ -260,12 +260,13 @@ def placement_divergence(pre: CausalLM, post: CausalLM, input_ids: torch.Tensor,
 def parameter_table(model: CausalLM) -> pd.DataFrame:
     """Parameter counts grouped by component type, tied weights counted once.
 
-    Columns: ``component`` ("embed_tokens", "embed_positions", "self_attn", "mlp", "norms", "norm",
-    "lm_head"), ``params``, ``share`` (fraction of the total). Plus :func:`tying_savings` for the head.
+    Columns: ``component`` ("embed_tokens", "embed_positions", "self_attn", "mlp", "block norms" (the two
+    norms of every block), "final norm", "lm_head"), ``params``, ``share`` (fraction of the total). Plus :func:`tying_savings` for the head.
     """
     groups: dict[str, int] = {}
     for name, count in model.parameter_breakdown():
         key = name.split(".")[-1] if name.startswith("layers.") else name
+        key = {"norms": "block norms", "norm": "final norm"}.get(key, key)
         groups[key] = groups.get(key, 0) + count
     total = sum(groups.values())
     return pd.DataFrame([(k, v, v / total) for k, v in groups.items()], columns=["component", "params", "share"])

@@ -40,14 +40,14 @@ def _move(delta: int) -> None:
 
 
 st.subheader(t("overview.shape_title", layer=layer, n=ctx.input_ids.shape[1]))
-c1, c2, c3 = st.columns([1, 1, 4])
-c1.button(t("overview.prev"), on_click=_move, args=(-1,), key="overview.prev", shortcut="PageUp",
+controls = st.container(horizontal=True, vertical_alignment="center")
+controls.button(t("overview.prev"), on_click=_move, args=(-1,), key="overview.prev", shortcut="PageUp",
           disabled=st.session_state["overview.step"] == 1)
-c2.button(t("overview.next"), on_click=_move, args=(1,), key="overview.next", shortcut="PageDown",
+controls.button(t("overview.next"), on_click=_move, args=(1,), key="overview.next", shortcut="PageDown",
           disabled=st.session_state["overview.step"] == n_steps)
 step = st.session_state["overview.step"]
 row = walk.iloc[step - 1]
-c3.markdown(t("overview.step_now", step=step, n=n_steps, name=t(f"overview.step.{row['name']}")))
+controls.markdown(t("overview.step_now", step=step, n=n_steps, name=t(f"overview.step.{row['name']}")))
 st.latex(t(f"overview.latex.{row['name']}") if row["name"] not in ("norm 1", "norm 2")
          else t(f"overview.latex.{ctx.config.norm_type}"))
 st.caption(t("overview.shape_explain"))
@@ -66,7 +66,7 @@ if row["hook"]:
     out = trace(ctx)
     act = analysis.activation_frame(out, row["hook"])
     fig = activation_heatmap(act, ctx.tick_labels(), t("overview.act_title", name=t(f"overview.step.{row['name']}"), hook=row["hook"]),
-                             t("overview.act_x"), t("overview.act_y"))
+                             t("overview.act_x"), t("overview.act_y"), t("overview.act_value"))
     chart(fig, act.reset_index(), "overview.activation")
 else:
     st.info(t("overview.no_norm_postnorm"))

@@ -88,7 +88,8 @@ def test_one_click_preset_gives_the_tutorial_setup():
     at.sidebar.selectbox(key="cfg.preset").set_value("gpt2_walkthrough").run()
     assert not at.exception
     s = at.session_state
-    assert (s["cfg.hidden_size"], s["cfg.num_attention_heads"], s["cfg.intermediate_size"], s["input.text"]) == (4, 2, 16, "猫吃鱼")
+    assert (s["cfg.hidden_size"], s["cfg.num_attention_heads"], s["cfg.intermediate_size"]) == (4, 2, 16)
+    assert (s["input.mode"], s["input.random_len"]) == ("random", 3)  # the tutorial's 3 tokens
     shapes = list(at.dataframe[0].value.iloc[:, 4])  # the walkthrough's shape column: [T, H] = [3, 4]
     assert "[3, 4]" in shapes
 

@@ -27,11 +27,13 @@ def step_norm_bar(walk: pd.DataFrame, step: int, labels: list[str], title: str, 
     colors = [HIGHLIGHT if s == step else MUTED for s in walk["step"]]
     fig = go.Figure(go.Bar(x=list(walk["step"]), y=f32(walk["mean_norm"]), marker_color=colors,
                            hovertemplate="%{customdata}: %{y:.4f}<extra></extra>", customdata=labels))
-    fig.update_xaxes(tickmode="array", tickvals=list(walk["step"]), ticktext=[f"{s}. {n}" for s, n in zip(walk["step"], labels)])
+    fig.update_xaxes(tickmode="array", tickvals=list(walk["step"]), tickangle=-25,
+                     ticktext=[f"{s}. {n}" for s, n in zip(walk["step"], labels)])
     return base_layout(fig, title, x_title, y_title, height=340)
 
 
-def activation_heatmap(act: pd.DataFrame, tick_labels: list[str], title: str, x_title: str, y_title: str) -> go.Figure:
+def activation_heatmap(act: pd.DataFrame, tick_labels: list[str], title: str, x_title: str, y_title: str,
+                       value_title: str = "value") -> go.Figure:
     """Heatmap of one activation ``[T, H]`` (rows = positions top to bottom, columns = hidden units).
 
     Rows are capped at ``HEATMAP_MAX_TOKENS``; a diverging colour scale is centred at 0.
@@ -39,7 +41,9 @@ def activation_heatmap(act: pd.DataFrame, tick_labels: list[str], title: str, x_
     act = act.iloc[:HEATMAP_MAX_TOKENS]
     z = f32(act.to_numpy())
     fig = go.Figure(go.Heatmap(z=z, x=list(range(z.shape[1])), y=list(range(z.shape[0])), colorscale="RdBu",
-                               zmid=0, colorbar=dict(title="value"),
+                               zmid=0, colorbar=dict(title=value_title),
                                hovertemplate="pos %{y}, unit %{x}: %{z:.4f}<extra></extra>"))
     fig.update_yaxes(autorange="reversed", **position_axis(tick_labels[: z.shape[0]]))
+    if z.shape[1] <= 32:
+        fig.update_xaxes(dtick=1)  # integer hidden units, no half-unit ticks
     return base_layout(fig, title, x_title, y_title, height=max(300, min(700, 26 * z.shape[0] + 140)))

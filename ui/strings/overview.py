@@ -49,6 +49,7 @@ EN = {
     "overview.act_y": "position: token",
     "overview.no_norm_postnorm": "Post-Norm has no norm before the sub-layer: the norm comes after the residual addition (see the residual steps).",
 
+    "overview.act_value": "value",
 }
 
 ZH = {
@@ -97,4 +98,5 @@ ZH = {
     "overview.act_x": "隐藏单元",
     "overview.act_y": "位置：token",
     "overview.no_norm_postnorm": "Post-Norm 在子层之前没有归一化：归一化发生在残差相加之后（见两个残差步骤）。",
+    "overview.act_value": "数值",
 }

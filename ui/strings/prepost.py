@@ -50,7 +50,7 @@ EN = {
                      "show that at the usual initialisation Post-Norm's gradients are largest near the output layers, "
                      "so it needs a learning-rate warm-up, while Pre-Norm's are well-behaved, which is why Pre-Norm "
                      "trains more stably. This chart is one random initialisation, not training, and it does not "
-                     "always reproduce that picture: with the default init std 0.02, Pre-Norm's gradient norms stay level "
+                     "always reproduce that picture: with the default settings (init std 0.02, H = 64), Pre-Norm's gradient norms stay level "
                      "or shrink gently with depth (each block's norm sees a larger residual), while Post-Norm's are "
                      "nearly flat from block 2 on and far below Pre-Norm's. Raise the init std to 0.2 to see "
                      "Post-Norm's upper blocks get larger gradients than Pre-Norm's.",
@@ -99,7 +99,7 @@ ZH = {
     "prepost.xiong": "为什么重要：Xiong 等人 2020 年的论文《On Layer Normalization in the Transformer Architecture》"
                      "指出，在常用的初始化下，Post-Norm 靠近输出层的梯度最大，因此需要学习率预热（warm-up）；"
                      "而 Pre-Norm 的梯度表现良好，这就是 Pre-Norm 训练更稳定的原因。本图只是一次随机初始化，不是训练过程，"
-                     "也不一定重现论文中的图景：在默认初始化标准差 0.02 下，Pre-Norm 的梯度范数随深度基本持平或缓慢变小"
+                     "也不一定重现论文中的图景：在默认设置下（初始化标准差 0.02，H = 64），Pre-Norm 的梯度范数随深度基本持平或缓慢变小"
                      "（每层的归一化看到的残差更大），而 Post-Norm 的梯度从第 2 层起几乎持平，且远低于 Pre-Norm。"
                      "把初始化标准差调到 0.2，可以看到 Post-Norm 靠上的各层梯度大于 Pre-Norm。",
     "prepost.trained_placement": "这些权重是用 {placement} 训练出来的：归一化位置由训练决定。下面的另一种位置用的是完全相同的权重，它展示模型有多依赖归一化的位置——但它并不是用那种方式训练出来的模型。",
