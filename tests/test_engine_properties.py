@@ -258,7 +258,10 @@ def test_gqa_equals_mha_with_repeated_kv(config, seed, n_kv):
     x = ids(seed)
     with torch.no_grad():
         for kwargs in ({}, {"output_attentions": True}):
-            torch.testing.assert_close(gqa(x, **kwargs).logits, mha(x, **kwargs).logits, rtol=1e-5, atol=1e-5)
+            a, b = gqa(x, **kwargs).logits, mha(x, **kwargs).logits
+            # float32 round-off grows with the logits' size (O(1) random weights give logits near 10)
+            tol = 1e-5 * max(1.0, float(b.abs().max()))
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=tol)
     assert mha.num_parameters() > gqa.num_parameters()
 
 
