@@ -8,6 +8,7 @@ TransformerLens's ``HookedTransformerConfig.__post_init__``: every message names
 from __future__ import annotations
 
 import dataclasses
+import math
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -87,6 +88,16 @@ class ModelConfig:
         for name, value in sizes.items():
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        for name, value in (("norm_eps", self.norm_eps), ("rope_theta", self.rope_theta),
+                            ("initializer_range", self.initializer_range)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isinf(value):
+                raise ValueError(f"{name} must be a finite number, got {value!r}")
+        for name, value in (("mlp_gated", self.mlp_gated), ("bias", self.bias),
+                            ("tie_word_embeddings", self.tie_word_embeddings)):
+            if not isinstance(value, bool):
+                raise ValueError(f"{name} must be true or false, got {value!r}")
+        if self.attention_bias is not None and not isinstance(self.attention_bias, bool):
+            raise ValueError(f"attention_bias must be true, false or null, got {self.attention_bias!r}")
         for name, value, valid in (
             ("hidden_act", self.hidden_act, HIDDEN_ACTS),
             ("norm_type", self.norm_type, NORM_TYPES),
@@ -206,9 +217,9 @@ PRESETS: dict[str, ModelConfig] = {
 }
 
 PRESET_SOURCES: dict[str, str] = {
-    "minimind_demo": "shared/seeds/000 (MiniMind Transformer block demo)",
-    "gpt2_walkthrough": "shared/seeds/004 (GPT-2 Pre-LN block, 猫吃鱼 walkthrough)",
-    "numpy_decoder": "shared/seeds/001 (NumPy GPT decoder, Post-LN)",
+    "minimind_demo": "MiniMind tutorial, ch. 5: Transformer Block and full forward (shared/seeds/000)",
+    "gpt2_walkthrough": "GPT-2 from scratch: the Pre-LN block, 猫吃鱼 with d_model=4 (shared/seeds/004)",
+    "numpy_decoder": "A GPT decoder in NumPy: Post-LN, ReLU FFN, learned positions (shared/seeds/001)",
     "gpt2_small": "GPT-2 small (Radford et al. 2019), 124M parameters",
     "llama_small": "Llama-family layout (Touvron et al. 2023), scaled down",
 }

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 import streamlit as st
 import torch
 
-from engine import PRESETS, CausalLM, ModelConfig
+from engine import PRESET_SOURCES, PRESETS, CausalLM, ModelConfig
 from engine.analysis import finite_report, run_trace
 from engine.model import CausalLMOutput
+from engine.seeding import seeded
 from engine.checkpoints import (
     CheckpointError,
     CheckpointInfo,
@@ -43,7 +44,10 @@ MAX_LAYERS = 48
 MAX_TOKENS = 256  # input tokens drawn at most (position limit of slider-built models)
 FFN_KINDS = {"relu": ("relu", False), "gelu": ("gelu", False), "gelu_new": ("gelu_new", False), "swiglu": ("silu", True)}
 DEFAULT_TEXT = "床前明月光，疑是地上霜。举头望明月，低头思故乡。"
-PRESET_TEXT = {"gpt2_walkthrough": "猫吃鱼"}
+PRESET_TEXT: dict[str, str] = {}
+# The MiniMind demo feeds torch.randint ids (T=6); the GPT-2 walkthrough feeds torch.randn(3, 4) for "猫吃鱼"
+# (3 tokens; 猫 and 吃 are not in the bundled corpus, so real text would be [UNK] anyway).
+RANDOM_INPUT_PRESETS = {"minimind_demo": 6, "gpt2_walkthrough": 3}
 DEFAULTS = {
     "cfg.vocab_size": 4000,
     "cfg.hidden_size": 64,
@@ -57,6 +61,7 @@ DEFAULTS = {
     "cfg.position_embedding": "learned",
     "cfg.tie_word_embeddings": True,
     "cfg.initializer_range": 0.02,
+    "cfg.max_position_embeddings": MAX_TOKENS,  # no widget: set by presets and config uploads
     "cfg.seed": 0,
     "input.mode": "text",
     "input.text": DEFAULT_TEXT,
@@ -68,7 +73,7 @@ WIDGET = dict(persist_state="session", bind="query-params")
 FIXED_LABELS = {
     "layernorm": "LayerNorm", "rmsnorm": "RMSNorm", "pre": "Pre-Norm", "post": "Post-Norm",
     "relu": "ReLU", "gelu": "GELU", "gelu_new": "GELU-tanh (GPT-2)", "swiglu": "SwiGLU",
-    "learned": "learned", "sinusoidal": "sinusoidal", "rope": "RoPE", "none": "none",
+    "learned": "learned 可学习", "sinusoidal": "sinusoidal 正弦", "rope": "RoPE", "none": "none 无",
     "text": "文本 text", "random": "随机 id / random ids", "zh": "中文", "en": "English",
 }
 
@@ -111,9 +116,13 @@ class Explorer:
 # ---- caches ------------------------------------------------------------------------------------------
 @st.cache_resource(max_entries=16, show_spinner=False)
 def build_model(config_json: str, seed: int) -> CausalLM:
-    """A randomly initialised model for (config, seed). Shared by all sessions: never mutate it."""
-    torch.manual_seed(seed)
-    return CausalLM(ModelConfig.from_dict(json.loads(config_json)))
+    """A randomly initialised model for (config, seed). Shared by all sessions: never mutate it.
+
+    Built under :func:`engine.seeding.seeded`: sessions build concurrently, and unserialised draws from torch's
+    global RNG would give weights that match neither seed.
+    """
+    with seeded(seed):
+        return CausalLM(ModelConfig.from_dict(json.loads(config_json)))
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -129,6 +138,14 @@ def _trace(_model: CausalLM, model_key: str, ids: tuple[int, ...], labels: tuple
     return run_trace(_model, input_ids, lab)
 
 
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _nonfinite_parts(_out: CausalLMOutput, model_key: str, ids: tuple[int, ...], labels: tuple[int, ...] | None
+                     ) -> list[str]:
+    """Names of the trace's outputs holding NaN or Inf (cached with the trace: scanning every hidden state
+    and attention pattern on each rerun cost ~10 ms on the attention page)."""
+    return [name for name, ok in finite_report(_out).items() if not ok]
+
+
 def trace(ctx: Explorer, labels: torch.Tensor | None = None) -> CausalLMOutput:
     """Cached full forward of the context's input (hidden states, attentions, activation cache).
 
@@ -137,7 +154,7 @@ def trace(ctx: Explorer, labels: torch.Tensor | None = None) -> CausalLMOutput:
     ids = tuple(ctx.input_ids[0].tolist())
     lab = tuple(labels[0].tolist()) if labels is not None else None
     out = _trace(ctx.model, ctx.model_key, ids, lab)
-    bad = [name for name, ok in finite_report(out).items() if not ok]
+    bad = _nonfinite_parts(out, ctx.model_key, ids, lab)
     if bad:
         st.warning(t("common.nonfinite", parts=", ".join(bad)))
     return out
@@ -174,6 +191,7 @@ def config_to_widgets(c: ModelConfig) -> tuple[dict, list[str]]:
         "cfg.intermediate_size": c.intermediate_size, "cfg.norm_type": c.norm_type,
         "cfg.norm_position": c.norm_position, "cfg.ffn": act, "cfg.position_embedding": c.position_embedding,
         "cfg.tie_word_embeddings": c.tie_word_embeddings, "cfg.initializer_range": c.initializer_range,
+        "cfg.max_position_embeddings": c.max_position_embeddings,
     }
     notes = []
     for key, options in (("cfg.vocab_size", VOCAB_OPTIONS), ("cfg.hidden_size", HIDDEN_OPTIONS),
@@ -191,9 +209,9 @@ def _apply_preset() -> None:
     if name not in PRESETS:
         return
     values, _ = config_to_widgets(PRESETS[name])
-    if name == "minimind_demo":  # the MiniMind demo feeds random ids, as in the tutorial
+    if name in RANDOM_INPUT_PRESETS:  # these tutorials feed random ids / random vectors, not text
         values["input.mode"] = "random"
-        values["input.random_len"] = 6
+        values["input.random_len"] = RANDOM_INPUT_PRESETS[name]
     else:
         values["input.mode"] = "text"
         values["input.text"] = PRESET_TEXT.get(name, DEFAULT_TEXT)
@@ -270,7 +288,7 @@ def copy_link_button() -> None:
           catch (e) {{ u.style.display = 'block'; u.value = url; u.select(); }}
         }};
         </script>""",
-        height=80,
+        height=52,
     )
 
 
@@ -322,6 +340,8 @@ def config_widgets(notes: list[str]) -> ModelConfig:
     sb.selectbox(t("cfg.preset.label"), [""] + list(PRESETS), key="cfg.preset", on_change=_apply_preset,
                  format_func=labeler("preset.", none_key="cfg.preset.none"),
                  help=t("cfg.preset.help"), persist_state="session")
+    if st.session_state.get("cfg.preset") in PRESET_SOURCES:
+        sb.caption(t("cfg.preset.source", source=PRESET_SOURCES[st.session_state["cfg.preset"]]))
     sb.select_slider(t("cfg.vocab_size.label"), VOCAB_OPTIONS, key="cfg.vocab_size", help=t("cfg.vocab_size.help"), **WIDGET)
     sb.select_slider(t("cfg.hidden_size.label"), HIDDEN_OPTIONS, key="cfg.hidden_size", **WIDGET)
     sb.slider(t("cfg.num_hidden_layers.label"), 1, MAX_LAYERS, key="cfg.num_hidden_layers", **WIDGET)
@@ -357,7 +377,8 @@ def config_widgets(notes: list[str]) -> ModelConfig:
             num_attention_heads=s["cfg.num_attention_heads"], num_key_value_heads=s["cfg.num_key_value_heads"],
             intermediate_size=s["cfg.intermediate_size"], hidden_act=act, mlp_gated=gated,
             norm_type=s["cfg.norm_type"], norm_position=s["cfg.norm_position"],
-            position_embedding=s["cfg.position_embedding"], max_position_embeddings=MAX_TOKENS,
+            position_embedding=s["cfg.position_embedding"],
+            max_position_embeddings=int(s.get("cfg.max_position_embeddings", MAX_TOKENS)),
             bias=not gated, tie_word_embeddings=s["cfg.tie_word_embeddings"],
             initializer_range=float(s["cfg.initializer_range"]),
         )

@@ -1,0 +1,133 @@
+"""Server-side rerun time and bytes per page at the defaults, warm caches (AppTest, one process).
+
+For each page of ``app.py``: open a session, switch to the page, run until warm, then time ``--repeats``
+reruns (a rerun = what a widget change that hits the caches costs on the server: the whole script, widgets,
+cached model/trace lookups, analysis DataFrames, figure building and serialisation). References measured in
+the same run, interleaved with the pages (see bench/common.py):
+
+    empty    a trivial script (``st.write``) -- AppTest's own per-run overhead
+    sidebar  a page that only calls ``ui.sidebar.explorer()`` -- the shared sidebar's cost on every page
+
+Bytes: the sum of ``ByteSize()`` of the ForwardMsgs a rerun produces (the deltas the server would send; the
+browser benchmark measures the websocket frames for real). Targets: rerun median <= 150 ms, bytes <= 2 MB.
+
+Usage: ``python bench/bench_pages.py [--repeats 15] [--threads 2]`` -> bench/results/bench_pages.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import torch  # noqa: E402
+from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import local_script_runner  # noqa: E402
+
+from bench.common import RESULTS  # noqa: E402
+from ui.sidebar import DEFAULTS  # noqa: E402
+
+PAGES = re.findall(r'"(pages/\w+\.py)"', (ROOT / "app.py").read_text())
+TARGET_MS, TARGET_BYTES = 150.0, 2 * 2**20
+
+_bytes: list[int] = []
+_real_parse = local_script_runner.parse_tree_from_messages
+
+
+def _recording_parse(msgs):
+    _bytes.append(sum(m.ByteSize() for m in msgs))
+    return _real_parse(msgs)
+
+
+local_script_runner.parse_tree_from_messages = _recording_parse
+
+
+def _session(page: str | None, script: Path | None = None) -> AppTest:
+    if script is not None:
+        at = AppTest.from_file(str(script), default_timeout=300)
+        at.run()
+        return at
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.run()
+    at.switch_page(page).run()
+    for k, v in {**DEFAULTS, "ui.lang": "en"}.items():
+        at.session_state[k] = v
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=15)
+    ap.add_argument("--threads", type=int, default=torch.get_num_threads())
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+
+    tmp = Path(tempfile.mkdtemp())
+    (tmp / "empty.py").write_text('import streamlit as st\nst.write("hello")\n')
+    (tmp / "sidebar.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(ROOT)!r})\nimport streamlit as st\n"
+        "from ui.sidebar import explorer, trace\nctx = explorer()\ntrace(ctx)\nst.write('sidebar only')\n")
+
+    sessions = {"empty": _session(None, tmp / "empty.py"), "sidebar": _session(None, tmp / "sidebar.py")}
+    for k, v in {**DEFAULTS, "ui.lang": "en"}.items():
+        sessions["sidebar"].session_state[k] = v
+    sessions["sidebar"].run()
+    for page in PAGES:
+        sessions[Path(page).stem] = _session(page)
+
+    names = list(sessions)
+    for _ in range(2):  # warm
+        for n in names:
+            sessions[n].run()
+    times: dict[str, list[float]] = {n: [] for n in names}
+    sizes: dict[str, list[int]] = {n: [] for n in names}
+    for r in range(args.repeats):
+        order = names[r % len(names):] + names[: r % len(names)]
+        for n in order:
+            _bytes.clear()
+            t0 = time.perf_counter()
+            sessions[n].run()
+            times[n].append((time.perf_counter() - t0) * 1e3)
+            sizes[n].append(sum(_bytes))
+            assert not sessions[n].exception, (n, [e.message for e in sessions[n].exception])
+
+    med = {n: statistics.median(ts) for n, ts in times.items()}
+    lines = [
+        "# bench_pages: server-side rerun time and bytes per page (defaults, warm caches)",
+        "",
+        f"{time.strftime('%Y-%m-%d %H:%M')}, torch threads {args.threads}, {args.repeats} interleaved reruns "
+        "per page, AppTest in one process. `net` = page median - empty-script median (AppTest's own overhead "
+        "removed). Target: rerun <= 150 ms, bytes <= 2 MB.",
+        "",
+        "| page | rerun median (ms) | net of empty (ms) | x empty | bytes per rerun | within target |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    for n in names:
+        b = statistics.median(sizes[n])
+        net = med[n] - med["empty"]
+        ok = "yes" if net <= TARGET_MS and b <= TARGET_BYTES else "**no**"
+        if n in ("empty", "sidebar"):
+            ok = "(reference)"
+        lines.append(f"| {n} | {med[n]:.0f} | {net:.0f} | {med[n] / med['empty']:.1f} | {b / 1024:,.0f} KiB | {ok} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    RESULTS.mkdir(exist_ok=True)
+    out = RESULTS / "bench_pages.md"
+    previous = out.read_text() if out.exists() else ""
+    marker = "\n## Earlier runs\n"
+    history = previous.split(marker, 1)[1] if marker in previous else ""
+    last = previous.split(marker, 1)[0].strip()
+    out.write_text(text + marker + ("\n" + last + "\n" if last else "") + history)
+
+
+if __name__ == "__main__":
+    main()
