@@ -229,11 +229,16 @@ def norm_placement_pair(model: CausalLM) -> tuple[CausalLM, CausalLM]:
     """The same weights under Pre-Norm and Post-Norm: ``(pre_model, post_model)``.
 
     The given model is one of the two (returned as is, never modified); the other is a new model built
-    from ``config.replace(norm_position=...)`` that loads the same state dict in strict mode.
+    from ``config.replace(norm_position=...)`` that loads the same state dict in strict mode with
+    ``assign=True``, so both share their parameter tensors: read-only use only, like every cached model.
     """
     other_position = "post" if model.config.norm_position == "pre" else "pre"
     other = CausalLM(model.config.replace(norm_position=other_position))
-    other.load_state_dict(model.state_dict(), strict=True)  # copies in place: a tie stays a tie
+    # assign=True: the new model holds the very same storage (no copy, no extra memory). assign wraps each
+    # state-dict entry in its own Parameter, so a tied head is re-tied to make it one Parameter again.
+    other.load_state_dict(model.state_dict(), strict=True, assign=True)
+    if model.lm_head.weight is model.embed_tokens.weight:
+        other.lm_head.weight = other.embed_tokens.weight
     return (model, other) if model.config.norm_position == "pre" else (other, model)
 
 
@@ -277,17 +282,18 @@ def tying_savings(config: ModelConfig) -> int:
     return config.vocab_size * config.hidden_size if config.tie_word_embeddings else 0
 
 
-@torch.no_grad()
-def shape_walkthrough(model: CausalLM, input_ids: torch.Tensor, layer: int = 0, batch: int = 0) -> pd.DataFrame:
+def shape_walkthrough(out: CausalLMOutput, norm_position: str, layer: int = 0, batch: int = 0) -> pd.DataFrame:
     """Step-by-step shapes of one block on the current input (like the GPT-2 tutorial's 3-token table).
 
     Columns: ``step`` (1-based), ``name`` (what is computed), ``formula``, ``hook`` (TransformerLens key),
     ``shape`` (e.g. "[3, 4]" = [T, H] for one sequence), ``mean_norm`` (mean L2 norm over positions).
+
+    Args:
+        out: a :func:`run_trace` output (needs the activation cache); norm_position: "pre" or "post".
     """
-    out = run_trace(model, input_ids)
     c = out.cache
     p = f"blocks.{layer}."
-    pre = model.config.norm_position == "pre"
+    pre = norm_position == "pre"
     steps = [
         ("embedding", "x = E[ids] (+ P)", p + "hook_resid_pre"),
         ("norm 1", "n1 = Norm(x)" if pre else "(Post-Norm: no norm before attention)", p + "ln1.hook_normalized" if pre else None),
@@ -361,10 +367,17 @@ def generate(model: CausalLM, input_ids: torch.Tensor, max_new_tokens: int, temp
 
 
 def finite_report(out: CausalLMOutput) -> dict[str, bool]:
-    """Which outputs contain only finite numbers: ``{"logits": bool, "hidden_states": bool, "attentions": bool}``."""
+    """Which outputs are numerically trustworthy: ``{"logits", "hidden_states", "attentions", "norms"}`` -> bool.
+
+    ``norms`` is False when some residual-stream entry exceeds ``sqrt(float32 max)`` (about 1.8e19): its square
+    overflows inside a norm, the variance becomes inf and the norm silently returns zeros, so everything after
+    it is finite but wrong.
+    """
     rep = {"logits": bool(torch.isfinite(out.logits).all())}
     if out.hidden_states is not None:
         rep["hidden_states"] = all(bool(torch.isfinite(h).all()) for h in out.hidden_states)
+        limit = math.sqrt(torch.finfo(torch.float32).max)
+        rep["norms"] = all(bool((h.abs() < limit).all()) for h in out.hidden_states)
     if out.attentions is not None:
         rep["attentions"] = all(bool(torch.isfinite(a).all()) for a in out.attentions)
     return rep

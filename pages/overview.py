@@ -29,7 +29,8 @@ L = ctx.config.num_hidden_layers
 if st.session_state.get("overview.layer", 1) > L:  # the layer count shrank: clamp, keep the key
     st.session_state["overview.layer"] = L
 layer = st.slider(t("overview.layer"), 1, L, key="overview.layer", persist_state="session") if L > 1 else 1
-walk = analysis.shape_walkthrough(ctx.model, ctx.input_ids, layer=layer - 1)
+out = trace(ctx)  # cached forward with the activation cache
+walk = analysis.shape_walkthrough(out, ctx.config.norm_position, layer=layer - 1)
 n_steps = len(walk)
 st.session_state.setdefault("overview.step", 1)
 st.session_state["overview.step"] = min(max(1, int(st.session_state["overview.step"])), n_steps)
@@ -63,7 +64,6 @@ norm_fig = step_norm_bar(walk, step, [t(f"overview.step.{n}") for n in walk["nam
                          t("overview.norm_title"), t("overview.norm_x"), t("overview.norm_y"))
 chart(norm_fig, walk, "overview.step_norms")
 if row["hook"]:
-    out = trace(ctx)
     act = analysis.activation_frame(out, row["hook"])
     fig = activation_heatmap(act, ctx.tick_labels(), t("overview.act_title", name=t(f"overview.step.{row['name']}"), hook=row["hook"]),
                              t("overview.act_x"), t("overview.act_y"), t("overview.act_value"))

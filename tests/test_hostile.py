@@ -299,7 +299,9 @@ def test_engine_flags_nonfinite_init():
 def test_ui_nonfinite_init_warns():
     at = _app(**{"cfg.initializer_range": 1e20, "cfg.norm_position": "post"})
     _ok(at)
-    assert any("Non-finite" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert any("Numerically broken" in w.value for w in at.warning), [w.value for w in at.warning]
+    pre = _app(**{"cfg.initializer_range": 1e20})  # Pre-Norm stays finite, but its norms overflow: flagged
+    assert any("norms overflow" in w.value for w in pre.warning), [w.value for w in pre.warning]
     _usable(at, **{"cfg.norm_position": "pre"})
 
 

@@ -114,7 +114,7 @@ class Explorer:
 
 
 # ---- caches ------------------------------------------------------------------------------------------
-@st.cache_resource(max_entries=16, show_spinner=False)
+@st.cache_resource(max_entries=8, show_spinner=False)
 def build_model(config_json: str, seed: int) -> CausalLM:
     """A randomly initialised model for (config, seed). Shared by all sessions: never mutate it.
 
