@@ -7,8 +7,6 @@ url_path equals its file stem, so that works) and sets the sidebar state up fron
 
 from __future__ import annotations
 
-import base64
-import json
 import re
 import math
 from pathlib import Path
@@ -18,10 +16,13 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
+from page_helpers import arr, state_config
+from page_helpers import figures as charts
+
 from engine import CausalLM, ModelConfig
 from engine.tokenizer import train_bpe
 from ui.figures.common import HEATMAP_MAX_TOKENS
-from ui.sidebar import DEFAULTS, FFN_KINDS, MAX_TOKENS
+from ui.sidebar import DEFAULTS, MAX_TOKENS
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -34,32 +35,14 @@ def run_page(**state) -> AppTest:
     return at.run()
 
 
-def arr(v) -> np.ndarray:
-    """A Plotly JSON array (plain list or ``{"dtype", "bdata", "shape"}`` typed array) as numpy."""
-    if isinstance(v, dict) and "bdata" in v:
-        a = np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"])
-        if "shape" in v:
-            a = a.reshape([int(s) for s in str(v["shape"]).split(",")])
-        return a
-    return np.asarray(v, dtype=float)
 
 
-def charts(at: AppTest) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
 
 
 def expected(state: dict) -> tuple[ModelConfig, torch.Tensor, CausalLM]:
     """The sidebar's config, ids and model rebuilt independently from the same values."""
     s = {**DEFAULTS, **state}
-    act, gated = FFN_KINDS[s["cfg.ffn"]]
-    config = ModelConfig(
-        vocab_size=s["cfg.vocab_size"], hidden_size=s["cfg.hidden_size"], num_hidden_layers=s["cfg.num_hidden_layers"],
-        num_attention_heads=s["cfg.num_attention_heads"], num_key_value_heads=s["cfg.num_key_value_heads"],
-        intermediate_size=s["cfg.intermediate_size"], hidden_act=act, mlp_gated=gated, norm_type=s["cfg.norm_type"],
-        norm_position=s["cfg.norm_position"], position_embedding=s["cfg.position_embedding"],
-        max_position_embeddings=MAX_TOKENS, bias=not gated, tie_word_embeddings=s["cfg.tie_word_embeddings"],
-        initializer_range=float(s["cfg.initializer_range"]),
-    )
+    config, _ = state_config(**state)  # the same mapping the sidebar uses, rebuilt here
     if s["input.mode"] == "random":
         gen = torch.Generator().manual_seed(int(s["cfg.seed"]))
         ids = torch.randint(0, config.vocab_size, (1, s["input.random_len"]), generator=gen)

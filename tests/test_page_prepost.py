@@ -8,9 +8,7 @@ page script itself (it renders the shared sidebar through ``explorer()``) with t
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import json
 import re
 from pathlib import Path
 
@@ -19,9 +17,12 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
+from page_helpers import arr, state_config
+from page_helpers import figures as charts
+
 from engine import CausalLM, ModelConfig, analysis
 from engine.tokenizer import train_bpe
-from ui.sidebar import DEFAULTS, FFN_KINDS, MAX_TOKENS, build_model
+from ui.sidebar import DEFAULTS, MAX_TOKENS, build_model
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "prepost.py")
@@ -34,32 +35,13 @@ def run_page(**state) -> AppTest:
     return at.run()
 
 
-def arr(v) -> np.ndarray:
-    """A Plotly JSON array (plain list or ``{"dtype", "bdata", "shape"}`` typed array) as numpy."""
-    if isinstance(v, dict) and "bdata" in v:
-        a = np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"])
-        if "shape" in v:
-            a = a.reshape([int(s) for s in str(v["shape"]).split(",")])
-        return a
-    return np.asarray(v, dtype=float)
 
 
-def charts(at: AppTest) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
 
 
 def sidebar_config(state: dict) -> ModelConfig:
     """The sidebar's ModelConfig for these widget values (same mapping as ui.sidebar.config_widgets)."""
-    s = {**DEFAULTS, **state}
-    act, gated = FFN_KINDS[s["cfg.ffn"]]
-    return ModelConfig(
-        vocab_size=s["cfg.vocab_size"], hidden_size=s["cfg.hidden_size"], num_hidden_layers=s["cfg.num_hidden_layers"],
-        num_attention_heads=s["cfg.num_attention_heads"], num_key_value_heads=s["cfg.num_key_value_heads"],
-        intermediate_size=s["cfg.intermediate_size"], hidden_act=act, mlp_gated=gated, norm_type=s["cfg.norm_type"],
-        norm_position=s["cfg.norm_position"], position_embedding=s["cfg.position_embedding"],
-        max_position_embeddings=MAX_TOKENS, bias=not gated, tie_word_embeddings=s["cfg.tie_word_embeddings"],
-        initializer_range=float(s["cfg.initializer_range"]),
-    )
+    return state_config(**state)[0]
 
 
 def sidebar_ids(state: dict, config: ModelConfig) -> torch.Tensor:
