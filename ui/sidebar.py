@@ -44,7 +44,6 @@ MAX_LAYERS = 48
 MAX_TOKENS = 256  # input tokens drawn at most (position limit of slider-built models)
 FFN_KINDS = {"relu": ("relu", False), "gelu": ("gelu", False), "gelu_new": ("gelu_new", False), "swiglu": ("silu", True)}
 DEFAULT_TEXT = "床前明月光，疑是地上霜。举头望明月，低头思故乡。"
-PRESET_TEXT: dict[str, str] = {}
 # The MiniMind demo feeds torch.randint ids (T=6); the GPT-2 walkthrough feeds torch.randn(3, 4) for "猫吃鱼"
 # (3 tokens; 猫 and 吃 are not in the bundled corpus, so real text would be [UNK] anyway).
 RANDOM_INPUT_PRESETS = {"minimind_demo": 6, "gpt2_walkthrough": 3}
@@ -214,7 +213,7 @@ def _apply_preset() -> None:
         values["input.random_len"] = RANDOM_INPUT_PRESETS[name]
     else:
         values["input.mode"] = "text"
-        values["input.text"] = PRESET_TEXT.get(name, DEFAULT_TEXT)
+        values["input.text"] = DEFAULT_TEXT
     st.session_state.update(values)
 
 
