@@ -19,9 +19,13 @@ from ui.widgets import chart, explain
 
 
 # ---- caches: keyed by the model key (which includes the depth) and the token ids ----
-@st.cache_resource(max_entries=8, show_spinner=False)
+@st.cache_resource(max_entries=3, show_spinner=False)
 def placement_pair(_model: CausalLM, model_key: str) -> tuple[CausalLM, CausalLM]:
-    """``(pre_model, post_model)`` with the same weights; the given model is one of them, never modified."""
+    """``(pre_model, post_model)`` with the same weights; the given model is one of them, never modified.
+
+    The twin shares the model's tensors, but an entry keeps those tensors alive after the model cache has
+    dropped the model: few entries keep the server's memory bounded by the model cache.
+    """
     return analysis.norm_placement_pair(_model)
 
 
