@@ -14,8 +14,8 @@ EN = {
     "prepost.depth.note": "This page uses {depth} layers; the sidebar model has {layers}.",
     "prepost.depth.fixed": "The layer count of a loaded checkpoint or a trained model cannot be changed here; this page uses its {layers} layers.",
     "prepost.computing": "Running both placements with {depth} layers (forward and backward)…",
-    "prepost.same_weights": "Same weights: the {other} model is a copy of the current one loaded with the identical "
-                            "state dict; the sidebar's model itself is never changed.",
+    "prepost.same_weights": "Same weights: the {other} model is built from the current one's state dict and shares "
+                            "its very tensors; the sidebar's model itself is never changed.",
     "prepost.tick.embed": "embed",
     "prepost.tick.block": "block {i}",
     "prepost.tick.final_head": "final norm + head",
@@ -68,7 +68,7 @@ ZH = {
     "prepost.depth.note": "本页使用 {depth} 层；侧边栏的模型有 {layers} 层。",
     "prepost.depth.fixed": "已加载的检查点或训练好的模型不能在这里改层数；本页使用它的 {layers} 层。",
     "prepost.computing": "正在用 {depth} 层运行两种放置方式（前向与反向）…",
-    "prepost.same_weights": "同一组权重：{other} 模型是当前模型的副本，载入完全相同的 state dict；侧边栏的模型本身从不被修改。",
+    "prepost.same_weights": "同一组权重：{other} 模型由当前模型的 state dict 构建，直接共享同一批张量；侧边栏的模型本身从不被修改。",
     "prepost.tick.embed": "嵌入",
     "prepost.tick.block": "第 {i} 层",
     "prepost.tick.final_head": "最终归一化 + Head",
