@@ -24,33 +24,26 @@ from engine import CausalLM, ModelConfig
 from engine.train import RaceResult, StepInfo, TrainConfig, TrainResult, clone_model, race_pre_post, train
 
 
-@dataclass
-class TrainJob:
-    """One training run of a clone of a model.
+@dataclass(kw_only=True)
+class BackgroundJob:
+    """What every job shares: an id, a stop event, a daemon thread, and how the thread ended.
+
+    Subclasses implement :meth:`_work` (the engine call); :meth:`start` runs it in a thread.
 
     Fields:
-        id: a fresh ``uuid4().hex``; becomes the trained model's id (cache keys, sidebar model key).
-        model: the clone being trained (its weights change while the thread runs; read it only when done).
-        init: a second, untouched clone taken before training: the "before" of the before/after view.
-        cfg, corpus, source_key: what was trained on, and the sidebar model key of the model cloned.
-        history: the StepInfo of every update done so far.
-        result / error: set by the thread when it ends (``error`` is the message of an exception).
-        published: set by the page once the trained model was handed to the sidebar.
+        id: a fresh ``uuid4().hex`` (cache keys; for training also the trained model's id).
+        cfg: the :class:`TrainConfig`; corpus: the bundled corpus name the token ids came from.
+        error: the message of an exception raised by the work (shown on the page), else None.
+        started / finished: ``time.perf_counter()`` stamps; ``finished`` is None while running.
     """
 
-    model: CausalLM
-    init: CausalLM
     cfg: TrainConfig
     corpus: str
-    source_key: str
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    history: list[StepInfo] = field(default_factory=list)
     stop_event: threading.Event = field(default_factory=threading.Event)
-    result: Optional[TrainResult] = None
     error: Optional[str] = None
     started: float = 0.0
     finished: Optional[float] = None
-    published: bool = False
     thread: Optional[threading.Thread] = None
 
     @property
@@ -70,13 +63,23 @@ class TrainJob:
         """Ask the run to end: the update in progress finishes, no further one starts."""
         self.stop_event.set()
 
+    def _work(self, token_ids: torch.Tensor) -> None:
+        raise NotImplementedError
+
     def _run(self, token_ids: torch.Tensor) -> None:
         try:
-            self.result = train(self.model, token_ids, self.cfg, callback=self.history.append, stop=self.stop_event)
+            self._work(token_ids)
         except Exception as err:  # shown on the page; the thread must never die silently
             self.error = f"{type(err).__name__}: {err}"
         finally:
             self.finished = time.perf_counter()
+
+    def start(self, token_ids: torch.Tensor, name: str) -> "BackgroundJob":
+        """Run :meth:`_work` in a daemon thread and return at once."""
+        self.started = time.perf_counter()
+        self.thread = threading.Thread(target=self._run, args=(token_ids,), name=f"{name}-{self.id[:8]}", daemon=True)
+        self.thread.start()
+        return self
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the thread ends (tests); returns ``done``."""
@@ -85,75 +88,59 @@ class TrainJob:
         return self.done
 
 
+@dataclass(kw_only=True)
+class TrainJob(BackgroundJob):
+    """One training run of a clone of a model (:func:`engine.train.train`).
+
+    Fields (besides :class:`BackgroundJob`'s):
+        model: the clone being trained (its weights change while the thread runs; read it only when done).
+        init: a second, untouched clone taken before training: the "before" of the before/after view.
+        source_key: the sidebar model key of the model cloned.
+        history: the StepInfo of every update done so far.
+        result: the :class:`TrainResult` once the run ended.
+        published: set by the page once the trained model was handed to the sidebar.
+    """
+
+    model: CausalLM
+    init: CausalLM
+    source_key: str
+    history: list[StepInfo] = field(default_factory=list)
+    result: Optional[TrainResult] = None
+    published: bool = False
+
+    def _work(self, token_ids: torch.Tensor) -> None:
+        self.result = train(self.model, token_ids, self.cfg, callback=self.history.append, stop=self.stop_event)
+
+
 def start_training(model: CausalLM, token_ids: torch.Tensor, cfg: TrainConfig, corpus: str, source_key: str) -> TrainJob:
     """Clone ``model`` twice (the trained copy and the frozen "before"), start training the first in a daemon
     thread and return the job at once. ``model`` itself is only read (``copy.deepcopy``), never trained."""
     job = TrainJob(model=clone_model(model), init=clone_model(model), cfg=cfg, corpus=corpus, source_key=source_key)
     job.init.eval()
-    job.started = time.perf_counter()
-    job.thread = threading.Thread(target=job._run, args=(token_ids,), name=f"train-{job.id[:8]}", daemon=True)
-    job.thread.start()
-    return job
+    return job.start(token_ids, "train")
 
 
-@dataclass
-class RaceJob:
+@dataclass(kw_only=True)
+class RaceJob(BackgroundJob):
     """A Pre-Norm vs Post-Norm race (:func:`engine.train.race_pre_post`) running in a thread.
 
     ``histories["pre"]`` and ``histories["post"]`` grow by one StepInfo per update, in turn.
     """
 
     config: ModelConfig
-    cfg: TrainConfig
-    corpus: str
-    id: str = field(default_factory=lambda: uuid.uuid4().hex)
     histories: dict[str, list[StepInfo]] = field(default_factory=lambda: {"pre": [], "post": []})
-    stop_event: threading.Event = field(default_factory=threading.Event)
     result: Optional[RaceResult] = None
-    error: Optional[str] = None
-    started: float = 0.0
-    finished: Optional[float] = None
-    thread: Optional[threading.Thread] = None
-
-    @property
-    def total(self) -> int:
-        return self.cfg.steps
-
-    @property
-    def done(self) -> bool:
-        return self.finished is not None
-
-    @property
-    def running(self) -> bool:
-        return self.thread is not None and not self.done
-
-    def stop(self) -> None:
-        self.stop_event.set()
 
     def _callback(self, placement: str, info: StepInfo) -> None:
         self.histories[placement].append(info)
 
-    def _run(self, token_ids: torch.Tensor) -> None:
-        try:
-            self.result = race_pre_post(self.config, token_ids, self.cfg, callback=self._callback, stop=self.stop_event)
-        except Exception as err:
-            self.error = f"{type(err).__name__}: {err}"
-        finally:
-            self.finished = time.perf_counter()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        if self.thread is not None:
-            self.thread.join(timeout)
-        return self.done
+    def _work(self, token_ids: torch.Tensor) -> None:
+        self.result = race_pre_post(self.config, token_ids, self.cfg, callback=self._callback, stop=self.stop_event)
 
 
 def start_race(config: ModelConfig, token_ids: torch.Tensor, cfg: TrainConfig, corpus: str) -> RaceJob:
     """Start :func:`engine.train.race_pre_post` on ``config`` in a daemon thread; return the job at once."""
-    job = RaceJob(config=config, cfg=cfg, corpus=corpus)
-    job.started = time.perf_counter()
-    job.thread = threading.Thread(target=job._run, args=(token_ids,), name=f"race-{job.id[:8]}", daemon=True)
-    job.thread.start()
-    return job
+    return RaceJob(config=config, cfg=cfg, corpus=corpus).start(token_ids, "race")
 
 
 def eta_from_history(history: list[StepInfo], total_steps: int, window: int = 20) -> float | None:
