@@ -30,7 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.common import RESULTS  # noqa: E402
+from bench.common import RESULTS, write_result  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -166,8 +166,7 @@ def main() -> None:
         lines.append(f"| {url} | {b / 1024:,.0f} KiB | {'yes' if b <= 2 * 2**20 else '**no**'} |")
     text = "\n".join(lines) + "\n"
     print(text)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "bench_browser.md").write_text(text)
+    write_result("bench_browser", text)
 
 
 if __name__ == "__main__":

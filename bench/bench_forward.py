@@ -25,9 +25,8 @@ Usage: ``python bench/bench_forward.py [--repeats 20] [--warmup 5] [--threads 2]
 
 from __future__ import annotations
 
-import argparse
 
-from common import gpt2_state_to_ours, interleaved_medians, machine_line, markdown_table, randomize_, write_result
+from common import gpt2_state_to_ours, interleaved_medians, machine_line, markdown_table, randomize_, timing_args, write_result
 
 import torch  # noqa: E402  (common puts the project root on sys.path first)
 import transformers  # noqa: E402
@@ -76,12 +75,7 @@ def sanity(ours, hf_eager, ids) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=20)
-    parser.add_argument("--warmup", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=2, help="torch.set_num_threads (default 2)")
-    parser.add_argument("--no-write", action="store_true", help="print only; do not write bench/results/")
-    args = parser.parse_args()
+    args = timing_args(__doc__.split("\n")[0])
 
     torch.set_num_threads(args.threads)
     torch.set_grad_enabled(False)

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from bench.common import RESULTS  # noqa: E402
+from bench.common import RESULTS, write_result  # noqa: E402
 from ui.sidebar import DEFAULTS  # noqa: E402
 
 PAGES = ["pages/overview.py", "pages/attention.py", "pages/prepost.py"]
@@ -183,8 +183,7 @@ def main() -> None:
     ]
     text = "\n".join(lines) + "\n"
     print(text)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "bench_memory.md").write_text(text)
+    write_result("bench_memory", text)
 
 
 if __name__ == "__main__":

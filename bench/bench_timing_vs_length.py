@@ -22,9 +22,8 @@ Usage: ``python bench/bench_timing_vs_length.py [--repeats 20] [--warmup 5] [--t
 
 from __future__ import annotations
 
-import argparse
 
-from common import gpt2_state_to_ours, interleaved_medians, machine_line, markdown_table, randomize_, write_result
+from common import gpt2_state_to_ours, interleaved_medians, machine_line, markdown_table, randomize_, timing_args, write_result
 
 import torch  # noqa: E402
 import transformers  # noqa: E402
@@ -46,12 +45,7 @@ def hf_config(config, attn: str) -> GPT2Config:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=20)
-    parser.add_argument("--warmup", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=2, help="torch.set_num_threads (default 2)")
-    parser.add_argument("--no-write", action="store_true", help="print only; do not write bench/results/")
-    args = parser.parse_args()
+    args = timing_args(__doc__.split("\n")[0])
 
     torch.set_num_threads(args.threads)
     torch.set_grad_enabled(False)

@@ -111,7 +111,20 @@ def machine_line() -> str:
             f"Python {platform.python_version()}")
 
 
+def timing_args(description: str):
+    """The command line shared by the timing benchmarks: ``--repeats --warmup --threads --no-write``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2, help="torch.set_num_threads (default 2)")
+    parser.add_argument("--no-write", action="store_true", help="print only; do not write bench/results/")
+    return parser.parse_args()
+
+
 def write_result(name: str, text: str) -> Path:
+    """Write ``bench/results/<name>.md`` and return its path."""
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / f"{name}.md"
     path.write_text(text)
