@@ -6,10 +6,10 @@ weights are copied into ours, and the logits are checked to agree within 1e-3 be
 
 Measurements (medians over interleaved rounds, see ``common.interleaved_medians``):
 
-1. traced forward with the full cache: ``ours(ids, output_attentions=True, output_hidden_states=True,
-   return_cache=True)`` against ``GPT2LMHeadModel(GPT2Config(attn_implementation="eager"))(ids,
+1. traced forward with the full activation record: ``ours(ids, output_attentions=True, output_hidden_states=True,
+   output_activations=True)`` against ``GPT2LMHeadModel(GPT2Config(attn_implementation="eager"))(ids,
    output_attentions=True, output_hidden_states=True, use_cache=False)``. Target: ratio <= 1.0.
-2. the same without the cache (attentions + hidden states only), against the same reference. Target <= 1.0.
+2. the same without the activation record (attentions + hidden states only), against the same reference. Target <= 1.0.
 3. the plain forward ``ours(ids)`` (SDPA path) against its FLOP limit: ``FLOPs / R`` where
    ``FLOPs = 2 * T * (N_nonembed + V * H)`` (N_nonembed: all parameters minus the token and position
    embeddings, i.e. the 12 blocks plus the final norm; V * H: the LM-head matmul) and R is the float32
@@ -57,7 +57,7 @@ def build_models():
 
 def sanity(ours, hf_eager, ids) -> list[str]:
     """Check that both models compute the same thing; returns printable lines, raises on disagreement."""
-    out = ours(ids, output_attentions=True, output_hidden_states=True, return_cache=True)
+    out = ours(ids, output_attentions=True, output_hidden_states=True, output_activations=True)
     ref = hf_eager(ids, output_attentions=True, output_hidden_states=True, use_cache=False)
     plain = ours(ids)
     d_logits = (out.logits - ref.logits).abs().max().item()
@@ -91,7 +91,7 @@ def main() -> None:
             torch.mm(a, b)
 
     fns = {
-        "ours_cache": lambda: ours(ids, output_attentions=True, output_hidden_states=True, return_cache=True),
+        "ours_acts": lambda: ours(ids, output_attentions=True, output_hidden_states=True, output_activations=True),
         "ours_traced": lambda: ours(ids, output_attentions=True, output_hidden_states=True),
         "hf_eager": lambda: hf_eager(ids, output_attentions=True, output_hidden_states=True, use_cache=False),
         "ours_plain": lambda: ours(ids),
@@ -113,9 +113,9 @@ def main() -> None:
                 "yes" if ratio <= target else "**no**"]
 
     rows = [
-        row("full cache + attentions + hidden states vs transformers eager (attentions + hidden states)",
-            med["ours_cache"], med["hf_eager"], 1.0),
-        row("attentions + hidden states, no cache vs transformers eager (same outputs)",
+        row("full activation record + attentions + hidden states vs transformers eager (attentions + hidden states)",
+            med["ours_acts"], med["hf_eager"], 1.0),
+        row("attentions + hidden states, no activation record vs transformers eager (same outputs)",
             med["ours_traced"], med["hf_eager"], 1.0),
         row("plain forward (SDPA) vs FLOP limit 2·T·(N_nonembed + V·H) / matmul rate",
             med["ours_plain"], limit_ms, 2.0),

@@ -161,7 +161,7 @@ def main() -> None:
     model = CausalLM(config)
     model_mib = sum(p.numel() * p.element_size() for p in model.parameters()) / 2**20
     out = run_trace(model, torch.randint(0, config.vocab_size, (1, 22)))
-    tensors = [out.logits] + list(out.hidden_states or []) + list(out.attentions or []) + list((out.cache or {}).values())
+    tensors = [out.logits] + list(out.hidden_states or []) + list(out.attentions or []) + list((out.activations or {}).values())
     trace_mib = sum(t.numel() * t.element_size() for t in tensors) / 2**20
 
     lines = [

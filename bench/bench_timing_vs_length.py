@@ -8,7 +8,7 @@ T in [16, 32, 64, 128, 256], batch 1, float32, eval, ``torch.no_grad()``, ``torc
 Two modes per T (medians over interleaved rounds; ratio = ours / transformers, lower is better):
 
 * plain:  ``ours(ids)`` (SDPA path) vs ``gpt2(ids, use_cache=False)`` (transformers' default SDPA attention);
-* traced: ``ours(ids, output_attentions=True, output_hidden_states=True, return_cache=True)`` vs the eager
+* traced: ``ours(ids, output_attentions=True, output_hidden_states=True, output_activations=True)`` vs the eager
   GPT-2 with ``output_attentions=True, output_hidden_states=True, use_cache=False``.
 
 The one difference in computation: the preset is Post-LN and GPT-2 is Pre-LN. The norms are the same in
@@ -74,7 +74,7 @@ def main() -> None:
         med = interleaved_medians({
             "ours_plain": lambda: ours(ids),
             "hf_plain": lambda: hf_sdpa(ids, use_cache=False),
-            "ours_traced": lambda: ours(ids, output_attentions=True, output_hidden_states=True, return_cache=True),
+            "ours_traced": lambda: ours(ids, output_attentions=True, output_hidden_states=True, output_activations=True),
             "hf_traced": lambda: hf_eager(ids, output_attentions=True, output_hidden_states=True, use_cache=False),
         }, warmup=args.warmup, repeats=args.repeats)
         rows.append([
@@ -85,7 +85,7 @@ def main() -> None:
         print(" | ".join(rows[-1]), flush=True)
 
     table = markdown_table(
-        ["T", "ours plain ms", "transformers SDPA ms", "ratio", "ours full cache ms", "transformers eager ms",
+        ["T", "ours plain ms", "transformers SDPA ms", "ratio", "ours full trace ms", "transformers eager ms",
          "ratio"],
         rows,
     )
@@ -98,8 +98,8 @@ def main() -> None:
         "",
         f"- batch 1, float32, eval, no_grad; medians of {args.repeats} interleaved rounds after {args.warmup} "
         "warm-up rounds per T; ratio = ours / transformers (lower is better)",
-        "- plain: `ours(ids)` vs `GPT2LMHeadModel` (SDPA) `(ids, use_cache=False)`; full cache: "
-        "`ours(ids, output_attentions=True, output_hidden_states=True, return_cache=True)` vs eager GPT-2 with "
+        "- plain: `ours(ids)` vs `GPT2LMHeadModel` (SDPA) `(ids, use_cache=False)`; full trace: "
+        "`ours(ids, output_attentions=True, output_hidden_states=True, output_activations=True)` vs eager GPT-2 with "
         "`output_attentions=True, output_hidden_states=True, use_cache=False`",
         "- ours is the preset as-is (Post-LN); GPT-2 is Pre-LN with the same sizes, ReLU and an untied head "
         "(same work, different outputs)",

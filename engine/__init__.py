@@ -17,10 +17,10 @@ Entry points: :class:`ModelConfig` (with :data:`PRESETS`) and :class:`CausalLM`.
 
 from .config import PRESET_SOURCES, PRESETS, ModelConfig
 from .loss import IGNORE_INDEX
-from .model import CACHE_KEYS_PER_BLOCK, CausalLM, CausalLMOutput, TransformerBlock
+from .model import ACTIVATION_KEYS_PER_BLOCK, CausalLM, CausalLMOutput, TransformerBlock
 
 __all__ = [
-    "CACHE_KEYS_PER_BLOCK",
+    "ACTIVATION_KEYS_PER_BLOCK",
     "CausalLM",
     "CausalLMOutput",
     "IGNORE_INDEX",

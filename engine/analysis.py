@@ -27,16 +27,16 @@ ATTENTION_STAGES = ("raw", "scaled", "masked", "softmax")
 
 @torch.no_grad()
 def run_trace(model: CausalLM, input_ids: torch.Tensor, labels: torch.Tensor | None = None) -> CausalLMOutput:
-    """Forward with everything recorded: hidden states, attentions and the full activation cache.
+    """Forward with everything recorded: hidden states, attentions and the full activation record.
 
     Args:
         input_ids: ``[B, T]``; labels: optional ``[B, T]`` aligned labels (-100 = unsupervised).
     Returns:
-        :class:`CausalLMOutput` with ``hidden_states``, ``attentions`` and ``cache`` filled.
+        :class:`CausalLMOutput` with ``hidden_states``, ``attentions`` and ``activations`` filled.
     Raises:
         ValueError: see :meth:`CausalLM.forward`.
     """
-    return model(input_ids, labels=labels, output_attentions=True, output_hidden_states=True, return_cache=True)
+    return model(input_ids, labels=labels, output_attentions=True, output_hidden_states=True, output_activations=True)
 
 
 def _vector_norm(x: torch.Tensor) -> np.ndarray:
@@ -50,7 +50,7 @@ def residual_norms(out: CausalLMOutput, tokens: Sequence[str], batch: int = 0) -
     Rows: depth 0 = embedding output, depth i = output of block i (1..L), depth L+1 = after the final norm.
     Columns: ``depth`` (int), ``stage`` ("embed", "block i", "final norm"), ``position``, ``token``, ``norm``.
     """
-    states = list(out.hidden_states) + [out.cache["ln_final.hook_normalized"]]
+    states = list(out.hidden_states) + [out.activations["ln_final.hook_normalized"]]
     L = len(out.hidden_states) - 1
     rows = []
     for depth, h in enumerate(states):
@@ -70,7 +70,7 @@ def sublayer_norms(out: CausalLMOutput, batch: int = 0) -> pd.DataFrame:
     rows = []
     for i in range(L):
         for comp, key in (("attn_out", "hook_attn_out"), ("mlp_out", "hook_mlp_out")):
-            n = _vector_norm(out.cache[f"blocks.{i}.{key}"][batch])
+            n = _vector_norm(out.activations[f"blocks.{i}.{key}"][batch])
             rows.append((i, comp, float(n.mean()), float(n.max())))
     return pd.DataFrame(rows, columns=["layer", "component", "norm", "norm_max"])
 
@@ -88,16 +88,16 @@ def attention_stage(out: CausalLMOutput, layer: int, head: int, stage: str = "so
     if stage not in ATTENTION_STAGES:
         raise ValueError(f"unknown stage {stage!r}; valid: {', '.join(ATTENTION_STAGES)}")
     prefix = f"blocks.{layer}.attn."
-    raw = out.cache[prefix + "hook_attn_scores_raw"][batch, head]  # (T, T)
+    raw = out.activations[prefix + "hook_attn_scores_raw"][batch, head]  # (T, T)
     T = raw.shape[-1]
     if stage == "raw":
         m = raw
     elif stage == "scaled":
-        m = raw / math.sqrt(out.cache[prefix + "hook_q"].shape[-1])
+        m = raw / math.sqrt(out.activations[prefix + "hook_q"].shape[-1])
     elif stage == "masked":
-        m = out.cache[prefix + "hook_attn_scores"][batch, head]
+        m = out.activations[prefix + "hook_attn_scores"][batch, head]
     else:
-        m = out.cache[prefix + "hook_pattern"][batch, head]
+        m = out.activations[prefix + "hook_pattern"][batch, head]
     m = m.float().cpu().numpy().copy()
     if stage in ("masked", "softmax"):
         m[np.triu(np.ones((T, T), dtype=bool), k=1)] = np.nan  # future: not part of the distribution
@@ -289,9 +289,9 @@ def shape_walkthrough(out: CausalLMOutput, norm_position: str, layer: int = 0, b
     ``shape`` (e.g. "[3, 4]" = [T, H] for one sequence), ``mean_norm`` (mean L2 norm over positions).
 
     Args:
-        out: a :func:`run_trace` output (needs the activation cache); norm_position: "pre" or "post".
+        out: a :func:`run_trace` output (needs the activation record); norm_position: "pre" or "post".
     """
-    c = out.cache
+    c = out.activations
     p = f"blocks.{layer}."
     pre = norm_position == "pre"
     steps = [
@@ -435,15 +435,15 @@ def activation_frame(out: CausalLMOutput, hook: str, batch: int = 0) -> pd.DataF
     """One cached activation as a wide table: rows = positions, columns = hidden units ``0..H-1``.
 
     Args:
-        hook: a cache key of shape ``[B, T, H]`` (e.g. ``"blocks.0.hook_resid_mid"``).
+        hook: an activation key of shape ``[B, T, H]`` (e.g. ``"blocks.0.hook_resid_mid"``).
     Raises:
         KeyError: unknown hook (the message lists the block keys); ValueError: not a ``[B, T, H]`` tensor.
     """
-    if out.cache is None or hook not in out.cache:
-        raise KeyError(f"{hook!r} is not in the activation cache")
-    x = out.cache[hook][batch]
+    if out.activations is None or hook not in out.activations:
+        raise KeyError(f"{hook!r} is not in the activation record")
+    x = out.activations[hook][batch]
     if x.dim() != 2:
-        raise ValueError(f"{hook} has shape {tuple(out.cache[hook].shape)}, expected [B, T, H]")
+        raise ValueError(f"{hook} has shape {tuple(out.activations[hook].shape)}, expected [B, T, H]")
     frame = pd.DataFrame(x.float().cpu().numpy())
     frame.index.name = "position"
     return frame

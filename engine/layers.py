@@ -188,7 +188,7 @@ class CausalSelfAttention(nn.Module):
     maps back to H. KV head j serves query heads ``j*g ... j*g+g-1`` with ``g = n_heads / n_kv_heads``.
 
     Two paths compute the same result:
-      * eager (the reference, used whenever weights or a cache are requested): explicit
+      * eager (the reference, used whenever weights or activations are requested): explicit
         ``softmax(mask(QK^T / sqrt(head_dim)))`` with the causal mask applied by a boolean fill of ``-inf``;
       * ``F.scaled_dot_product_attention`` when nothing but the output is needed.
     There is no dropout, so the weights are the eval-mode probabilities: rows sum to 1 and the upper
@@ -212,7 +212,7 @@ class CausalSelfAttention(nn.Module):
         self,
         x: torch.Tensor,
         position_ids: torch.Tensor,
-        cache: dict[str, torch.Tensor] | None = None,
+        activations: dict[str, torch.Tensor] | None = None,
         prefix: str = "attn.",
         need_weights: bool = False,
         future_mask: torch.Tensor | None = None,
@@ -222,7 +222,7 @@ class CausalSelfAttention(nn.Module):
         Args:
             x: ``[B, T, H]`` normalised (Pre-Norm) or raw (Post-Norm) residual stream.
             position_ids: ``[T]`` positions (used by RoPE).
-            cache: if given, activations are stored under ``prefix + hook_*`` (TransformerLens names);
+            activations: if given, activations are stored under ``prefix + hook_*`` (TransformerLens names);
                 forces the eager path.
             need_weights: return the attention probabilities (forces the eager path).
             future_mask: optional precomputed :func:`causal_future_mask` ``[T, T]`` for the eager path (built
@@ -242,7 +242,7 @@ class CausalSelfAttention(nn.Module):
             k = k.repeat_interleave(groups, dim=1)  # (B, nh, T, hd): kv head j -> query heads j*g .. j*g+g-1
             v = v.repeat_interleave(groups, dim=1)  # (B, nh, T, hd)
 
-        if cache is None and not need_weights:
+        if activations is None and not need_weights:
             z = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, nh, T, hd)
             pattern = None
         else:
@@ -252,14 +252,14 @@ class CausalSelfAttention(nn.Module):
             scores = scores.masked_fill(future, float("-inf"))  # (B, nh, T, T)
             pattern = torch.softmax(scores, dim=-1)  # (B, nh, T, T): exact zeros above the diagonal
             z = pattern @ v  # (B, nh, T, hd)
-            if cache is not None:
-                cache[prefix + "hook_q"] = q
-                cache[prefix + "hook_k"] = k
-                cache[prefix + "hook_v"] = v
-                cache[prefix + "hook_attn_scores_raw"] = raw  # before scaling and masking (extra key)
-                cache[prefix + "hook_attn_scores"] = scores  # scaled and masked (-inf), as in TransformerLens
-                cache[prefix + "hook_pattern"] = pattern
-                cache[prefix + "hook_z"] = z.transpose(1, 2)  # (B, T, nh, hd), TransformerLens layout
+            if activations is not None:
+                activations[prefix + "hook_q"] = q
+                activations[prefix + "hook_k"] = k
+                activations[prefix + "hook_v"] = v
+                activations[prefix + "hook_attn_scores_raw"] = raw  # before scaling and masking (extra key)
+                activations[prefix + "hook_attn_scores"] = scores  # scaled and masked (-inf), as in TransformerLens
+                activations[prefix + "hook_pattern"] = pattern
+                activations[prefix + "hook_z"] = z.transpose(1, 2)  # (B, T, nh, hd), TransformerLens layout
         out = z.transpose(1, 2).reshape(B, T, self.n_heads * self.head_dim)  # (B, T, nh*hd)
         return self.o_proj(out), (pattern if need_weights else None)  # (B, T, H)
 
@@ -285,14 +285,15 @@ class MLP(nn.Module):
         self.up_proj = nn.Linear(H, I, bias=config.bias)
         self.down_proj = nn.Linear(I, H, bias=config.bias)
 
-    def forward(self, x: torch.Tensor, cache: dict[str, torch.Tensor] | None = None, prefix: str = "mlp.") -> torch.Tensor:
+    def forward(self, x: torch.Tensor, activations: dict[str, torch.Tensor] | None = None,
+                prefix: str = "mlp.") -> torch.Tensor:
         if self.gate_proj is not None:
             pre = self.gate_proj(x)  # (B, T, I)
             post = self.act_fn(pre) * self.up_proj(x)  # (B, T, I)
         else:
             pre = self.up_proj(x)  # (B, T, I)
             post = self.act_fn(pre)  # (B, T, I)
-        if cache is not None:
-            cache[prefix + "hook_pre"] = pre
-            cache[prefix + "hook_post"] = post
+        if activations is not None:
+            activations[prefix + "hook_pre"] = pre
+            activations[prefix + "hook_post"] = post
         return self.down_proj(post)  # (B, T, H)

@@ -35,8 +35,8 @@ class CausalLMOutput:
             then each block's output, all before the final norm; ``None`` unless requested.
         attentions: tuple of L tensors ``[B, n_heads, T, T]``: softmax probabilities (rows sum to 1, exactly 0
             above the diagonal); ``None`` unless requested.
-        cache: dict of activations keyed by TransformerLens names (see :data:`CACHE_KEYS_PER_BLOCK`);
-            ``None`` unless ``return_cache``.
+        activations: dict of activations keyed by TransformerLens names (see :data:`ACTIVATION_KEYS_PER_BLOCK`);
+            ``None`` unless ``output_activations``. (Not called "cache": that word is kept for the KV cache.)
     """
 
     logits: torch.Tensor
@@ -44,16 +44,16 @@ class CausalLMOutput:
     token_losses: Optional[torch.Tensor] = None
     hidden_states: Optional[tuple[torch.Tensor, ...]] = None
     attentions: Optional[tuple[torch.Tensor, ...]] = None
-    cache: Optional[dict[str, torch.Tensor]] = None
+    activations: Optional[dict[str, torch.Tensor]] = None
 
 
-# Names stored per block when ``return_cache=True`` (prefix ``blocks.{i}.``). Shapes:
+# Names stored per block when ``output_activations=True`` (prefix ``blocks.{i}.``). Shapes:
 #   hook_resid_pre/mid/post, hook_attn_out, hook_mlp_out, ln1/ln2.hook_normalized: [B, T, H]
 #   attn.hook_q/k/v: [B, n_heads, T, head_dim] (k, v already repeated for GQA; q, k after RoPE)
 #   attn.hook_attn_scores_raw (Q K^T before scaling and masking), attn.hook_attn_scores (scaled, -inf above
 #   the diagonal), attn.hook_pattern (softmax): [B, n_heads, T, T]; attn.hook_z: [B, T, n_heads, head_dim]
 #   mlp.hook_pre, mlp.hook_post: [B, T, I]
-CACHE_KEYS_PER_BLOCK = (
+ACTIVATION_KEYS_PER_BLOCK = (
     "hook_resid_pre",
     "ln1.hook_normalized",
     "attn.hook_q",
@@ -95,7 +95,7 @@ class TransformerBlock(nn.Module):
         self,
         x: torch.Tensor,
         position_ids: torch.Tensor,
-        cache: dict[str, torch.Tensor] | None = None,
+        activations: dict[str, torch.Tensor] | None = None,
         prefix: str = "",
         need_weights: bool = False,
         future_mask: torch.Tensor | None = None,
@@ -105,24 +105,24 @@ class TransformerBlock(nn.Module):
         ``future_mask`` (``[T, T]`` bool, optional) is passed to attention so the causal mask is built once
         per forward pass rather than once per layer.
         """
-        store = (lambda k, v: cache.__setitem__(prefix + k, v)) if cache is not None else (lambda k, v: None)
+        store = (lambda k, v: activations.__setitem__(prefix + k, v)) if activations is not None else (lambda k, v: None)
         store("hook_resid_pre", x)
         if self.pre_norm:
             h = self.input_layernorm(x)  # (B, T, H)
             store("ln1.hook_normalized", h)
-            attn_out, pattern = self.self_attn(h, position_ids, cache, prefix + "attn.", need_weights,
+            attn_out, pattern = self.self_attn(h, position_ids, activations, prefix + "attn.", need_weights,
                                                future_mask)  # (B, T, H)
             mid = x + attn_out  # (B, T, H): residual around attention
             h = self.post_attention_layernorm(mid)  # (B, T, H)
             store("ln2.hook_normalized", h)
-            mlp_out = self.mlp(h, cache, prefix + "mlp.")  # (B, T, H)
+            mlp_out = self.mlp(h, activations, prefix + "mlp.")  # (B, T, H)
             out = mid + mlp_out  # (B, T, H): residual around the MLP
         else:
-            attn_out, pattern = self.self_attn(x, position_ids, cache, prefix + "attn.", need_weights,
+            attn_out, pattern = self.self_attn(x, position_ids, activations, prefix + "attn.", need_weights,
                                                future_mask)  # (B, T, H)
             mid = self.input_layernorm(x + attn_out)  # (B, T, H): norm of the residual sum
             store("ln1.hook_normalized", mid)
-            mlp_out = self.mlp(mid, cache, prefix + "mlp.")  # (B, T, H)
+            mlp_out = self.mlp(mid, activations, prefix + "mlp.")  # (B, T, H)
             out = self.post_attention_layernorm(mid + mlp_out)  # (B, T, H)
             store("ln2.hook_normalized", out)
         store("hook_attn_out", attn_out)
@@ -223,7 +223,7 @@ class CausalLM(nn.Module):
         logits_to_keep: int = 0,
         output_attentions: bool = False,
         output_hidden_states: bool = False,
-        return_cache: bool = False,
+        output_activations: bool = False,
     ) -> CausalLMOutput:
         """Run the model.
 
@@ -233,7 +233,7 @@ class CausalLM(nn.Module):
             logits_to_keep: 0 keeps all T positions; k > 0 keeps the last ``min(k, T)`` positions.
             output_attentions: also return the L attention patterns.
             output_hidden_states: also return the L+1 residual-stream states.
-            return_cache: also return every activation under TransformerLens names (forces eager attention).
+            output_activations: also return every activation under TransformerLens names (forces eager attention).
         Returns:
             :class:`CausalLMOutput`.
         Raises:
@@ -247,23 +247,23 @@ class CausalLM(nn.Module):
             raise ValueError("labels need logits at every position; use logits_to_keep=0 when passing labels")
         B, T = input_ids.shape
         position_ids = torch.arange(T, device=input_ids.device)  # (T,)
-        cache: dict[str, torch.Tensor] | None = {} if return_cache else None
+        acts: dict[str, torch.Tensor] | None = {} if output_activations else None
 
         x = self.embed_tokens(input_ids)  # (B, T, H)
-        if cache is not None:
-            cache["hook_embed"] = x
+        if acts is not None:
+            acts["hook_embed"] = x
         if self.embed_positions is not None:
             pos = self.embed_positions(position_ids)  # (T, H)
             x = x + pos  # (B, T, H), broadcast over B
-            if cache is not None:
-                cache["hook_pos_embed"] = pos.expand(B, T, -1)
+            if acts is not None:
+                acts["hook_pos_embed"] = pos.expand(B, T, -1)
         hidden_states = [x] if output_hidden_states else None
         attentions = [] if output_attentions else None
-        eager = output_attentions or return_cache  # explicit softmax attention, which needs the causal mask
+        eager = output_attentions or output_activations  # explicit softmax attention, which needs the causal mask
         future = causal_future_mask(T, input_ids.device) if eager else None  # (T, T), built once for all layers
 
         for i, layer in enumerate(self.layers):
-            x, pattern = layer(x, position_ids, cache, f"blocks.{i}.", need_weights=output_attentions,
+            x, pattern = layer(x, position_ids, acts, f"blocks.{i}.", need_weights=output_attentions,
                                future_mask=future)  # (B, T, H)
             if hidden_states is not None:
                 hidden_states.append(x)
@@ -271,8 +271,8 @@ class CausalLM(nn.Module):
                 attentions.append(pattern)  # (B, nh, T, T)
 
         x = self.norm(x)  # (B, T, H)
-        if cache is not None:
-            cache["ln_final.hook_normalized"] = x
+        if acts is not None:
+            acts["ln_final.hook_normalized"] = x
         if logits_to_keep > 0:
             x = x[:, -logits_to_keep:, :]  # (B, T_kept, H)
         logits = self.lm_head(x)  # (B, T_kept, V)
@@ -287,7 +287,7 @@ class CausalLM(nn.Module):
             token_losses=token_losses,
             hidden_states=tuple(hidden_states) if hidden_states is not None else None,
             attentions=tuple(attentions) if attentions is not None else None,
-            cache=cache,
+            activations=acts,
         )
 
     # ------------------------------------------------------------------------------------------------

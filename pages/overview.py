@@ -29,7 +29,7 @@ L = ctx.config.num_hidden_layers
 if st.session_state.get("overview.layer", 1) > L:  # the layer count shrank: clamp, keep the key
     st.session_state["overview.layer"] = L
 layer = st.slider(t("overview.layer"), 1, L, key="overview.layer", persist_state="session") if L > 1 else 1
-out = trace(ctx)  # cached forward with the activation cache
+out = trace(ctx)  # cached forward with the activation record
 walk = analysis.shape_walkthrough(out, ctx.config.norm_position, layer=layer - 1)
 n_steps = len(walk)
 st.session_state.setdefault("overview.step", 1)

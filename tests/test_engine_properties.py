@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import CACHE_KEYS_PER_BLOCK, CausalLM, ModelConfig
+from engine import ACTIVATION_KEYS_PER_BLOCK, CausalLM, ModelConfig
 
 V, H, L, N_HEADS, T = 99, 32, 2, 4, 7
 
@@ -125,7 +125,7 @@ def test_sdpa_path_equals_eager_path(config, seed):
     with torch.no_grad():
         fast = model(x).logits
         eager = model(x, output_attentions=True).logits
-        cached = model(x, return_cache=True).logits
+        cached = model(x, output_activations=True).logits
     # float32 rounding only (~1e-7 per op); the random O(1) weights give logits up to ~10, so scale atol
     scale = max(1.0, eager.abs().max().item())
     torch.testing.assert_close(fast, eager, rtol=0, atol=1e-5 * scale)
@@ -196,8 +196,8 @@ def test_tying_shares_storage_and_saves_v_times_h(config, seed):
     assert tied.lm_head.weight[3, 5].item() == 42.0
     # the head's logits are hidden @ E^T
     with torch.no_grad():
-        out = tied(ids(seed), return_cache=True)
-    ref = out.cache["ln_final.hook_normalized"] @ tied.embed_tokens.weight.T
+        out = tied(ids(seed), output_activations=True)
+    ref = out.activations["ln_final.hook_normalized"] @ tied.embed_tokens.weight.T
     torch.testing.assert_close(out.logits, ref, rtol=1e-5, atol=1e-5)
 
 
@@ -291,10 +291,10 @@ def test_pre_and_post_share_state_dict(config, seed):
 
 
 # ---------------------------------------------------------------------------------------------------
-# cache
+# activation record (TransformerLens names)
 # ---------------------------------------------------------------------------------------------------
 
-CACHE_KEYS_1_LAYER_ADDITIVE = [
+ACTIVATION_KEYS_1_LAYER_ADDITIVE = [
     "blocks.0.attn.hook_attn_scores",
     "blocks.0.attn.hook_attn_scores_raw",
     "blocks.0.attn.hook_k",
@@ -324,12 +324,12 @@ def test_cache_keys_pinned_for_one_layer(position_embedding, norm_position):
                          num_key_value_heads=2, position_embedding=position_embedding, norm_position=norm_position)
     model = build(config, 0)
     with torch.no_grad():
-        out = model(ids(0), return_cache=True)
-    expected = list(CACHE_KEYS_1_LAYER_ADDITIVE)
+        out = model(ids(0), output_activations=True)
+    expected = list(ACTIVATION_KEYS_1_LAYER_ADDITIVE)
     if position_embedding in ("rope", "none"):
         expected.remove("hook_pos_embed")
-    assert sorted(out.cache) == expected
-    assert sorted("blocks.0." + k for k in CACHE_KEYS_PER_BLOCK) == [k for k in expected if k.startswith("blocks.0.")]
+    assert sorted(out.activations) == expected
+    assert sorted("blocks.0." + k for k in ACTIVATION_KEYS_PER_BLOCK) == [k for k in expected if k.startswith("blocks.0.")]
     hd = H // N_HEADS
     shapes = {
         "attn.hook_q": (2, N_HEADS, T, hd), "attn.hook_k": (2, N_HEADS, T, hd), "attn.hook_v": (2, N_HEADS, T, hd),
@@ -337,13 +337,13 @@ def test_cache_keys_pinned_for_one_layer(position_embedding, norm_position):
         "attn.hook_pattern": (2, N_HEADS, T, T), "attn.hook_z": (2, T, N_HEADS, hd),
         "mlp.hook_pre": (2, T, config.intermediate_size), "mlp.hook_post": (2, T, config.intermediate_size),
     }
-    for key in CACHE_KEYS_PER_BLOCK:
-        assert tuple(out.cache["blocks.0." + key].shape) == shapes.get(key, (2, T, H)), key
-    assert out.cache["hook_embed"].shape == (2, T, H)
-    if "hook_pos_embed" in out.cache:
-        assert out.cache["hook_pos_embed"].shape == (2, T, H)
-    # without return_cache there is no cache
-    assert model(ids(0)).cache is None
+    for key in ACTIVATION_KEYS_PER_BLOCK:
+        assert tuple(out.activations["blocks.0." + key].shape) == shapes.get(key, (2, T, H)), key
+    assert out.activations["hook_embed"].shape == (2, T, H)
+    if "hook_pos_embed" in out.activations:
+        assert out.activations["hook_pos_embed"].shape == (2, T, H)
+    # without output_activations there is no activation record
+    assert model(ids(0)).activations is None
 
 
 @SETTINGS
@@ -351,11 +351,11 @@ def test_cache_keys_pinned_for_one_layer(position_embedding, norm_position):
 def test_cache_scores_pattern_and_attentions_agree(config, seed):
     model = build(config, seed)
     with torch.no_grad():
-        out = model(ids(seed), return_cache=True, output_attentions=True)
+        out = model(ids(seed), output_activations=True, output_attentions=True)
     hd = H // N_HEADS
     upper = torch.ones(T, T, dtype=torch.bool).triu(1)
     for i in range(L):
-        c = lambda k: out.cache[f"blocks.{i}.attn.{k}"]  # noqa: E731
+        c = lambda k: out.activations[f"blocks.{i}.attn.{k}"]  # noqa: E731
         raw, scores, pattern = c("hook_attn_scores_raw"), c("hook_attn_scores"), c("hook_pattern")
         # raw scores are Q K^T of the cached q, k
         torch.testing.assert_close(raw, c("hook_q") @ c("hook_k").transpose(-2, -1), rtol=1e-6, atol=1e-6)
@@ -370,25 +370,25 @@ def test_cache_scores_pattern_and_attentions_agree(config, seed):
 
 @SETTINGS
 @given(configs(), seeds)
-def test_hidden_states_match_cache(config, seed):
+def test_hidden_states_match_activations(config, seed):
     model = build(config, seed)
     x = ids(seed)
     with torch.no_grad():
-        out = model(x, output_hidden_states=True, return_cache=True)
-    hs, cache = out.hidden_states, out.cache
+        out = model(x, output_hidden_states=True, output_activations=True)
+    hs, acts = out.hidden_states, out.activations
     assert len(hs) == L + 1
     embed = model.embed_tokens.weight[x]  # independent: index the table by hand
-    assert torch.equal(cache["hook_embed"], embed)
+    assert torch.equal(acts["hook_embed"], embed)
     if config.position_embedding in ("learned", "sinusoidal"):
-        embed = embed + cache["hook_pos_embed"]
+        embed = embed + acts["hook_pos_embed"]
     assert torch.equal(hs[0], embed)
-    assert torch.equal(hs[0], cache["blocks.0.hook_resid_pre"])
+    assert torch.equal(hs[0], acts["blocks.0.hook_resid_pre"])
     for i in range(L):
-        assert torch.equal(hs[i + 1], cache[f"blocks.{i}.hook_resid_post"])
+        assert torch.equal(hs[i + 1], acts[f"blocks.{i}.hook_resid_post"])
         if i + 1 < L:
-            assert torch.equal(cache[f"blocks.{i}.hook_resid_post"], cache[f"blocks.{i + 1}.hook_resid_pre"])
-    assert torch.equal(model.norm(hs[-1]), cache["ln_final.hook_normalized"])
-    torch.testing.assert_close(out.logits, cache["ln_final.hook_normalized"] @ model.lm_head.weight.T,
+            assert torch.equal(acts[f"blocks.{i}.hook_resid_post"], acts[f"blocks.{i + 1}.hook_resid_pre"])
+    assert torch.equal(model.norm(hs[-1]), acts["ln_final.hook_normalized"])
+    torch.testing.assert_close(out.logits, acts["ln_final.hook_normalized"] @ model.lm_head.weight.T,
                                rtol=1e-5, atol=1e-5)
 
 
@@ -398,9 +398,9 @@ def test_block_wiring_matches_its_formula(config, seed):
     """Residual bookkeeping of each block, from the cached pieces (Pre: x + f(norm x); Post: norm(x + f x))."""
     model = build(config, seed)
     with torch.no_grad():
-        out = model(ids(seed), return_cache=True)
+        out = model(ids(seed), output_activations=True)
     for i, layer in enumerate(model.layers):
-        c = lambda k: out.cache[f"blocks.{i}.{k}"]  # noqa: E731
+        c = lambda k: out.activations[f"blocks.{i}.{k}"]  # noqa: E731
         x, mid, post = c("hook_resid_pre"), c("hook_resid_mid"), c("hook_resid_post")
         attn_out, mlp_out = c("hook_attn_out"), c("hook_mlp_out")
         if config.norm_position == "pre":

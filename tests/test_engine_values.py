@@ -273,29 +273,29 @@ def test_sinusoidal_table_formula(d):
     model = CausalLM(tiny(position_embedding="sinusoidal", max_position_embeddings=P))
     assert not any("table" in k for k in model.state_dict())
     x = ids(T_=5)
-    out = model(x, return_cache=True)
-    torch.testing.assert_close(out.cache["hook_pos_embed"][0], sinusoidal_table(P, H)[:5])
+    out = model(x, output_activations=True)
+    torch.testing.assert_close(out.activations["hook_pos_embed"][0], sinusoidal_table(P, H)[:5])
 
 
 def test_learned_positions_are_rows_of_the_table():
     model = randomize(CausalLM(tiny(position_embedding="learned")))
-    out = model(ids(T_=5), return_cache=True)
-    assert torch.equal(out.cache["hook_pos_embed"][1], model.embed_positions.weight[:5])
+    out = model(ids(T_=5), output_activations=True)
+    assert torch.equal(out.activations["hook_pos_embed"][1], model.embed_positions.weight[:5])
 
 
 def test_rope_in_the_model_rotates_projected_queries_and_keys():
     config = tiny(position_embedding="rope", num_hidden_layers=1, num_key_value_heads=2, rope_theta=300.0)
     model = randomize(CausalLM(config))
     with torch.no_grad():
-        out = model(ids(), return_cache=True)
-        h = out.cache["blocks.0.ln1.hook_normalized"]  # (B, T, H)
+        out = model(ids(), output_activations=True)
+        h = out.activations["blocks.0.ln1.hook_normalized"]  # (B, T, H)
         attn = model.layers[0].self_attn
         q = attn.q_proj(h).view(2, T, 4, 8)  # (B, T, nh, hd)
         k = attn.k_proj(h).view(2, T, 2, 8).repeat_interleave(2, dim=2)  # (B, T, nh, hd)
     for b, p, head in [(0, 0, 0), (1, 3, 2), (0, 6, 3)]:
-        torch.testing.assert_close(out.cache["blocks.0.attn.hook_q"][b, head, p],
+        torch.testing.assert_close(out.activations["blocks.0.attn.hook_q"][b, head, p],
                                    _rope_by_formula(q[b, p, head], p, 300.0), rtol=1e-4, atol=1e-5)
-        torch.testing.assert_close(out.cache["blocks.0.attn.hook_k"][b, head, p],
+        torch.testing.assert_close(out.activations["blocks.0.attn.hook_k"][b, head, p],
                                    _rope_by_formula(k[b, p, head], p, 300.0), rtol=1e-4, atol=1e-5)
 
 
@@ -347,16 +347,16 @@ def test_post_norm_block_outputs_have_unit_rms(norm_type):
     for name, p in model.named_parameters():
         if "norm" in name:
             assert torch.equal(p, torch.ones_like(p) if name.endswith("weight") else torch.zeros_like(p)), name
-    out = model(ids(), return_cache=True)
+    out = model(ids(), output_activations=True)
     for i in range(3):
         for key in ("hook_resid_mid", "hook_resid_post"):
-            r = out.cache[f"blocks.{i}.{key}"]
+            r = out.activations[f"blocks.{i}.{key}"]
             torch.testing.assert_close(r.pow(2).mean(-1).sqrt(), torch.ones(2, T), rtol=0, atol=1e-4)
             if norm_type == "layernorm":
                 torch.testing.assert_close(r.mean(-1), torch.zeros(2, T), rtol=0, atol=1e-5)
     # Pre-Norm residual streams are not normalised (the test above can tell)
     pre = CausalLM(config.replace(norm_position="pre"))
-    rms = pre(ids(), return_cache=True).cache["blocks.2.hook_resid_post"].pow(2).mean(-1).sqrt()
+    rms = pre(ids(), output_activations=True).activations["blocks.2.hook_resid_post"].pow(2).mean(-1).sqrt()
     assert (rms - 1).abs().max() > 0.1
 
 

@@ -19,9 +19,9 @@ def _expected(state: dict, layer: int, head: int, stage: str = "softmax") -> np.
         if stage == "softmax":
             a = model(ids, output_attentions=True).attentions[layer][0, head].double().numpy()
             return np.where(np.triu(np.ones_like(a, dtype=bool), 1), np.nan, a)
-        cache = model(ids, return_cache=True).cache
-    q = cache[f"blocks.{layer}.attn.hook_q"][0, head].double()  # (T, hd)
-    k = cache[f"blocks.{layer}.attn.hook_k"][0, head].double()  # (T, hd)
+        acts = model(ids, output_activations=True).activations
+    q = acts[f"blocks.{layer}.attn.hook_q"][0, head].double()  # (T, hd)
+    k = acts[f"blocks.{layer}.attn.hook_k"][0, head].double()  # (T, hd)
     raw = (q @ k.T).numpy()
     return raw if stage == "raw" else raw / math.sqrt(q.shape[-1])
 

@@ -6,7 +6,7 @@ the URL), builds a :class:`ModelConfig`, fetches the cached model, tokenizes the
 :class:`Explorer` context. Bad input is turned into a message and ``st.stop()``; widget values are never lost.
 
 Caching: models are built once per (config, seed) with ``st.cache_resource`` and are shared by every session,
-so nothing here or in a page may mutate them. Traces (forward passes with the full cache) are cached the same
+so nothing here or in a page may mutate them. Traces (forward passes with the full activation record) are cached the same
 way, keyed by the model key and the token ids.
 """
 
@@ -146,7 +146,7 @@ def _nonfinite_parts(_out: CausalLMOutput, model_key: str, ids: tuple[int, ...],
 
 
 def trace(ctx: Explorer, labels: torch.Tensor | None = None) -> CausalLMOutput:
-    """Cached full forward of the context's input (hidden states, attentions, activation cache).
+    """Cached full forward of the context's input (hidden states, attentions, activation record).
 
     Shows a warning on the page when any output is NaN or Inf. The returned tensors are shared: read only.
     """
