@@ -6,7 +6,8 @@ Sets the page config and the navigation; each page renders the shared sidebar it
 
 import streamlit as st
 
-from ui.i18n import t
+from ui.startup import warm_up  # first: it makes ast.parse thread-safe before the heavy imports
+from ui.i18n import t  # noqa: E402
 
 st.set_page_config(page_title="Transformer Block Explorer", layout="wide")
 
@@ -19,6 +20,8 @@ PAGES = [
     ("pages/next_token.py", "nav.next", "next-token", ":material/auto_awesome:"),
     ("pages/train.py", "nav.train", "train", ":material/fitness_center:"),
 ]
+
+warm_up(path for path, *_ in PAGES)  # compile every page once, before sessions can race (ui/startup.py)
 
 nav = st.navigation(
     [st.Page(path, title=t(key), url_path=url, icon=icon, default=(i == 0)) for i, (path, key, url, icon) in enumerate(PAGES)]

@@ -14,14 +14,23 @@ runtime from under each other ("Runtime hasn't been created!"). The ``apptest_th
 mock runtime available whenever ``_instance`` is None and holds ``global.appTest`` on for the whole test;
 the scripts themselves still run concurrently, each in its own ScriptRunner thread, as on a server.
 
+First visits race (python/cpython#106905, see ``ui/startup.py``): the ``forced_thread_switches`` fixture lets
+another thread run inside every garbage-collection pass, which is where two threads building AST objects
+interleave; with it, the 20 first visits of the old set-up (Streamlit's magic compiling each page through
+``ast.parse`` in every session thread) failed with "SystemError: AST constructor recursion depth mismatch".
+
 20 sessions take ~30-40 s on 2 cores (each session: 2 runs of the overview page; the models are small).
 """
 
 from __future__ import annotations
 
+import ast
+import gc
+import inspect
 import json
 import re
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -134,7 +143,48 @@ def recorded_builds(monkeypatch):
     return seen
 
 
-def test_twenty_concurrent_sessions(apptest_threads, recorded_builds):
+@pytest.fixture()
+def forced_thread_switches():
+    """Release the GIL inside every garbage-collection pass: the moment CPython 3.11's AST race needs."""
+    def switch(phase, info):
+        time.sleep(0)
+
+    gc.callbacks.append(switch)
+    yield
+    gc.callbacks.remove(switch)
+
+
+def test_ast_parse_is_serialised(forced_thread_switches):
+    """Four threads parsing a large module at once: without ui.startup's lock this fails within a second."""
+    from ui.startup import serialise_ast_parse
+
+    serialise_ast_parse()
+    source = Path(inspect.getsourcefile(ast)).read_text()
+    errors: list[str] = []
+
+    def parse() -> None:
+        for _ in range(4):
+            try:
+                ast.parse(source)
+            except SystemError as err:
+                errors.append(str(err))
+
+    threads = [threading.Thread(target=parse) for _ in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+
+
+def test_streamlit_magic_is_off():
+    """Page scripts are compiled from source, never through ``ast.parse`` (the config the server reads)."""
+    from streamlit import config as st_config
+
+    assert st_config.get_option("runner.magicEnabled") is False
+
+
+def test_twenty_concurrent_sessions(apptest_threads, recorded_builds, forced_thread_switches):
     # a model every session's first run (the defaults) shares, fetched and summed before the sessions start
     default_config, default_seed = state_config()
     shared = sidebar.build_model(default_config.to_json(), default_seed)
