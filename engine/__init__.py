@@ -12,10 +12,12 @@ Dimension vocabulary used in every shape comment of this package:
     V           vocabulary size (``vocab_size``)
     L           number of blocks (``num_hidden_layers``)
 
-Entry points: :class:`ModelConfig` (with :data:`PRESETS`) and :class:`CausalLM`.
+Entry points: :class:`ModelConfig` (with :data:`PRESETS`) and :class:`CausalLM`; :mod:`engine.generation` decodes
+with the :class:`KVCache` (``model(ids, use_cache=True).past_key_values``).
 """
 
 from .config import PRESET_SOURCES, PRESETS, ModelConfig
+from .kv_cache import KVCache
 from .loss import IGNORE_INDEX
 from .model import ACTIVATION_KEYS_PER_BLOCK, CausalLM, CausalLMOutput, TransformerBlock
 
@@ -24,6 +26,7 @@ __all__ = [
     "CausalLM",
     "CausalLMOutput",
     "IGNORE_INDEX",
+    "KVCache",
     "ModelConfig",
     "PRESETS",
     "PRESET_SOURCES",

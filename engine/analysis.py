@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from . import generation
 from .config import ModelConfig
 from .loss import IGNORE_INDEX
 from .model import CausalLM, CausalLMOutput
@@ -343,27 +344,14 @@ def next_token_table(logits: torch.Tensor, token_strings, k: int = 10, temperatu
 @torch.no_grad()
 def generate(model: CausalLM, input_ids: torch.Tensor, max_new_tokens: int, temperature: float = 1.0,
              greedy: bool = True, seed: int = 0) -> list[int]:
-    """Continue ``input_ids`` ``[1, T]`` by ``max_new_tokens`` tokens (greedy argmax or sampling).
+    """Continue ``input_ids`` ``[1, T]`` by ``max_new_tokens`` tokens (greedy argmax or sampling at
+    ``temperature``) with :func:`engine.generation.generate` (KV cache, seeded per step).
 
-    Stops early at the model's position limit. Uses ``logits_to_keep=1`` (only the last position's logits).
-    Returns the new token ids (without the prompt).
+    Stops early at the model's position limit. Returns the new token ids (without the prompt).
     """
-    gen = torch.Generator().manual_seed(seed)
-    ids = input_ids
-    new: list[int] = []
-    limit = model.config.max_position_embeddings if model.config.has_position_limit else None
-    for _ in range(max_new_tokens):
-        if limit is not None and ids.shape[1] >= limit:
-            break
-        logits = model(ids, logits_to_keep=1).logits[0, -1]  # (V,)
-        if greedy:
-            nxt = int(logits.argmax())
-        else:
-            probs = torch.softmax(logits.double() / temperature, dim=-1)
-            nxt = int(torch.multinomial(probs, 1, generator=gen))
-        new.append(nxt)
-        ids = torch.cat([ids, torch.tensor([[nxt]], device=ids.device)], dim=1)  # (1, T+1)
-    return new
+    out = generation.generate(model, input_ids, max_new_tokens, do_sample=not greedy, temperature=temperature,
+                              seed=seed)  # (1, T + n)
+    return out[0, input_ids.shape[1]:].tolist()
 
 
 def finite_report(out: CausalLMOutput) -> dict[str, bool]:

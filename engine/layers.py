@@ -173,12 +173,18 @@ def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.T
 # ---------------------------------------------------------------------------------------------------
 
 
-def causal_future_mask(T: int, device: torch.device | str | None = None) -> torch.Tensor:
-    """``[T, T]`` boolean mask, True strictly above the diagonal: the future keys query t may not attend to.
+def causal_future_mask(T: int, device: torch.device | str | None = None, key_length: int | None = None) -> torch.Tensor:
+    """``[T, S]`` boolean mask, True where query row i may NOT attend key j (a future key); ``S = key_length or T``.
+
+    Aligned bottom-right: the T queries are the *last* T of the S positions (the earlier S - T are in the KV
+    cache), so query i sits at position ``S - T + i`` and sees keys ``0 .. S - T + i``. For T == S this is the
+    usual strict upper triangle. A top-left-aligned mask (what ``scaled_dot_product_attention(is_causal=True)``
+    builds) would let a single new query against five keys see only key 0.
 
     :class:`engine.model.CausalLM` builds it once per forward pass and hands it to every layer.
     """
-    return torch.ones(T, T, dtype=torch.bool, device=device).triu(1)  # (T, T)
+    S = T if key_length is None else key_length
+    return torch.ones(T, S, dtype=torch.bool, device=device).triu(S - T + 1)  # (T, S)
 
 
 class CausalSelfAttention(nn.Module):
@@ -195,8 +201,9 @@ class CausalSelfAttention(nn.Module):
     triangle is exactly 0.
     """
 
-    def __init__(self, config: ModelConfig):
+    def __init__(self, config: ModelConfig, layer_idx: int = 0):
         super().__init__()
+        self.layer_idx = layer_idx  # which entry of a KV cache belongs to this layer
         self.n_heads = config.num_attention_heads
         self.n_kv_heads = config.kv_heads
         self.head_dim = config.head_dim
@@ -216,8 +223,9 @@ class CausalSelfAttention(nn.Module):
         prefix: str = "attn.",
         need_weights: bool = False,
         future_mask: torch.Tensor | None = None,
+        past_key_values=None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Attend causally.
+        """Attend causally, over the cached keys too when a KV cache is given.
 
         Args:
             x: ``[B, T, H]`` normalised (Pre-Norm) or raw (Post-Norm) residual stream.
@@ -225,10 +233,12 @@ class CausalSelfAttention(nn.Module):
             activations: if given, activations are stored under ``prefix + hook_*`` (TransformerLens names);
                 forces the eager path.
             need_weights: return the attention probabilities (forces the eager path).
-            future_mask: optional precomputed :func:`causal_future_mask` ``[T, T]`` for the eager path (built
+            future_mask: optional precomputed :func:`causal_future_mask` ``[T, S]`` for the eager path (built
                 here when ``None``).
+            past_key_values: optional :class:`engine.kv_cache.KVCache`; this layer's new keys and values are
+                appended to it and the queries attend over all ``S = T_cached + T`` keys.
         Returns:
-            ``(out [B, T, H], pattern [B, n_heads, T, T] or None)``.
+            ``(out [B, T, H], pattern [B, n_heads, T, S] or None)``.
         """
         B, T, _ = x.shape
         q = self.q_proj(x).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)  # (B, nh, T, hd)
@@ -237,20 +247,29 @@ class CausalSelfAttention(nn.Module):
         if self.use_rope:
             cos, sin = rope_cos_sin(position_ids, self.head_dim, self.rope_theta)  # (T, hd) each
             q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)  # shapes unchanged
+        if past_key_values is not None:  # cached keys/values first, then this forward's: positions 0 .. S-1
+            k, v = past_key_values.update(k, v, self.layer_idx)  # (B, nkv, S, hd) each
+        S = k.shape[2]  # number of keys: T without a cache, T_cached + T with one
         groups = self.n_heads // self.n_kv_heads
         if groups > 1:  # GQA; with groups == 1 (multi-head attention) repeat_interleave would only copy
-            k = k.repeat_interleave(groups, dim=1)  # (B, nh, T, hd): kv head j -> query heads j*g .. j*g+g-1
-            v = v.repeat_interleave(groups, dim=1)  # (B, nh, T, hd)
+            k = k.repeat_interleave(groups, dim=1)  # (B, nh, S, hd): kv head j -> query heads j*g .. j*g+g-1
+            v = v.repeat_interleave(groups, dim=1)  # (B, nh, S, hd)
 
         if activations is None and not need_weights:
-            z = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, nh, T, hd)
+            if S == T:  # no cache: the square causal mask, which is_causal=True builds (top-left = bottom-right)
+                z = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, nh, T, hd)
+            elif T == 1:  # one new query, the last position: it may see every key, so no mask at all
+                z = F.scaled_dot_product_attention(q, k, v)  # (B, nh, 1, hd)
+            else:  # several new queries after a cache: bottom-right-aligned mask (True = may attend)
+                allowed = ~causal_future_mask(T, x.device, key_length=S)  # (T, S)
+                z = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)  # (B, nh, T, hd)
             pattern = None
         else:
-            raw = q @ k.transpose(-2, -1)  # (B, nh, T, T): raw Q K^T
-            scores = raw / math.sqrt(self.head_dim)  # (B, nh, T, T)
-            future = future_mask if future_mask is not None else causal_future_mask(T, x.device)  # (T, T)
-            scores = scores.masked_fill(future, float("-inf"))  # (B, nh, T, T)
-            pattern = torch.softmax(scores, dim=-1)  # (B, nh, T, T): exact zeros above the diagonal
+            raw = q @ k.transpose(-2, -1)  # (B, nh, T, S): raw Q K^T
+            scores = raw / math.sqrt(self.head_dim)  # (B, nh, T, S)
+            future = future_mask if future_mask is not None else causal_future_mask(T, x.device, key_length=S)
+            scores = scores.masked_fill(future, float("-inf"))  # (B, nh, T, S)
+            pattern = torch.softmax(scores, dim=-1)  # (B, nh, T, S): exact zeros on future keys
             z = pattern @ v  # (B, nh, T, hd)
             if activations is not None:
                 activations[prefix + "hook_q"] = q

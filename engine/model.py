@@ -17,6 +17,7 @@ import torch
 import torch.nn as nn
 
 from .config import ModelConfig
+from .kv_cache import KVCache
 from .layers import ADDITIVE_POSITIONS, MLP, CausalSelfAttention, build_norm, causal_future_mask
 from .loss import mean_supervised_loss, shifted_token_losses
 
@@ -33,10 +34,13 @@ class CausalLMOutput:
             position t, NaN where that target is -100; ``None`` without labels.
         hidden_states: tuple of L+1 tensors ``[B, T, H]``: the embedding output (tokens + additive positions),
             then each block's output, all before the final norm; ``None`` unless requested.
-        attentions: tuple of L tensors ``[B, n_heads, T, T]``: softmax probabilities (rows sum to 1, exactly 0
-            above the diagonal); ``None`` unless requested.
+        attentions: tuple of L tensors ``[B, n_heads, T, S]`` (S = T, or cached + T with a KV cache): softmax
+            probabilities (rows sum to 1, exactly 0 on future keys); ``None`` unless requested.
         activations: dict of activations keyed by TransformerLens names (see :data:`ACTIVATION_KEYS_PER_BLOCK`);
             ``None`` unless ``output_activations``. (Not called "cache": that word is kept for the KV cache.)
+        past_key_values: the :class:`engine.kv_cache.KVCache` after this forward (keys and values of every
+            position so far, ``[B, n_kv_heads, T_cached + T, head_dim]`` per layer); ``None`` unless
+            ``use_cache`` or a cache was passed in.
     """
 
     logits: torch.Tensor
@@ -45,6 +49,7 @@ class CausalLMOutput:
     hidden_states: Optional[tuple[torch.Tensor, ...]] = None
     attentions: Optional[tuple[torch.Tensor, ...]] = None
     activations: Optional[dict[str, torch.Tensor]] = None
+    past_key_values: Optional[KVCache] = None
 
 
 # Names stored per block when ``output_activations=True`` (prefix ``blocks.{i}.``). Shapes:
@@ -83,11 +88,11 @@ class TransformerBlock(nn.Module):
     Shapes: ``[B, T, H] -> [B, T, H]``.
     """
 
-    def __init__(self, config: ModelConfig):
+    def __init__(self, config: ModelConfig, layer_idx: int = 0):
         super().__init__()
         self.pre_norm = config.norm_position == "pre"
         self.input_layernorm = build_norm(config)
-        self.self_attn = CausalSelfAttention(config)
+        self.self_attn = CausalSelfAttention(config, layer_idx)
         self.post_attention_layernorm = build_norm(config)
         self.mlp = MLP(config)
 
@@ -99,11 +104,12 @@ class TransformerBlock(nn.Module):
         prefix: str = "",
         need_weights: bool = False,
         future_mask: torch.Tensor | None = None,
+        past_key_values: KVCache | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Returns ``(block output [B, T, H], attention pattern [B, n_heads, T, T] or None)``.
+        """Returns ``(block output [B, T, H], attention pattern [B, n_heads, T, S] or None)``.
 
-        ``future_mask`` (``[T, T]`` bool, optional) is passed to attention so the causal mask is built once
-        per forward pass rather than once per layer.
+        ``future_mask`` (``[T, S]`` bool, optional) is passed to attention so the causal mask is built once
+        per forward pass rather than once per layer; ``past_key_values`` is the KV cache (S = cached + T keys).
         """
         store = (lambda k, v: activations.__setitem__(prefix + k, v)) if activations is not None else (lambda k, v: None)
         store("hook_resid_pre", x)
@@ -111,7 +117,7 @@ class TransformerBlock(nn.Module):
             h = self.input_layernorm(x)  # (B, T, H)
             store("ln1.hook_normalized", h)
             attn_out, pattern = self.self_attn(h, position_ids, activations, prefix + "attn.", need_weights,
-                                               future_mask)  # (B, T, H)
+                                               future_mask, past_key_values)  # (B, T, H)
             mid = x + attn_out  # (B, T, H): residual around attention
             h = self.post_attention_layernorm(mid)  # (B, T, H)
             store("ln2.hook_normalized", h)
@@ -119,7 +125,7 @@ class TransformerBlock(nn.Module):
             out = mid + mlp_out  # (B, T, H): residual around the MLP
         else:
             attn_out, pattern = self.self_attn(x, position_ids, activations, prefix + "attn.", need_weights,
-                                               future_mask)  # (B, T, H)
+                                               future_mask, past_key_values)  # (B, T, H)
             mid = self.input_layernorm(x + attn_out)  # (B, T, H): norm of the residual sum
             store("ln1.hook_normalized", mid)
             mlp_out = self.mlp(mid, activations, prefix + "mlp.")  # (B, T, H)
@@ -152,7 +158,7 @@ class CausalLM(nn.Module):
         self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size)
         pos_cls = ADDITIVE_POSITIONS.get(config.position_embedding)
         self.embed_positions = pos_cls(config) if pos_cls is not None else None
-        self.layers = nn.ModuleList(TransformerBlock(config) for _ in range(config.num_hidden_layers))
+        self.layers = nn.ModuleList(TransformerBlock(config, i) for i in range(config.num_hidden_layers))
         self.norm = build_norm(config)
         self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
         self.reset_parameters()
@@ -194,11 +200,11 @@ class CausalLM(nn.Module):
         return self.embed_tokens.weight.device
 
     # ------------------------------------------------------------------------------------------------
-    def check_input_ids(self, input_ids: torch.Tensor) -> None:
+    def check_input_ids(self, input_ids: torch.Tensor, past_length: int = 0) -> None:
         """Raise ``ValueError`` for an input the model cannot encode.
 
         Cases: not a 2-D integer tensor ``[B, T]``; T == 0; an id outside ``[0, vocab_size)`` (named, with the
-        size); T above ``max_position_embeddings`` for learned or sinusoidal positions.
+        size); ``past_length + T`` above ``max_position_embeddings`` for learned or sinusoidal positions.
         """
         if input_ids.dim() != 2 or input_ids.dtype not in (torch.int64, torch.int32):
             raise ValueError(f"input_ids must be an integer tensor [B, T], got {tuple(input_ids.shape)} {input_ids.dtype}")
@@ -210,9 +216,9 @@ class CausalLM(nn.Module):
         if int(lowest) < 0 or int(highest) >= V:
             bad = (input_ids < 0) | (input_ids >= V)  # (B, T)
             raise ValueError(f"token id {int(input_ids[bad][0])} is outside the vocabulary (vocab_size={V})")
-        if self.config.has_position_limit and T > self.config.max_position_embeddings:
+        if self.config.has_position_limit and past_length + T > self.config.max_position_embeddings:
             raise ValueError(
-                f"sequence length {T} exceeds max_position_embeddings={self.config.max_position_embeddings} "
+                f"sequence length {past_length + T} exceeds max_position_embeddings={self.config.max_position_embeddings} "
                 f"for {self.config.position_embedding} positions"
             )
 
@@ -224,6 +230,8 @@ class CausalLM(nn.Module):
         output_attentions: bool = False,
         output_hidden_states: bool = False,
         output_activations: bool = False,
+        past_key_values: KVCache | None = None,
+        use_cache: bool = False,
     ) -> CausalLMOutput:
         """Run the model.
 
@@ -234,19 +242,26 @@ class CausalLM(nn.Module):
             output_attentions: also return the L attention patterns.
             output_hidden_states: also return the L+1 residual-stream states.
             output_activations: also return every activation under TransformerLens names (forces eager attention).
+            past_key_values: a :class:`engine.kv_cache.KVCache` from an earlier call: ``input_ids`` are then the
+                tokens *after* the cached ones, their positions start at the cache length, and they attend over
+                the cached keys too. The cache is updated in place and returned.
+            use_cache: return a KV cache (a new one when ``past_key_values`` is None) in ``past_key_values``.
         Returns:
             :class:`CausalLMOutput`.
         Raises:
             ValueError: invalid ``input_ids`` (see :meth:`check_input_ids`), negative ``logits_to_keep``,
                 ``labels`` together with ``logits_to_keep > 0``, or labels of the wrong shape or range.
         """
-        self.check_input_ids(input_ids)
+        if use_cache and past_key_values is None:
+            past_key_values = KVCache()
+        past_length = past_key_values.get_seq_length() if past_key_values is not None else 0
+        self.check_input_ids(input_ids, past_length)
         if logits_to_keep < 0:
             raise ValueError(f"logits_to_keep must be >= 0, got {logits_to_keep}")
         if labels is not None and logits_to_keep > 0:
             raise ValueError("labels need logits at every position; use logits_to_keep=0 when passing labels")
         B, T = input_ids.shape
-        position_ids = torch.arange(T, device=input_ids.device)  # (T,)
+        position_ids = torch.arange(past_length, past_length + T, device=input_ids.device)  # (T,): after the cache
         acts: dict[str, torch.Tensor] | None = {} if output_activations else None
 
         x = self.embed_tokens(input_ids)  # (B, T, H)
@@ -260,15 +275,16 @@ class CausalLM(nn.Module):
         hidden_states = [x] if output_hidden_states else None
         attentions = [] if output_attentions else None
         eager = output_attentions or output_activations  # explicit softmax attention, which needs the causal mask
-        future = causal_future_mask(T, input_ids.device) if eager else None  # (T, T), built once for all layers
+        S = past_length + T  # keys each query row can be masked against: cached + new
+        future = causal_future_mask(T, input_ids.device, key_length=S) if eager else None  # (T, S), once for all layers
 
         for i, layer in enumerate(self.layers):
             x, pattern = layer(x, position_ids, acts, f"blocks.{i}.", need_weights=output_attentions,
-                               future_mask=future)  # (B, T, H)
+                               future_mask=future, past_key_values=past_key_values)  # (B, T, H)
             if hidden_states is not None:
                 hidden_states.append(x)
             if attentions is not None:
-                attentions.append(pattern)  # (B, nh, T, T)
+                attentions.append(pattern)  # (B, nh, T, S)
 
         x = self.norm(x)  # (B, T, H)
         if acts is not None:
@@ -288,6 +304,7 @@ class CausalLM(nn.Module):
             hidden_states=tuple(hidden_states) if hidden_states is not None else None,
             attentions=tuple(attentions) if attentions is not None else None,
             activations=acts,
+            past_key_values=past_key_values,
         )
 
     # ------------------------------------------------------------------------------------------------

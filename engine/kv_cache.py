@@ -1,0 +1,66 @@
+"""The key/value cache: what a decoder keeps from earlier tokens so that a new token costs one row of attention.
+
+At step t a causal decoder needs, in every layer, the keys and values of tokens 0..t. They never change once
+computed (token s < t cannot see token t), so they are stored instead of recomputed: the prompt is run once
+("prefill") and fills the cache; every later forward feeds only the new token(s), appends their keys and values,
+and attends with the new queries over all cached keys.
+
+Convention (transformers' ``past_key_values`` / ``use_cache``, but our own small class): one entry per layer,
+``key`` and ``value`` each ``[B, n_kv_heads, T_cached, head_dim]``. With grouped-query attention only the
+n_kv_heads heads are stored, not the copies repeated for the query heads, so GQA and MQA shrink the cache by
+n_heads / n_kv_heads. Keys are stored after RoPE (their positions are already rotated in).
+
+References: Pope et al. 2022, "Efficiently Scaling Transformer Inference" (KV cache memory); transformers
+``DynamicCache`` (method names ``update`` and ``get_seq_length``).
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+class KVCache:
+    """Per-layer cached keys and values; grows by concatenation along the sequence axis.
+
+    ``update`` mutates the cache (as transformers' caches do): a cache belongs to one generation run.
+    """
+
+    def __init__(self) -> None:
+        self.key_cache: list[torch.Tensor] = []  # per layer: (B, n_kv_heads, T_cached, head_dim)
+        self.value_cache: list[torch.Tensor] = []  # per layer: (B, n_kv_heads, T_cached, head_dim)
+
+    def update(self, key: torch.Tensor, value: torch.Tensor, layer_idx: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Append this forward's ``key``/``value`` ``[B, n_kv_heads, T_new, head_dim]`` to layer ``layer_idx``.
+
+        Returns:
+            ``(keys, values)`` of every position so far, each ``[B, n_kv_heads, T_cached + T_new, head_dim]``.
+        """
+        if layer_idx == len(self.key_cache):  # first forward through this layer: nothing cached yet
+            self.key_cache.append(key)
+            self.value_cache.append(value)
+        else:
+            self.key_cache[layer_idx] = torch.cat([self.key_cache[layer_idx], key], dim=2)  # (B, nkv, S, hd)
+            self.value_cache[layer_idx] = torch.cat([self.value_cache[layer_idx], value], dim=2)  # (B, nkv, S, hd)
+        return self.key_cache[layer_idx], self.value_cache[layer_idx]
+
+    def get_seq_length(self, layer_idx: int = 0) -> int:
+        """Number of cached positions in layer ``layer_idx`` (0 for an empty cache)."""
+        return int(self.key_cache[layer_idx].shape[2]) if layer_idx < len(self.key_cache) else 0
+
+    def __len__(self) -> int:
+        """Number of layers with an entry."""
+        return len(self.key_cache)
+
+    def __getitem__(self, layer_idx: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(key, value)`` of one layer, each ``[B, n_kv_heads, T_cached, head_dim]``."""
+        return self.key_cache[layer_idx], self.value_cache[layer_idx]
+
+    def num_bytes(self) -> int:
+        """Bytes held by every cached tensor (keys and values of all layers)."""
+        return sum(t.numel() * t.element_size() for t in self.key_cache + self.value_cache)
+
+
+def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, seq_len: int, bytes_per_value: int,
+                   batch_size: int = 1) -> int:
+    """Size of a full cache: ``2 (K and V) * L * n_kv_heads * head_dim * T * bytes per value`` (times B)."""
+    return 2 * num_layers * num_kv_heads * head_dim * seq_len * bytes_per_value * batch_size
