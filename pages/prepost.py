@@ -13,6 +13,7 @@ import torch
 
 from engine import CausalLM, analysis
 from ui.figures.prepost import divergence_lines, gradient_norm_lines, placement_norm_lines
+from ui.budget import refuse_over_budget
 from ui.i18n import t
 from ui.sidebar import MAX_LAYERS, build_model, explorer
 from ui.widgets import chart, explain
@@ -84,6 +85,8 @@ else:
 ids = tuple(ctx.input_ids[0].tolist())
 T = len(ids)
 model_key = f"{ctx.model_key}|depth={depth}"
+for action in ("build", "gradient"):  # engine/cost.py: the depth slider reaches 48 layers
+    refuse_over_budget(action, ctx.config.replace(num_hidden_layers=depth), tokens=T)
 with st.spinner(t("prepost.computing", depth=depth)):
     if depth == L_sidebar:
         model = ctx.model

@@ -22,6 +22,8 @@ from engine import CausalLM, analysis
 from engine.tokenizer import load_corpus
 from engine.train import TrainConfig, head_slot_attention, measure_poem_structure, poem_slot_pairs
 from ui import jobs
+from ui.admission import admission, session_liveness
+from ui.budget import flops, refusal, verdict
 from ui.controls import PAGE, clamp_state, index_slider, init_state
 from ui.figures.attention import attention_heatmap
 from ui.figures.common import HEATMAP_MAX_TOKENS
@@ -159,14 +161,37 @@ def busy() -> bool:
 
 # Button callbacks: they run before the next script run, so the job exists (and the buttons' disabled state is
 # right) as soon as the page redraws. A second click on a stale Start never starts a second job.
+# A run over the server's budget (engine/cost.py) is never started, even from a stale button.
 def start_training(model: CausalLM, token_ids: np.ndarray, cfg: TrainConfig, corpus: str, model_key: str) -> None:
-    if not busy() and cfg is not None:
-        st.session_state[JOB_KEY] = jobs.start_training(model, torch.as_tensor(token_ids), cfg, corpus, model_key)
+    if not busy() and cfg is not None and train_budget(model.config, cfg).ok:
+        st.session_state[JOB_KEY] = jobs.start_training(model, torch.as_tensor(token_ids), cfg, corpus, model_key,
+                                                        alive=session_liveness())
 
 
 def start_race(config, token_ids: np.ndarray, cfg: TrainConfig, corpus: str) -> None:
-    if not busy():
-        st.session_state[RACE_KEY] = jobs.start_race(config, torch.as_tensor(token_ids), cfg, corpus)
+    if not busy() and race_budget(config, cfg).ok:
+        st.session_state[RACE_KEY] = jobs.start_race(config, torch.as_tensor(token_ids), cfg, corpus,
+                                                     alive=session_liveness())
+
+
+def train_budget(config, cfg: TrainConfig):
+    return verdict("train", config, steps=cfg.steps, batch=cfg.batch_size, seq_len=cfg.seq_len)
+
+
+def race_budget(config, cfg: TrainConfig):
+    return verdict("race", config, steps=cfg.steps, batch=cfg.batch_size, seq_len=cfg.seq_len)
+
+
+def queue_note(job: jobs.BackgroundJob) -> bool:
+    """While ``job`` waits for a slot of the server's heavy-job line: say how many runs are ahead; True then."""
+    if not job.queued:
+        return False
+    line, ahead = admission(), job.ahead
+    if ahead is None:  # admitted between the two reads
+        return False
+    key = "queue.next" if ahead == 0 else "queue.waiting_one" if ahead == 1 else "queue.waiting"
+    st.info(t(key, ahead=ahead, running=line.running, limit=line.limit))
+    return True
 
 
 def stop_job(key: str) -> None:
@@ -221,6 +246,8 @@ def live_train_panel(compact: bool = False) -> None:
         return
     if job.done:
         st.rerun()  # a full run publishes the model and shows the results
+    if queue_note(job):
+        return
     hist = list(job.history)
     n = len(hist)
     elapsed = time.perf_counter() - job.started
@@ -291,8 +318,11 @@ def lab_view() -> None:
     cfg = training_controls()
     if cfg is not None and len(ids) * (1 - cfg.val_fraction) < cfg.seq_len * 2:
         st.warning(t("train.too_short", n=len(ids), seq=cfg.seq_len))
+    cost = train_budget(ctx.config, cfg) if cfg is not None else None
+    if cost is not None and not cost.ok:
+        st.error(refusal(cost))
     b1, b2, _ = st.columns([1, 1, 3])
-    b1.button(t("train.start"), key="train.start", type="primary", disabled=busy() or cfg is None,
+    b1.button(t("train.start"), key="train.start", type="primary", disabled=busy() or cost is None or not cost.ok,
               on_click=start_training, args=(ctx.model, ids, cfg, corpus, ctx.model_key))
     b2.button(t("train.stop"), key="train.stop", disabled=not (job is not None and job.running),
               on_click=stop_job, args=(JOB_KEY,))
@@ -302,7 +332,7 @@ def lab_view() -> None:
         live_race_panel(compact=True)  # reruns the page when the race ends, so Start is enabled again
 
     if job is None:
-        st.caption(t("train.not_started"))
+        st.caption(t("train.not_started", work=flops(cost.cost.gflop) if cost is not None else "—"))
         return
     if job.running:
         live_train_panel()
@@ -440,6 +470,8 @@ def live_race_panel(compact: bool = False) -> None:
         return
     if job.done:
         st.rerun()
+    if queue_note(job):
+        return
     pre, post = list(job.histories["pre"]), list(job.histories["post"])
     n = len(post)
     elapsed = time.perf_counter() - job.started
@@ -498,7 +530,10 @@ def race_view() -> None:
                  warm=cfg.warmup_steps))
     job = st.session_state.get(RACE_KEY)
     b1, b2, _ = st.columns([1, 1, 3])
-    b1.button(t("train.race_start"), key="train.race_start", type="primary", disabled=busy(),
+    cost = race_budget(race_config, cfg)
+    if not cost.ok:
+        st.error(refusal(cost))
+    b1.button(t("train.race_start"), key="train.race_start", type="primary", disabled=busy() or not cost.ok,
               on_click=start_race, args=(race_config, ids, cfg, corpus))
     b2.button(t("train.stop"), key="train.race_stop", disabled=not (job is not None and job.running),
               on_click=stop_job, args=(RACE_KEY,))

@@ -6,6 +6,11 @@ history through the callback; the page polls that history from a ``st.fragment(r
 sets the ``threading.Event`` passed to the engine as ``stop``: no new update starts after it, so a run ends
 within one step. The thread never touches Streamlit: it only writes attributes of the job.
 
+Every job first waits for a slot of the server's heavy-job line (:mod:`ui.admission`): at most N run at once, the
+others see their place in line (``job.ahead``). A watchdog polls ``alive`` (the session's liveness, from
+:func:`ui.admission.session_liveness`) once a second and stops the job when the browser tab is gone, whether it is
+running or still waiting.
+
 List appends and attribute assignments are atomic under the GIL, so the page can read ``history`` at any time
 (take ``list(job.history)`` for a consistent snapshot).
 """
@@ -16,12 +21,15 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 import torch
 
 from engine import CausalLM, ModelConfig
 from engine.train import RaceResult, StepInfo, TrainConfig, TrainResult, clone_model, race_pre_post, train
+from ui.admission import Ticket, admission, torch_threads
+
+WATCH_EVERY_S = 1.0  # how often a job checks that its browser session is still there
 
 
 @dataclass(kw_only=True)
@@ -34,7 +42,10 @@ class BackgroundJob:
         id: a fresh ``uuid4().hex`` (cache keys; for training also the trained model's id).
         cfg: the :class:`TrainConfig`; corpus: the bundled corpus name the token ids came from.
         error: the message of an exception raised by the work (shown on the page), else None.
-        started / finished: ``time.perf_counter()`` stamps; ``finished`` is None while running.
+        submitted / started / finished: ``time.perf_counter()`` stamps: Start pressed, slot obtained (0.0 while
+            waiting in line), thread ended (None until then).
+        ticket: the job's place in the server's heavy-job line.
+        alive: ``() -> bool``, False once the job's browser session is gone (None: never checked).
     """
 
     cfg: TrainConfig
@@ -42,9 +53,12 @@ class BackgroundJob:
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     stop_event: threading.Event = field(default_factory=threading.Event)
     error: Optional[str] = None
+    submitted: float = 0.0
     started: float = 0.0
     finished: Optional[float] = None
     thread: Optional[threading.Thread] = None
+    ticket: Optional[Ticket] = None
+    alive: Optional[Callable[[], bool]] = None
 
     @property
     def total(self) -> int:
@@ -57,7 +71,18 @@ class BackgroundJob:
 
     @property
     def running(self) -> bool:
+        """Started and not ended (waiting in line counts: the session has a job in progress)."""
         return self.thread is not None and not self.done
+
+    @property
+    def queued(self) -> bool:
+        """Waiting in the server's line for a slot."""
+        return self.running and self.ticket is not None and self.ticket.admitted is None
+
+    @property
+    def ahead(self) -> Optional[int]:
+        """Jobs ahead of this one in the line (0 = next); None once it runs."""
+        return admission().ahead(self.ticket) if self.ticket is not None else None
 
     def stop(self) -> None:
         """Ask the run to end: the update in progress finishes, no further one starts."""
@@ -67,18 +92,32 @@ class BackgroundJob:
         raise NotImplementedError
 
     def _run(self, token_ids: torch.Tensor) -> None:
+        line = admission()
         try:
-            self._work(token_ids)
+            if line.wait(self.ticket, self.stop_event):  # False: stopped (or the tab closed) while waiting
+                self.started = time.perf_counter()
+                torch.set_num_threads(torch_threads())  # this thread's torch threads (see ui/admission.py)
+                self._work(token_ids)
         except Exception as err:  # shown on the page; the thread must never die silently
             self.error = f"{type(err).__name__}: {err}"
         finally:
+            line.release(self.ticket)
             self.finished = time.perf_counter()
 
+    def _watch(self) -> None:
+        """Stop the job once its browser session is gone (checked every ``WATCH_EVERY_S``)."""
+        while not self.done and not self.stop_event.wait(WATCH_EVERY_S):
+            if self.alive is not None and not self.alive():
+                self.stop()
+
     def start(self, token_ids: torch.Tensor, name: str) -> "BackgroundJob":
-        """Run :meth:`_work` in a daemon thread and return at once."""
-        self.started = time.perf_counter()
+        """Queue for a slot and run :meth:`_work` in a daemon thread; return at once."""
+        self.submitted = time.perf_counter()
+        self.ticket = admission().enqueue(name)
         self.thread = threading.Thread(target=self._run, args=(token_ids,), name=f"{name}-{self.id[:8]}", daemon=True)
         self.thread.start()
+        if self.alive is not None:
+            threading.Thread(target=self._watch, name=f"{name}-watch-{self.id[:8]}", daemon=True).start()
         return self
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -112,10 +151,13 @@ class TrainJob(BackgroundJob):
         self.result = train(self.model, token_ids, self.cfg, callback=self.history.append, stop=self.stop_event)
 
 
-def start_training(model: CausalLM, token_ids: torch.Tensor, cfg: TrainConfig, corpus: str, source_key: str) -> TrainJob:
+def start_training(model: CausalLM, token_ids: torch.Tensor, cfg: TrainConfig, corpus: str, source_key: str,
+                   alive: Optional[Callable[[], bool]] = None) -> TrainJob:
     """Clone ``model`` twice (the trained copy and the frozen "before"), start training the first in a daemon
-    thread and return the job at once. ``model`` itself is only read (``copy.deepcopy``), never trained."""
-    job = TrainJob(model=clone_model(model), init=clone_model(model), cfg=cfg, corpus=corpus, source_key=source_key)
+    thread and return the job at once. ``model`` itself is only read (``copy.deepcopy``), never trained.
+    ``alive``: the session's liveness; the run stops when it turns False."""
+    job = TrainJob(model=clone_model(model), init=clone_model(model), cfg=cfg, corpus=corpus, source_key=source_key,
+                   alive=alive)
     job.init.eval()
     return job.start(token_ids, "train")
 
@@ -138,9 +180,10 @@ class RaceJob(BackgroundJob):
         self.result = race_pre_post(self.config, token_ids, self.cfg, callback=self._callback, stop=self.stop_event)
 
 
-def start_race(config: ModelConfig, token_ids: torch.Tensor, cfg: TrainConfig, corpus: str) -> RaceJob:
+def start_race(config: ModelConfig, token_ids: torch.Tensor, cfg: TrainConfig, corpus: str,
+               alive: Optional[Callable[[], bool]] = None) -> RaceJob:
     """Start :func:`engine.train.race_pre_post` on ``config`` in a daemon thread; return the job at once."""
-    return RaceJob(config=config, cfg=cfg, corpus=corpus).start(token_ids, "race")
+    return RaceJob(config=config, cfg=cfg, corpus=corpus, alive=alive).start(token_ids, "race")
 
 
 def eta_from_history(history: list[StepInfo], total_steps: int, window: int = 20) -> float | None:

@@ -33,6 +33,7 @@ from engine.checkpoints import (
     resolve_checkpoint,
 )
 from engine.tokenizer import TextTokenizer, train_bpe
+from ui.budget import refuse_over_budget
 from ui.i18n import LANGS, browser_lang, labeler, t
 
 # ---- slider ranges (select_slider options keep common sizes reachable with one drag) ----------------
@@ -151,6 +152,7 @@ def trace(ctx: Explorer, labels: torch.Tensor | None = None) -> CausalLMOutput:
     Shows a warning on the page when any output is NaN or Inf. The returned tensors are shared: read only.
     """
     ids = tuple(ctx.input_ids[0].tolist())
+    refuse_over_budget("trace", ctx.config, tokens=len(ids))  # engine/cost.py: never start what the budget refuses
     lab = tuple(labels[0].tolist()) if labels is not None else None
     out = _trace(ctx.model, ctx.model_key, ids, lab)
     bad = _nonfinite_parts(out, ctx.model_key, ids, lab)
@@ -527,6 +529,7 @@ def explorer() -> Explorer:
         _readonly_config(config)
     else:
         config = config_widgets(notes)
+        refuse_over_budget("build", config)  # the slider maxima are refused with their cost, never built
         with st.spinner(t("common.building_model")):
             config_json = config.to_json()
             seed = int(st.session_state["cfg.seed"])

@@ -46,8 +46,8 @@ EN = {
                        "length or more text.",
     "train.start": "▶ Start",
     "train.stop": "■ Stop",
-    "train.not_started": "No run yet in this session. Press Start: with the default model and settings a run takes about "
-                         "25 s of CPU time (longer for bigger models or a busy machine).",
+    "train.not_started": "No run yet in this session. Press Start: this run is about {work} of work. Its time left is "
+                         "measured from its own first steps once it runs (other students' runs share the server).",
     "train.race_running": "A Pre-vs-Post race is running (see the race section); Start is available when it ends.",
     "train.train_running": "A training run is in progress (see the Train section); the race can start when it ends.",
     # ---- live panel ----
@@ -232,7 +232,7 @@ ZH = {
     "train.too_short": "文本只有 {n} 个 token，放不下足够多 {seq} 个 token 的窗口。请选更短的序列长度或更多文本。",
     "train.start": "▶ 开始",
     "train.stop": "■ 停止",
-    "train.not_started": "本会话还没有训练过。点击“开始”：默认模型和设置下一次训练约需 25 秒 CPU 时间（模型更大或机器繁忙时更久）。",
+    "train.not_started": "本会话还没有训练过。点击“开始”：这次训练的计算量约为 {work}。开始运行后，剩余时间按它自己最初几步的实际速度估算（其他同学的训练也在共用这台服务器）。",
     "train.race_running": "Pre 与 Post 竞赛正在进行（见竞赛部分）；结束后才能开始训练。",
     "train.train_running": "训练正在进行（见训练部分）；结束后才能开始竞赛。",
     # ---- live panel ----

@@ -1,0 +1,126 @@
+"""The heavy-job line (ui/admission.py) and the jobs that wait in it (ui/jobs.py): at most N at once, first come
+first served, a visible place in line, leaving the line on stop, and a run that stops when its session is gone.
+Synchronised with events, never with timing assertions."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+
+from engine import CausalLM, ModelConfig
+from engine.train import TrainConfig
+from tests.page_helpers import open_page
+from ui import admission as adm
+from ui import jobs
+
+TINY = ModelConfig(vocab_size=40, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
+                   max_position_embeddings=32)
+IDS = torch.arange(2000) % 40
+
+
+def test_at_most_limit_run_and_the_rest_keep_their_order():
+    line = adm.Admission(limit=2)
+    tickets = [line.enqueue(f"job{i}") for i in range(5)]
+    assert [line.ahead(t) for t in tickets] == [0, 1, 2, 3, 4]
+    assert line.wait(tickets[0]) and line.wait(tickets[1])
+    assert line.running == 2 and [line.ahead(t) for t in tickets[2:]] == [0, 1, 2]
+    admitted = threading.Event()
+    waiter = threading.Thread(target=lambda: line.wait(tickets[2]) and admitted.set())
+    waiter.start()
+    assert not admitted.wait(0.5)  # both slots are taken: the third waits
+    line.release(tickets[0])
+    assert admitted.wait(30)  # a freed slot goes to the first in line
+    waiter.join()
+    assert line.running == 2 and [line.ahead(t) for t in tickets[3:]] == [0, 1]
+
+
+def test_a_later_ticket_never_overtakes():
+    line = adm.Admission(limit=1)
+    first, second = line.enqueue("a"), line.enqueue("b")
+    got = threading.Event()
+    th = threading.Thread(target=lambda: line.wait(second) and got.set())
+    th.start()
+    assert not got.wait(0.5)  # a free slot, but "a" is ahead
+    assert line.wait(first)
+    line.release(first)
+    assert got.wait(30)
+    th.join()
+
+
+def test_stop_while_waiting_leaves_the_line():
+    line = adm.Admission(limit=1)
+    holder, waiting, behind = line.enqueue("a"), line.enqueue("b"), line.enqueue("c")
+    assert line.wait(holder)
+    stop = threading.Event()
+    result = {}
+    th = threading.Thread(target=lambda: result.setdefault("admitted", line.wait(waiting, stop)))
+    th.start()
+    stop.set()
+    th.join(30)
+    assert result == {"admitted": False} and waiting.left
+    assert line.ahead(behind) == 0  # moved up
+
+
+@pytest.fixture()
+def one_slot():
+    line = adm.reset(limit=1)
+    yield line
+    adm.reset()
+
+
+def _job(steps: int, alive=None) -> jobs.TrainJob:
+    torch.manual_seed(0)
+    return jobs.start_training(CausalLM(TINY), IDS, TrainConfig(steps=steps, batch_size=2, seq_len=8, warmup_steps=0,
+                                                                eval_every=steps), "zh", "k", alive=alive)
+
+
+def test_second_run_waits_for_the_first_and_shows_its_place(one_slot):
+    first = _job(5000)
+    second = _job(20)
+    assert second.queued and second.ahead == 0 and second.started == 0.0
+    third = _job(20)
+    assert third.ahead == 1
+    first.stop()
+    assert second.wait(120) and third.wait(120)
+    assert second.result.steps_done == 20 and third.result.steps_done == 20
+    assert second.started >= first.finished  # it only started once the first one had ended
+    assert one_slot.running == 0 and one_slot.waiting == 0
+
+
+def test_closed_session_stops_a_running_job_and_a_waiting_one(one_slot):
+    gone = threading.Event()
+    running = _job(5000, alive=lambda: not gone.is_set())
+    waiting = _job(5000, alive=lambda: not gone.is_set())
+    while not running.history:  # let it take a step
+        running.thread.join(0.1)
+    gone.set()  # the browser tab closed
+    assert running.wait(60) and waiting.wait(60)
+    assert running.result.stopped and 0 < running.result.steps_done < 5000
+    assert waiting.result is None and waiting.error is None and waiting.started == 0.0  # never ran
+    assert one_slot.running == 0 and one_slot.waiting == 0
+
+
+def test_train_page_shows_the_place_in_line(one_slot):
+    blocker = _job(5000)  # another student's run holds the only slot
+    try:
+        at = open_page("train", **{"train.steps": 20})
+        at.button(key="train.start").click().run()
+        texts = [i.value for i in at.info]
+        assert any("you are next" in x for x in texts), texts
+        assert not at.exception
+    finally:
+        blocker.stop()
+        blocker.wait(60)
+        job = at.session_state["train.job"]
+        job.stop()
+        job.wait(60)
+
+
+def test_train_page_refuses_a_run_over_the_budget(monkeypatch):
+    monkeypatch.setenv("EXPLORER_MAX_TRAIN_GFLOP", "100")
+    at = open_page("train")
+    errors = [e.value for e in at.error]
+    assert any("Not started" in e and "GFLOP" in e and "steps" in e for e in errors), errors
+    assert at.button(key="train.start").disabled
