@@ -13,7 +13,7 @@ import torch
 
 from engine import CausalLM, analysis
 from ui.figures.prepost import divergence_lines, gradient_norm_lines, placement_norm_lines
-from ui.budget import refuse_over_budget
+from ui.budget import heavy_work, refuse_over_budget
 from ui.i18n import t
 from ui.sidebar import MAX_LAYERS, build_model, explorer
 from ui.widgets import chart, explain
@@ -41,8 +41,9 @@ def gradients(_pre: CausalLM, _post: CausalLM, model_key: str, ids: tuple[int, .
     """``analysis.gradient_norms`` of the LM loss (labels = input ids) for both placements, stacked with a
     ``placement`` column ("pre"/"post"). Uses autograd.grad: no ``.grad`` is written on the shared models."""
     input_ids = torch.tensor([ids])
-    return pd.concat([analysis.gradient_norms(_pre, input_ids).assign(placement="pre"),
-                      analysis.gradient_norms(_post, input_ids).assign(placement="post")], ignore_index=True)
+    with heavy_work("gradient", _pre.config, len(ids), show=False):  # large ones wait for a heavy-job slot
+        return pd.concat([analysis.gradient_norms(_pre, input_ids).assign(placement="pre"),
+                          analysis.gradient_norms(_post, input_ids).assign(placement="post")], ignore_index=True)
 
 
 def num(v: float, spec: str = ".3g") -> str:

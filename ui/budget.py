@@ -7,10 +7,14 @@ a lecturer raises them for a big server without touching code.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from typing import Iterator
+
 import streamlit as st
 
-from engine.cost import MIB, Budget, Verdict, check
 from engine.config import ModelConfig
+from engine.cost import MIB, Budget, Verdict, check, gradient_cost, trace_cost
+from ui.admission import HEAVY_GFLOP, admission
 from ui.i18n import t
 
 
@@ -47,3 +51,22 @@ def refuse_over_budget(action: str, config: ModelConfig, **sizes) -> None:
     if not v.ok:
         st.error(refusal(v))
         st.stop()
+
+
+@contextmanager
+def heavy_work(action: str, config: ModelConfig, tokens: int, show: bool = True) -> Iterator[None]:
+    """Run a trace or gradient computation over :data:`ui.admission.HEAVY_GFLOP` through the server's line of
+    heavy jobs (small ones run at once, never queued). ``show``: say on the page that it waits for a slot
+    (leave it False inside ``st.cache_data`` functions, whose elements would be replayed)."""
+    cost = (trace_cost if action == "trace" else gradient_cost)(config, tokens)
+    if cost.gflop < HEAVY_GFLOP:
+        yield
+        return
+    line = admission()
+    note = st.empty() if show and line.running >= line.limit else None
+    if note is not None:
+        note.info(t("queue.busy"))
+    with line.slot(action):
+        if note is not None:
+            note.empty()
+        yield

@@ -33,7 +33,8 @@ from engine.checkpoints import (
     resolve_checkpoint,
 )
 from engine.tokenizer import TextTokenizer, train_bpe
-from ui.budget import refuse_over_budget
+from ui.budget import heavy_work, refuse_over_budget
+from ui.bytecache import byte_cached
 from ui.i18n import LANGS, browser_lang, labeler, t
 
 # ---- slider ranges (select_slider options keep common sizes reachable with one drag) ----------------
@@ -114,7 +115,7 @@ class Explorer:
 
 
 # ---- caches ------------------------------------------------------------------------------------------
-@st.cache_resource(max_entries=8, show_spinner=False)
+@byte_cached  # ui/bytecache.py: models and traces share one store bounded in bytes (EXPLORER_CACHE_MB)
 def build_model(config_json: str, seed: int) -> CausalLM:
     """A randomly initialised model for (config, seed). Shared by all sessions: never mutate it.
 
@@ -131,11 +132,12 @@ def tokenizer_for(vocab_size: int) -> TextTokenizer:
     return train_bpe(vocab_size)
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
+@byte_cached
 def _trace(_model: CausalLM, model_key: str, ids: tuple[int, ...], labels: tuple[int, ...] | None) -> CausalLMOutput:
     input_ids = torch.tensor([ids])
     lab = torch.tensor([labels]) if labels is not None else None
-    return run_trace(_model, input_ids, lab)
+    with heavy_work("trace", _model.config, len(ids)):  # a large trace waits for a slot of the heavy-job line
+        return run_trace(_model, input_ids, lab)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)

@@ -1,0 +1,108 @@
+"""Concurrent training runs on one server process: torch threads per run, and the per-server limit.
+
+Usage: ``python bench/bench_threads.py [--steps 300] [--counts 1 2 4 8] [--limit 2] [--no-write]``
+
+What a class does when several students press Start on the Training lab: K default runs (the sidebar's default
+model, ``TrainConfig()``: 300 steps x 16 x 64 tokens, on the Tang poems) started at the same moment in one
+process, through the app's own job code (``ui.jobs.start_training``, each run in its own thread).
+
+* **Threads per run**: every K in ``--counts`` with 1 and with 2 torch threads per run, all K running at once
+  (no limit): the wall time of each run (Start pressed -> finished; mean and slowest) and of the whole batch.
+* **The limit**: K = 4 and 8 through the app's line with ``--limit`` slots (default 2, the default on a 2-core
+  server) and 1 thread per run: how long each student waits, the mean and slowest Start -> finished, and the
+  batch's wall time.
+
+Writes ``bench/results/bench_threads.md``. On a shared machine the absolute times move with the other load:
+compare rows of one run, not across runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+
+from bench.common import machine_line, markdown_table, write_result  # noqa: E402
+from engine import CausalLM, ModelConfig  # noqa: E402
+from engine.tokenizer import load_corpus, train_bpe  # noqa: E402
+from engine.train import TrainConfig  # noqa: E402
+from ui import admission, jobs  # noqa: E402
+from ui.sidebar import DEFAULTS  # noqa: E402
+
+
+def default_model() -> tuple[CausalLM, torch.Tensor]:
+    """The sidebar's default model (seed 0) and the zh corpus encoded at its vocabulary size."""
+    config = ModelConfig(vocab_size=DEFAULTS["cfg.vocab_size"], hidden_size=DEFAULTS["cfg.hidden_size"],
+                         num_hidden_layers=DEFAULTS["cfg.num_hidden_layers"],
+                         num_attention_heads=DEFAULTS["cfg.num_attention_heads"],
+                         intermediate_size=DEFAULTS["cfg.intermediate_size"],
+                         max_position_embeddings=DEFAULTS["cfg.max_position_embeddings"])
+    torch.manual_seed(0)
+    ids = torch.tensor(train_bpe(config.vocab_size).encode(load_corpus("zh")))
+    return CausalLM(config), ids
+
+
+def batch(model: CausalLM, ids: torch.Tensor, cfg: TrainConfig, k: int, limit: int, threads: int) -> dict:
+    """Start ``k`` runs at once through a line of ``limit`` slots with ``threads`` torch threads per run."""
+    os.environ[admission.ENV_THREADS] = str(threads)
+    admission.reset(limit)
+    t0 = time.perf_counter()
+    runs = [jobs.start_training(model, ids, cfg, "zh", "bench") for _ in range(k)]
+    for job in runs:
+        job.wait()
+    makespan = time.perf_counter() - t0
+    errors = [j.error for j in runs if j.error]
+    if errors:
+        raise RuntimeError(errors[0])
+    total = [j.finished - j.submitted for j in runs]
+    waited = [j.started - j.submitted for j in runs]
+    return {"k": k, "limit": limit, "threads": threads, "mean": statistics.mean(total), "max": max(total),
+            "wait_mean": statistics.mean(waited), "wait_max": max(waited), "makespan": makespan}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--steps", type=int, default=TrainConfig().steps)
+    ap.add_argument("--counts", type=int, nargs="+", default=[1, 2, 4, 8])
+    ap.add_argument("--limit", type=int, default=2)
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args()
+    default = TrainConfig()  # the page evaluates every steps // 10 = 30 steps on the default run: keep that mix
+    cfg = TrainConfig(steps=args.steps, warmup_steps=min(default.warmup_steps, args.steps - 1),
+                      eval_every=default.steps // 10)
+    model, ids = default_model()
+
+    rows = []
+    for k in args.counts:
+        for threads in (1, 2):
+            r = batch(model, ids, cfg, k, limit=k, threads=threads)
+            rows.append(r)
+            print(r, flush=True)
+    for k in [c for c in args.counts if c > args.limit]:
+        r = batch(model, ids, cfg, k, limit=args.limit, threads=1)
+        rows.append(r)
+        print(r, flush=True)
+
+    table = markdown_table(
+        ["runs started together", "at most at once", "torch threads per run", "Start -> finished, mean s",
+         "slowest s", "waited in line, mean / max s", "all done s"],
+        [[str(r["k"]), "no limit" if r["limit"] >= r["k"] else str(r["limit"]), str(r["threads"]),
+          f"{r['mean']:.1f}", f"{r['max']:.1f}", f"{r['wait_mean']:.1f} / {r['wait_max']:.1f}",
+          f"{r['makespan']:.1f}"] for r in rows])
+    text = (f"# Concurrent training runs\n\n{machine_line()}\n\n`python bench/bench_threads.py --steps {args.steps} "
+            f"--counts {' '.join(map(str, args.counts))} --limit {args.limit}`; default model, "
+            f"{cfg.steps} steps x {cfg.batch_size} x {cfg.seq_len} tokens per run.\n\n{table}\n")
+    print(text)
+    if not args.no_write:
+        print("wrote", write_result("bench_threads", text))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""ui/bytecache.py: entries measured in bytes (against the parameter-count formula), eviction by bytes in
+least-recently-used order, one computation per key under concurrency, and the sidebar's caches using it."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+
+from engine import CausalLM, ModelConfig
+from engine.analysis import run_trace
+from engine.cost import buffer_count, parameter_count
+from ui import bytecache
+from ui.bytecache import ByteBudgetCache, byte_cached, tensor_bytes
+
+
+def config(layers: int, hidden: int = 32, **kw) -> ModelConfig:
+    return ModelConfig(vocab_size=64, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=4,
+                       intermediate_size=2 * hidden, max_position_embeddings=32, **kw)
+
+
+@pytest.mark.parametrize("tied,positions", [(True, "learned"), (False, "sinusoidal"), (True, "rope")])
+def test_model_bytes_are_its_distinct_weights_and_buffers(tied, positions):
+    c = config(2, tie_word_embeddings=tied, position_embedding=positions)
+    assert tensor_bytes(CausalLM(c)) == 4 * (parameter_count(c) + buffer_count(c))
+
+
+def test_trace_bytes_count_shared_storages_once():
+    model = CausalLM(config(2))
+    out = run_trace(model, torch.zeros(1, 10, dtype=torch.long))
+    distinct = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes()
+                for t in [out.logits, *out.hidden_states, *out.attentions, *out.activations.values()]}
+    assert tensor_bytes(out) == sum(distinct.values())
+    naive = sum(t.numel() * 4 for t in [*out.hidden_states, *out.attentions, *out.activations.values()])
+    assert tensor_bytes(out) < naive + out.logits.numel() * 4  # hidden states alias the record's residuals
+
+
+def test_eviction_keeps_the_bytes_within_budget_oldest_first():
+    sizes = {"a": 400, "b": 300, "c": 200, "d": 500}
+    cache = ByteBudgetCache(budget=1000, sizeof=lambda v: sizes[v])
+    for k in "abc":
+        cache.get_or_create(k, lambda k=k: k)
+    assert cache.bytes == 900 and len(cache) == 3
+    cache.get_or_create("a", lambda: pytest.fail("a is cached"))  # a is now the most recent
+    cache.get_or_create("d", lambda: "d")  # 1400 > 1000: evict b (oldest), then c
+    assert "a" in cache and "d" in cache and "b" not in cache and "c" not in cache
+    assert cache.bytes == 900 <= cache.budget and cache.evictions == 2
+
+
+def test_an_entry_over_the_whole_budget_is_returned_not_kept():
+    cache = ByteBudgetCache(budget=100, sizeof=len)
+    assert cache.get_or_create("big", lambda: "x" * 500) == "x" * 500
+    assert len(cache) == 0 and cache.bytes == 0
+
+
+def test_concurrent_requests_for_one_key_compute_it_once():
+    cache = ByteBudgetCache(budget=10**6, sizeof=lambda v: 1)
+    calls, gate = [], threading.Event()
+
+    def make():
+        calls.append(1)
+        gate.wait(5)
+        return object()
+
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(cache.get_or_create("k", make))) for _ in range(8)]
+    for th in threads:
+        th.start()
+    gate.set()
+    for th in threads:
+        th.join()
+    assert len(calls) == 1 and all(r is results[0] for r in results)
+
+
+def test_decorator_keys_leave_out_underscore_arguments(monkeypatch):
+    monkeypatch.setattr(bytecache, "_SHARED", ByteBudgetCache(budget=10**6, sizeof=lambda v: 1))
+    seen = []
+
+    @byte_cached
+    def f(_model, key, n=1):
+        seen.append((key, n))
+        return (key, n)
+
+    assert f(object(), "a") == f(object(), "a", n=1) == ("a", 1)
+    f(object(), "a", n=2)
+    assert seen == [("a", 1), ("a", 2)]
+
+
+def test_sidebar_models_and_traces_share_one_byte_budget(monkeypatch):
+    from ui import sidebar
+
+    small, big = config(1), config(4, hidden=64)
+    budget = tensor_bytes(CausalLM(big)) + 2 * tensor_bytes(CausalLM(small))
+    cache = ByteBudgetCache(budget)
+    monkeypatch.setattr(bytecache, "_SHARED", cache)
+    for seed in range(6):  # six small models, then two big ones: by count these would all fit in 8 entries
+        sidebar.build_model(small.to_json(), seed)
+    assert len(cache) == 6
+    sidebar.build_model(big.to_json(), 0)
+    sidebar.build_model(big.to_json(), 1)
+    assert cache.bytes <= budget
+    assert len(cache) <= 3 and cache.evictions >= 6
+    first = sidebar.build_model(big.to_json(), 1)
+    assert sidebar.build_model(big.to_json(), 1) is first  # a hit returns the same shared object
