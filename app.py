@@ -18,6 +18,7 @@ PAGES = [
     ("pages/attention.py", "nav.attention", "attention", ":material/visibility:"),
     ("pages/loss.py", "nav.loss", "loss", ":material/target:"),
     ("pages/next_token.py", "nav.next", "next-token", ":material/auto_awesome:"),
+    ("pages/generate.py", "nav.generate", "generate", ":material/play_arrow:"),
     ("pages/train.py", "nav.train", "train", ":material/fitness_center:"),
 ]
 

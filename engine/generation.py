@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from .config import ModelConfig
+from .kv_cache import KVCache
 from .model import CausalLM
 
 FILTER_ORDER = ("temperature", "top_k", "top_p", "min_p")
@@ -191,3 +192,49 @@ def forward_flops(config: ModelConfig, new_tokens: int, key_length: int, logits_
     mlp = 2 * H * I * (3 if config.mlp_gated else 2)  # gate/up/down or up/down per token
     per_layer = new_tokens * (projections + mlp) + 2 * 2 * nh * new_tokens * key_length * hd  # + QK^T, PV
     return config.num_hidden_layers * per_layer + 2 * H * V * logits_positions
+
+
+@dataclass
+class DecodeStep:
+    """One decode step of a batch-of-one run (see :func:`decode_step`).
+
+    Fields:
+        token_id: the token picked from ``filters``' distribution and fed to the model.
+        probability: its probability in the distribution it was drawn from (after every filter; the plain
+            softmax when greedy).
+        raw_probability: its probability under ``softmax(logits)``, before any filter.
+        filters: the :class:`FilterStep` list of that distribution (``[V]`` tensors).
+        logits: ``[V]`` the next position's logits, computed from the cache.
+        attentions: L tensors ``[n_heads, S]``: the new token's query row over all S cached keys (its own
+            key included), one row per head.
+        past_key_values: the cache after the step (S positions).
+    """
+
+    token_id: int
+    probability: float
+    raw_probability: float
+    filters: list[FilterStep]
+    logits: torch.Tensor
+    attentions: tuple[torch.Tensor, ...]
+    past_key_values: KVCache
+
+
+@torch.no_grad()
+def decode_step(model: CausalLM, logits: torch.Tensor, past_key_values: KVCache, do_sample: bool = False,
+                temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0, min_p: float = 0.0, seed: int = 0,
+                step: int = 0) -> DecodeStep:
+    """Pick the next token from ``logits`` ``[V]`` and run it through ``model`` against the cache.
+
+    The token is the argmax (``do_sample=False``) or a draw after the filters with the generator of
+    ``(seed, step)``, so replaying a run with the same seed and settings gives the same tokens. The filters are
+    computed in both modes so a page can show them. Only one query row per layer and head is computed: the
+    new token attends over the ``S = cached + 1`` keys.
+    """
+    filtered, filters = sampling_filters(logits, temperature, top_k, top_p, min_p)  # (V,), 4 steps
+    token = pick_next(logits[None], do_sample, temperature, top_k, top_p, min_p, seed, step)  # (1,)
+    token_id = int(token[0])
+    raw = float(filters[0].before[token_id])
+    prob = float(filters[-1].after[token_id]) if do_sample else raw
+    out = model(token[None], past_key_values=past_key_values, use_cache=True, output_attentions=True)
+    rows = tuple(a[0, :, -1] for a in out.attentions)  # L x (n_heads, S)
+    return DecodeStep(token_id, prob, raw, filters, out.logits[0, -1], rows, out.past_key_values)

@@ -327,3 +327,12 @@ def test_cache_bytes_formula():
     assert kv_cache_bytes(30, 3, 64, 2048, 2) == 47_185_920 == 45 * 2**20
     assert kv_cache_bytes(12, 12, 64, 1024, 4) == 2 * 12 * 12 * 64 * 1024 * 4 == 72 * 2**20
     assert math.isclose(kv_cache_bytes(32, 32, 128, 8192, 2) / kv_cache_bytes(32, 8, 128, 8192, 2), 4)
+
+
+def test_flops_agree_with_the_cost_model():
+    """engine.cost prices a whole forward (every position's logits); the decode formula must agree with it."""
+    from engine import cost
+
+    config = build(mlp_gated=True, hidden_act="silu", num_key_value_heads=2).config
+    for T_ in (1, 7, 64):
+        assert forward_flops(config, T_, T_, logits_positions=T_) == cost.forward_flops(config, T_)

@@ -1,0 +1,177 @@
+"""Generate: prefill the input, then decode one token per click with the KV cache, and see the sampling filters.
+
+Each step feeds one new token: its query is the only attention row computed, against every cached key (its own
+included); the cache grows by one position in every layer. A badge compares the cached logits with a full
+recompute and counts the FLOPs saved. A calculator sizes the KV cache of real model shapes.
+"""
+
+import html
+
+import streamlit as st
+import torch
+
+from analysis import generation as gen
+from engine.generation import FILTER_ORDER, sampling_filters
+from ui.budget import refuse_over_budget
+from ui.controls import PAGE, SHARED, index_slider, init_state
+from ui.figures.generate import cache_bars, filter_bars, memory_bars, query_row_heatmap
+from ui.figures.next_token import visible_token
+from ui.i18n import t
+from ui.sidebar import explorer, presenter_mode
+from ui.stepper import Sampling, current_run, history_frame
+from ui.widgets import chart, explain
+
+MAX_STEPS = 64
+CONTEXT_LENGTHS = [128, 512, 1024, 2048, 4096, 8192, 32768, 131072]
+BYTES = {"float32": 4, "bfloat16": 2, "int8": 1}
+
+ctx = explorer()
+st.title(t("gen.title"))
+explain(t("gen.explain"))
+presenting = presenter_mode()
+config = ctx.config
+prompt = ctx.input_ids[0].tolist()
+
+# ---- sampling settings (in the URL, so a shared link replays the same run) ----
+for key, default in (("gen.sample", True), ("gen.temperature", 0.8), ("gen.top_k", 20), ("gen.top_p", 0.9),
+                     ("gen.min_p", 0.05), ("gen.seed", 0)):
+    init_state(key, default)
+c = st.columns(6)
+do_sample = c[0].toggle(t("gen.sample"), key="gen.sample", help=t("gen.sample_help"), **SHARED)
+sampling = Sampling(
+    do_sample=bool(do_sample),
+    temperature=float(c[1].slider(t("gen.temperature"), 0.1, 3.0, step=0.1, key="gen.temperature", **SHARED)),
+    top_k=int(c[2].slider(t("gen.top_k"), 0, 100, step=1, key="gen.top_k", help=t("gen.top_k_help"), **SHARED)),
+    top_p=float(c[3].slider(t("gen.top_p"), 0.05, 1.0, step=0.05, key="gen.top_p", help=t("gen.top_p_help"), **SHARED)),
+    min_p=float(c[4].slider(t("gen.min_p"), 0.0, 0.5, step=0.01, key="gen.min_p", help=t("gen.min_p_help"), **SHARED)),
+    seed=int(c[5].number_input(t("gen.seed"), 0, 2**31 - 1, step=1, key="gen.seed", **SHARED)),
+)
+st.caption(t("gen.order") + " " + (t("gen.replay", seed=sampling.seed) if do_sample else t("gen.greedy_note")))
+
+# ---- the run: prefill once, then one step per click (PageDown) ----
+limit = config.max_position_embeddings if config.has_position_limit else None
+max_steps = MAX_STEPS if limit is None else max(0, min(MAX_STEPS, limit - len(prompt)))
+st.session_state.setdefault("gen.steps", 0)
+st.session_state["gen.steps"] = min(max(0, int(st.session_state["gen.steps"])), max_steps)
+
+
+def _step(delta: int | None) -> None:
+    st.session_state["gen.steps"] = 0 if delta is None else min(st.session_state["gen.steps"] + delta, max_steps)
+
+
+refuse_over_budget("trace", config, tokens=len(prompt) + max_steps)  # each step recomputes the sequence once
+key = (ctx.model_key, tuple(prompt), sampling)
+run = current_run(ctx.model, key, prompt, st.session_state["gen.steps"], sampling, ctx.token_strings, t("gen.replaying"))
+if not bool(torch.isfinite(run.logits).all()):
+    st.warning(t("gen.nonfinite"))  # no distribution to sample from
+    st.stop()
+n = len(run.steps)
+S = len(run.ids)
+row = st.container(horizontal=True, vertical_alignment="center")
+row.button(t("gen.next"), on_click=_step, args=(1,), key="gen.next", shortcut="PageDown", type="primary",
+           disabled=n >= max_steps)
+row.button(t("gen.restart"), on_click=_step, args=(None,), key="gen.restart", disabled=n == 0)
+row.markdown(t("gen.status", prompt=run.prefill_len, n=n, s=S))
+if n >= max_steps:
+    st.caption(t("gen.limit", n=max_steps, limit=limit) if limit is not None and max_steps < MAX_STEPS
+               else t("gen.max_steps", n=max_steps))
+
+
+def piece(i: int) -> str:
+    tok = ctx.tokenizer
+    return tok.decode([i]) if tok is not None and i < tok.vocab_size else f"[#{i}]"
+
+
+prompt_text = ctx.tokenizer.decode(prompt) if ctx.tokenizer is not None else " ".join(f"#{i}" for i in prompt)
+marks = "".join(f'<mark style="background:#fde68a">{html.escape(piece(i))}</mark>' for i in run.ids[run.prefill_len:])
+st.markdown(f'<div style="font-size:1.15rem;line-height:1.8;white-space:pre-wrap">{html.escape(prompt_text)}{marks}</div>',
+            unsafe_allow_html=True)
+labels = [f"{p} {visible_token(s)}" for p, s in enumerate(ctx.token_strings(run.ids))]
+
+# ---- the latest step: token, badges, the one new attention row ----
+if n:
+    last = run.steps[-1]
+    check = last["check"]
+    st.subheader(t("gen.step_title", n=n, pos=last["position"], tok=visible_token(ctx.token_strings([last["token_id"]])[0])))
+    st.markdown(t("gen.sampled", p=f"{last['probability']:.2%}", raw=f"{last['raw_probability']:.2%}")
+                if do_sample else t("gen.greedy_pick", p=f"{last['raw_probability']:.2%}"))
+    badges = st.container(horizontal=True)
+    ok = check["max_abs_diff"] <= 1e-4
+    badges.badge(t("gen.badge_delta", d=f"{check['max_abs_diff']:.1e}"), icon=":material/check:" if ok else ":material/warning:",
+                 color="green" if ok else "red")
+    badges.badge(t("gen.badge_flops", cached=f"{check['flops_cached']:,}", full=f"{check['flops_full']:,}",
+                   x=f"{check['saving']:.1f}"), icon=":material/bolt:", color="blue")
+
+    L = config.num_hidden_layers
+    c1, c2 = st.columns(2)
+    layer = index_slider(t("gen.layer"), 0, L - 1, "gen.layer", default=0, container=c1, bind=False)
+    head = index_slider(t("gen.head"), 0, config.num_attention_heads - 1, "gen.head", default=0, container=c2, bind=False)
+    qdf = gen.query_row(last["attentions"], layer, ctx.token_strings(run.ids), run.prefill_len)
+    one = qdf[qdf["head"] == head]
+    fig = query_row_heatmap(one, labels, run.prefill_len, t("gen.row_title", layer=layer, head=head, s=S),
+                            t("gen.row_x"), t("gen.row_y", pos=last["position"]), t("gen.weight"))
+    chart(fig, one, "gen.query_row")
+    top = one.loc[one["weight"].idxmax()]
+    st.caption(t("gen.row_caption", s=S, pos=last["position"], j=int(top["key_position"]),
+                 tok=visible_token(str(top["key_token"])), w=f"{top['weight']:.3f}", total=f"{one['weight'].sum():.4f}",
+                 full=S * (S + 1) // 2))
+else:
+    st.info(t("gen.press", n=run.prefill_len))
+
+# ---- cache growth ----
+growth = gen.cache_growth(run.cache, run.prefill_len)
+src = {"prefill": t("gen.src.prefill"), "decode": t("gen.src.decode")}
+chart(cache_bars(growth, src, t("gen.cache_title", s=S), t("gen.cache_x"), t("gen.cache_y")), growth, "gen.cache")
+kv, hd = int(growth["kv_heads"].iloc[0]), int(growth["head_dim"].iloc[0])
+st.caption(t("gen.cache_caption", L=config.num_hidden_layers, kv=kv, h=config.num_attention_heads, s=S, hd=hd,
+             bytes=f"{run.cache.num_bytes():,}", b=run.cache[0][0].element_size(),
+             formula=f"{gen.kv_cache_bytes(config.num_hidden_layers, kv, hd, S, run.cache[0][0].element_size()):,}"))
+
+# ---- the distribution: what each filter removed ----
+n_views = n + 1
+init_state("gen.view", n_views)
+if st.session_state.get("gen._views") == n_views - 1 and st.session_state.get("gen.view") == n_views - 1:
+    st.session_state["gen.view"] = n_views  # follow the newest step while the slider sits on it
+st.session_state["gen._views"] = n_views
+if st.session_state["gen.view"] > n_views:  # after a restart: back to the newest distribution, silently
+    st.session_state["gen.view"] = n_views
+st.subheader(t("gen.dist_title"))
+view = index_slider(t("gen.view"), 1, n_views, "gen.view", default=n_views, bind=False, help=t("gen.view_help"))
+if view <= n:
+    table, summary = run.steps[view - 1]["filters"], run.steps[view - 1]["summary"]
+    which = t("gen.view_past", k=view, pos=run.steps[view - 1]["position"])
+else:
+    _, filters = sampling_filters(run.logits, sampling.temperature, sampling.top_k, sampling.top_p, sampling.min_p)
+    table, summary = gen.filter_table(filters, ctx.token_strings, 10), gen.filter_summary(filters)
+    which = t("gen.view_next", pos=S)
+stages = {"softmax": t("gen.stage.softmax"), **{f: t(f"gen.stage.{f}") for f in FILTER_ORDER}}
+fig = filter_bars(table, stages, t("gen.dist_chart", which=which), t("gen.dist_x"), t("gen.dist_y"))
+chart(fig, table, "gen.filters")
+V = config.vocab_size
+sentences = [t(f"gen.effect.{r.filter}", setting=f"{r.setting:g}", removed=f"{r.removed:,}", kept=f"{r.kept_after:,}",
+               mass=f"{r.mass_removed:.1%}") for r in summary.itertuples()]
+st.markdown(t("gen.effect_intro", v=f"{V:,}") + " " + " ".join(sentences))
+if not presenting:
+    st.dataframe(summary.rename(columns={c: t(f"gen.col.{c}") for c in summary.columns}), hide_index=True)
+
+# ---- every step so far ----
+if n and not presenting:
+    with st.expander(t("gen.history", n=n)):
+        hdf = history_frame(run, ctx.token_strings)
+        st.dataframe(hdf.rename(columns={c: t(f"gen.hcol.{c}") for c in hdf.columns}), hide_index=True)
+
+# ---- memory calculator ----
+st.subheader(t("gen.mem_title"))
+init_state("gen.ctx", 2048)
+init_state("gen.dtype", "bfloat16")
+m1, m2 = st.columns(2)
+T_mem = int(m1.select_slider(t("gen.mem_ctx"), CONTEXT_LENGTHS, key="gen.ctx", **PAGE))
+dtype = m2.selectbox(t("gen.mem_dtype"), list(BYTES), key="gen.dtype", **PAGE)
+mem = gen.memory_table(config, t("gen.mem_current"), T_mem, BYTES[dtype])
+chart(memory_bars(mem, t("gen.mem_chart", T=f"{T_mem:,}", dtype=dtype), t("gen.mem_x"), t("gen.mem_y")), mem, "gen.memory")
+st.latex(r"\text{bytes} = 2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot T \cdot b")
+llama = mem[mem["model"] == "Llama-3-8B"].set_index("attention")["mib"]
+st.caption(t("gen.mem_caption", T=f"{T_mem:,}", dtype=dtype, gqa=f"{llama['GQA']:,.0f}", mha=f"{llama['MHA']:,.0f}",
+             mqa=f"{llama['MQA']:,.0f}", x=f"{llama['MHA'] / llama['GQA']:.0f}"))
+if not presenting:
+    st.dataframe(mem.rename(columns={c: t(f"gen.mcol.{c}") for c in mem.columns}), hide_index=True)

@@ -1,0 +1,179 @@
+"""AppTest checks of pages/generate.py (the KV-cache decode stepper) against independent computations:
+full forwards without any cache for the tokens, the attention row and the logits, the cache formula for the
+memory calculator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from engine import CausalLM
+from engine.generation import sampling_filters
+from page_helpers import arr, figures, open_page, reference, rerun, state_config, texts
+
+SETTINGS = dict(temperature=0.8, top_k=20, top_p=0.9, min_p=0.05)  # the page's defaults
+
+
+def press(at, times: int = 1):
+    for _ in range(times):
+        at.button(key="gen.next").click().run()
+        assert not at.exception, at.exception
+    return at
+
+
+def chart(at, title_start: str) -> dict:
+    return next(f for f in figures(at) if f["layout"]["title"]["text"].startswith(title_start))
+
+
+def history(at):
+    return next(d.value for d in at.dataframe if "max |Δ| vs recompute" in d.value.columns)
+
+
+@torch.no_grad()
+def reference_run(n: int, seed: int = 0, sample: bool = True, **state) -> tuple[CausalLM, list[int], list[float]]:
+    """Tokens and their probabilities from full forwards (no cache), drawing with the per-step generators."""
+    from engine.generation import step_generator
+
+    model, ids, _ = reference(**state)
+    seq, probs = ids[0].tolist(), []
+    for step in range(n):
+        logits = model(torch.tensor([seq])).logits[0, -1]  # (V,), full forward every time
+        if sample:
+            filtered, _ = sampling_filters(logits, **SETTINGS)
+            p = torch.softmax(filtered, -1)
+            token = int(torch.multinomial(p[None], 1, generator=step_generator(seed, step))[0, 0])
+        else:
+            p = torch.softmax(logits.double(), -1)
+            token = int(logits.argmax())
+        seq.append(token)
+        probs.append(float(p[token]))
+    return model, seq, probs
+
+
+def test_prefill_then_steps_match_full_forwards():
+    at = open_page("generate")
+    assert not at.exception
+    assert "tokens prefilled" in texts(at) and at.button(key="gen.restart").disabled
+    press(at, 3)
+    model, seq, probs = reference_run(3)
+    run = at.session_state["gen._run"]
+    assert run.ids == seq
+    hist = history(at)
+    np.testing.assert_allclose(hist["probability (drawn from)"], probs, rtol=1e-6)
+    assert (hist["max |Δ| vs recompute"] <= 1e-5).all()
+    assert "Step 3:" in texts(at) and "max |Δ| = " in texts(at)
+    # the attention row is the last row of a full forward's pattern (layer 0, head 0)
+    full = model(torch.tensor([seq]), output_attentions=True).attentions[0][0, 0, -1].detach()  # (S,)
+    row = arr(chart(at, "The new query's attention row")["data"][0]["z"])
+    assert row.shape == (1, len(seq))
+    np.testing.assert_allclose(row[0], full.numpy(), atol=1e-6)
+    # the cache bars: every layer holds the prompt and the 3 decoded positions
+    bars = chart(at, "Cached positions per layer")["data"]
+    T0 = len(seq) - 3
+    assert list(bars[0]["x"]) == [T0] * 2 and list(bars[1]["x"]) == [3] * 2
+
+
+def test_layer_head_and_the_flops_badge():
+    at = press(open_page("generate", **{"gen.layer": 1, "gen.head": 3}), 2)
+    model, seq, _ = reference_run(2)
+    full = model(torch.tensor([seq]), output_attentions=True).attentions[1][0, 3, -1].detach()
+    row = arr(chart(at, "The new query's attention row, layer 1, head 3")["data"][0]["z"])
+    np.testing.assert_allclose(row[0], full.numpy(), atol=1e-6)
+    config, _ = state_config()
+    S, H, I, V, L = len(seq), config.hidden_size, config.intermediate_size, config.vocab_size, config.num_hidden_layers
+    per_token = 2 * 4 * H * H + 2 * H * I * 2  # q, k, v, o (4 heads = 4 KV heads) and the 2-matrix MLP
+    cached = L * (per_token + 4 * H * S) + 2 * H * V  # 1 query row vs S keys; logits of one position
+    full_flops = L * (S * per_token + 4 * H * S * S) + 2 * H * V
+    assert f"{cached:,} with the cache vs {full_flops:,} recomputing" in texts(at)
+
+
+def test_greedy_replay_and_restart():
+    at = press(open_page("generate", **{"gen.sample": False}), 4)
+    _, seq, probs = reference_run(4, sample=False)
+    assert at.session_state["gen._run"].ids == seq
+    assert "Greedy pick" in texts(at)
+    # another seed and back: sampling runs are replayed, the same seed gives the same tokens
+    rerun(at, **{"gen.sample": True})
+    first = list(at.session_state["gen._run"].ids)
+    assert first == reference_run(4)[1]
+    rerun(at, **{"gen.seed": 5})
+    assert at.session_state["gen._run"].ids == reference_run(4, seed=5)[1]
+    rerun(at, **{"gen.seed": 0})
+    assert at.session_state["gen._run"].ids == first
+    at.button(key="gen.restart").click().run()
+    assert len(at.session_state["gen._run"].ids) == len(seq) - 4 and "Step" not in texts(at).split("\n")[1]
+
+
+def test_filter_chart_shows_what_each_filter_removed():
+    at = open_page("generate", **{"gen.top_k": 3, "gen.top_p": 1.0, "gen.min_p": 0.0, "gen.temperature": 1.0})
+    model, ids, _ = reference()
+    with torch.no_grad():
+        p = torch.softmax(model(ids).logits[0, -1].double(), -1)
+    top = torch.topk(p, 10)
+    fig = chart(at, "Top 10 tokens of the raw distribution")
+    raw, after_k = arr(fig["data"][0]["y"]) / 100, arr(fig["data"][2]["y"]) / 100
+    np.testing.assert_allclose(raw, top.values.numpy(), rtol=1e-4)
+    expected = np.zeros(10)
+    expected[:3] = top.values[:3].numpy() / top.values[:3].sum().item()  # the 3 kept, renormalised
+    np.testing.assert_allclose(after_k, expected, rtol=1e-4, atol=1e-9)
+    V = state_config()[0].vocab_size
+    assert f"top-k 3 kept 3 and removed {V - 3:,} tokens" in texts(at)
+
+
+def test_memory_calculator_numbers():
+    at = open_page("generate", **{"gen.ctx": 2048, "gen.dtype": "bfloat16"})
+    mem = next(d.value for d in at.dataframe if "KV heads" in d.value.columns).set_index(["model", "attention"])
+    # 2 * L * n_kv * head_dim * T * bytes, hand-computed
+    assert mem.loc[("SmolLM2-135M", "GQA"), "bytes"] == 2 * 30 * 3 * 64 * 2048 * 2
+    assert mem.loc[("GPT-2 small", "MHA"), "bytes"] == 2 * 12 * 12 * 64 * 2048 * 2
+    assert mem.loc[("Llama-3-8B", "GQA"), "bytes"] == 2 * 32 * 8 * 128 * 2048 * 2
+    assert mem.loc[("Llama-3-8B", "MQA"), "bytes"] == 2 * 32 * 1 * 128 * 2048 * 2
+    assert "needs 256 MiB with its GQA" in texts(at) and "1,024 MiB as MHA" in texts(at)
+    assert bool(mem.loc[("GPT-2 small", "MHA"), "as configured"]) and not bool(mem.loc[("GPT-2 small", "MQA"), "as configured"])
+
+
+@pytest.mark.parametrize("state", [
+    {"cfg.position_embedding": "rope", "cfg.num_attention_heads": 8, "cfg.num_key_value_heads": 2},
+    {"cfg.norm_position": "post", "cfg.position_embedding": "sinusoidal"},
+    {"input.mode": "random", "input.random_len": 5},
+])
+def test_variants_match_full_forwards(state):
+    at = press(open_page("generate", **state), 2)
+    assert at.session_state["gen._run"].ids == reference_run(2, **state)[1]
+    assert (history(at)["max |Δ| vs recompute"] <= 1e-5).all()
+    if "cfg.num_key_value_heads" in state:
+        assert "as [1, 2, " in texts(at)  # the cache stores the 2 KV heads, not 8
+
+
+def test_position_limit_disables_the_button():
+    at = open_page("generate", **{"input.mode": "random", "input.random_len": 6, "cfg.max_position_embeddings": 8})
+    press(at, 2)
+    assert at.button(key="gen.next").disabled
+    assert "positions stop at max_position_embeddings = 8" in texts(at)
+
+
+def test_chinese_and_presenter_mode():
+    at = press(open_page("generate", **{"ui.lang": "zh", "ui.presenter": True}), 1)
+    assert "看它生成" in texts(at) and "第 1 步" in texts(at)
+    assert not at.dataframe  # presenter mode keeps the charts, folds the tables away
+    assert len(figures(at)) == 4
+
+
+def test_runs_on_a_trained_model():
+    config, _ = state_config()
+    torch.manual_seed(123)
+    trained = CausalLM(config)
+    at = open_page("generate")
+    rerun(at, **{"train.trained": {"model": trained, "id": "t1"}, "model.source": "trained"})
+    press(at, 2)
+    assert at.session_state["gen._run"].key[0] != "random"
+    _, ids, _ = reference()
+    seq = ids[0].tolist()
+    with torch.no_grad():
+        logits = trained(torch.tensor([seq])).logits[0, -1]
+    filtered, _ = sampling_filters(logits, **SETTINGS)
+    from engine.generation import step_generator
+
+    first = int(torch.multinomial(torch.softmax(filtered, -1)[None], 1, generator=step_generator(0, 0))[0, 0])
+    assert at.session_state["gen._run"].ids[len(seq)] == first
