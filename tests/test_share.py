@@ -17,7 +17,7 @@ from engine import PRESETS, CausalLM
 from ui.sidebar import config_to_widgets, parse_config_upload
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ["overview", "norms", "prepost", "attention", "loss", "next_token", "train"]
+PAGES = ["overview", "norms", "prepost", "attention", "loss", "next_token", "generate", "train"]
 
 
 def _fresh(params: dict) -> AppTest:
