@@ -9,7 +9,7 @@ process, through the app's own job code (``ui.jobs.start_training``, each run in
 * **Threads per run**: every K in ``--counts`` with 1 and with 2 torch threads per run, all K running at once
   (no limit): the wall time of each run (Start pressed -> finished; mean and slowest) and of the whole batch.
 * **The limit**: K = 4 and 8 through the app's line with ``--limit`` slots (default 2, the default on a 2-core
-  server) and 1 thread per run: how long each student waits, the mean and slowest Start -> finished, and the
+  server) and the app's default threads per run (``ui.admission.torch_threads()``, or ``--limit-threads``): how long each student waits, the mean and slowest Start -> finished, and the
   batch's wall time.
 
 Writes ``bench/results/bench_threads.md``. On a shared machine the absolute times move with the other load:
@@ -72,6 +72,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=TrainConfig().steps)
     ap.add_argument("--counts", type=int, nargs="+", default=[1, 2, 4, 8])
     ap.add_argument("--limit", type=int, default=2)
+    ap.add_argument("--limit-threads", type=int, default=0, help="threads per run behind the limit (0: the app's default)")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     default = TrainConfig()  # the page evaluates every steps // 10 = 30 steps on the default run: keep that mix
@@ -86,7 +87,7 @@ def main() -> None:
             rows.append(r)
             print(r, flush=True)
     for k in [c for c in args.counts if c > args.limit]:
-        r = batch(model, ids, cfg, k, limit=args.limit, threads=1)
+        r = batch(model, ids, cfg, k, limit=args.limit, threads=args.limit_threads or admission.torch_threads())
         rows.append(r)
         print(r, flush=True)
 
@@ -97,7 +98,8 @@ def main() -> None:
           f"{r['mean']:.1f}", f"{r['max']:.1f}", f"{r['wait_mean']:.1f} / {r['wait_max']:.1f}",
           f"{r['makespan']:.1f}"] for r in rows])
     text = (f"# Concurrent training runs\n\n{machine_line()}\n\n`python bench/bench_threads.py --steps {args.steps} "
-            f"--counts {' '.join(map(str, args.counts))} --limit {args.limit}`; default model, "
+            f"--counts {' '.join(map(str, args.counts))} --limit {args.limit}`, load average {os.getloadavg()[0]:.0f} "
+            f"from other users of the machine at the end; default model, "
             f"{cfg.steps} steps x {cfg.batch_size} x {cfg.seq_len} tokens per run.\n\n{table}\n")
     print(text)
     if not args.no_write:
