@@ -20,6 +20,7 @@ import torch
 
 from . import generation
 from .config import ModelConfig
+from .layers import norm_statistics_dtype
 from .loss import IGNORE_INDEX
 from .model import CausalLM, CausalLMOutput
 
@@ -45,14 +46,25 @@ def _vector_norm(x: torch.Tensor) -> np.ndarray:
     return torch.linalg.vector_norm(x.double(), dim=-1).cpu().numpy()
 
 
+def residual_stream(out: CausalLMOutput) -> list[torch.Tensor]:
+    """The L+1 residual-stream states before the final norm, each ``[B, T, H]``: the embedding output, then
+    the output of every block (``blocks.{i}.hook_resid_post``).
+
+    ``out.hidden_states`` follows transformers (its last entry is after the final norm), so block L's raw
+    output comes from the activation record: ``out`` must be a :func:`run_trace` (``output_activations=True``) output.
+    """
+    L = sum(1 for k in out.activations if k.endswith(".hook_resid_post"))
+    return [out.activations["blocks.0.hook_resid_pre"]] + [out.activations[f"blocks.{i}.hook_resid_post"] for i in range(L)]
+
+
 def residual_norms(out: CausalLMOutput, tokens: Sequence[str], batch: int = 0) -> pd.DataFrame:
     """L2 norm of the residual stream at every depth and position.
 
     Rows: depth 0 = embedding output, depth i = output of block i (1..L), depth L+1 = after the final norm.
     Columns: ``depth`` (int), ``stage`` ("embed", "block i", "final norm"), ``position``, ``token``, ``norm``.
     """
-    states = list(out.hidden_states) + [out.activations["ln_final.hook_normalized"]]
-    L = len(out.hidden_states) - 1
+    states = residual_stream(out) + [out.activations["ln_final.hook_normalized"]]
+    L = len(states) - 2
     rows = []
     for depth, h in enumerate(states):
         stage = "embed" if depth == 0 else ("final norm" if depth == L + 1 else f"block {depth}")
@@ -251,8 +263,8 @@ def placement_divergence(pre: CausalLM, post: CausalLM, input_ids: torch.Tensor,
     positions), ``cosine`` (mean over positions of the cosine similarity), ``rel_l2`` (mean over positions of
     ``||h_pre - h_post|| / ||h_pre||``).
     """
-    hp = pre(input_ids, output_hidden_states=True).hidden_states
-    hq = post(input_ids, output_hidden_states=True).hidden_states
+    hp = residual_stream(pre(input_ids, output_activations=True))  # depth 0..L, before the final norm
+    hq = residual_stream(post(input_ids, output_activations=True))
     rows = []
     for depth, (a, b) in enumerate(zip(hp, hq)):
         a, b = a[batch].double(), b[batch].double()  # (T, H)
@@ -288,6 +300,8 @@ def shape_walkthrough(out: CausalLMOutput, norm_position: str, layer: int = 0, b
 
     Columns: ``step`` (1-based), ``name`` (what is computed), ``formula``, ``hook`` (TransformerLens key),
     ``shape`` (e.g. "[3, 4]" = [T, H] for one sequence), ``mean_norm`` (mean L2 norm over positions).
+    Step 1 is the block's input: "embedding" for the first block (``layer=0``), "block input" (the residual
+    stream leaving block ``layer``, 1-based) for the others.
 
     Args:
         out: a :func:`run_trace` output (needs the activation record); norm_position: "pre" or "post".
@@ -295,8 +309,10 @@ def shape_walkthrough(out: CausalLMOutput, norm_position: str, layer: int = 0, b
     c = out.activations
     p = f"blocks.{layer}."
     pre = norm_position == "pre"
+    # Step 1 is what enters the block: the embedding for block 1, the previous block's output after that.
+    first = ("embedding", "x = E[ids] (+ P)") if layer == 0 else ("block input", f"x = hidden_states[{layer}]")
     steps = [
-        ("embedding", "x = E[ids] (+ P)", p + "hook_resid_pre"),
+        (*first, p + "hook_resid_pre"),
         ("norm 1", "n1 = Norm(x)" if pre else "(Post-Norm: no norm before attention)", p + "ln1.hook_normalized" if pre else None),
         ("attention", "a = Attn(n1)" if pre else "a = Attn(x)", p + "hook_attn_out"),
         ("residual 1", "x1 = x + a" if pre else "x1 = Norm(x + a)", p + "hook_resid_mid"),
@@ -354,18 +370,30 @@ def generate(model: CausalLM, input_ids: torch.Tensor, max_new_tokens: int, temp
     return out[0, input_ids.shape[1]:].tolist()
 
 
+def norm_overflow_limit(dtype: torch.dtype) -> float:
+    """Largest residual-stream magnitude a norm can take in ``dtype``: ``sqrt(finfo(stats dtype).max)``.
+
+    The norms compute their statistics in :func:`engine.layers.norm_statistics_dtype` (float32 for float16
+    and bfloat16, the input's own dtype otherwise); above this limit a square overflows, the variance becomes
+    inf, and the norm silently returns its bias (zeros), so everything after it is finite but wrong.
+    float32 and half precision: about 1.8e19; float64: about 1.3e154.
+    """
+    return math.sqrt(torch.finfo(norm_statistics_dtype(dtype)).max)
+
+
 def finite_report(out: CausalLMOutput) -> dict[str, bool]:
     """Which outputs are numerically trustworthy: ``{"logits", "hidden_states", "attentions", "norms"}`` -> bool.
 
-    ``norms`` is False when some residual-stream entry exceeds ``sqrt(float32 max)`` (about 1.8e19): its square
-    overflows inside a norm, the variance becomes inf and the norm silently returns zeros, so everything after
-    it is finite but wrong.
+    ``hidden_states`` is False when a residual-stream state is NaN or Inf (in float16 anything above 65504 is
+    Inf). ``norms`` is False when some residual-stream entry reaches :func:`norm_overflow_limit` of the dtype in
+    use. The residual stream is read from the activation record when ``out`` has one (block L's output before
+    the final norm), else from ``out.hidden_states``.
     """
     rep = {"logits": bool(torch.isfinite(out.logits).all())}
     if out.hidden_states is not None:
-        rep["hidden_states"] = all(bool(torch.isfinite(h).all()) for h in out.hidden_states)
-        limit = math.sqrt(torch.finfo(torch.float32).max)
-        rep["norms"] = all(bool((h.abs() < limit).all()) for h in out.hidden_states)
+        states = residual_stream(out) if out.activations is not None else list(out.hidden_states)
+        rep["hidden_states"] = all(bool(torch.isfinite(h).all()) for h in states + [out.hidden_states[-1]])
+        rep["norms"] = all(bool((h.abs() < norm_overflow_limit(h.dtype)).all()) for h in states)
     if out.attentions is not None:
         rep["attentions"] = all(bool(torch.isfinite(a).all()) for a in out.attentions)
     return rep

@@ -27,6 +27,16 @@ from .config import ModelConfig
 # ---------------------------------------------------------------------------------------------------
 
 
+# Norm statistics (mean, variance, mean square) of these dtypes are computed in float32: their squares
+# overflow (float16: above 65504) or lose most digits (bfloat16: 8-bit mantissa).
+HALF_DTYPES = (torch.float16, torch.bfloat16)
+
+
+def norm_statistics_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype in which :class:`LayerNorm` and :class:`RMSNorm` compute their statistics for inputs of ``dtype``."""
+    return torch.float32 if dtype in HALF_DTYPES else dtype
+
+
 class LayerNorm(nn.Module):
     """LayerNorm over the last dimension: ``(x - mean) / sqrt(var + eps) * weight + bias``.
 
@@ -36,6 +46,10 @@ class LayerNorm(nn.Module):
     ``torch.var_mean`` gives both moments in one pass and ``rsqrt`` folds the square root and the division,
     so the formula costs five tensor ops instead of nine: with 2L + 1 norms per forward on a small CPU, the
     per-op overhead, not the arithmetic, is what a norm costs.
+
+    float16 / bfloat16 inputs are normalised in float32 and cast back once, as ``torch.nn.LayerNorm`` does
+    internally: in float16 the variance of a token whose standard deviation exceeds ~256 overflows
+    (256^2 * H > 65504), ``rsqrt(inf)`` is 0 and the norm would return just the bias.
     """
 
     def __init__(self, hidden_size: int, eps: float = 1e-5):
@@ -45,8 +59,10 @@ class LayerNorm(nn.Module):
         self.bias = nn.Parameter(torch.zeros(hidden_size))  # (H,)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        var, mean = torch.var_mean(x, dim=-1, keepdim=True, correction=0)  # (..., 1) each; biased variance
-        return (x - mean) * torch.rsqrt(var + self.eps) * self.weight + self.bias  # (..., H)
+        dtype = x.dtype
+        x32 = x.to(norm_statistics_dtype(dtype))  # (..., H), float32 at least
+        var, mean = torch.var_mean(x32, dim=-1, keepdim=True, correction=0)  # (..., 1) each; biased variance
+        return ((x32 - mean) * torch.rsqrt(var + self.eps) * self.weight + self.bias).to(dtype)  # (..., H)
 
 
 class RMSNorm(nn.Module):
@@ -63,7 +79,7 @@ class RMSNorm(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         dtype = x.dtype
-        x32 = x.float() if dtype in (torch.float16, torch.bfloat16) else x  # float32 at least
+        x32 = x.to(norm_statistics_dtype(dtype))  # (..., H), float32 at least
         rms = torch.sqrt(x32.pow(2).mean(dim=-1, keepdim=True) + self.eps)  # (..., 1)
         return self.weight * (x32 / rms).to(dtype)  # (..., H)
 

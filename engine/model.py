@@ -32,8 +32,10 @@ class CausalLMOutput:
             masked; ``None`` without labels.
         token_losses: ``[B, T-1]``; entry ``[b, t]`` is the loss of predicting ``labels[b, t+1]`` from
             position t, NaN where that target is -100; ``None`` without labels.
-        hidden_states: tuple of L+1 tensors ``[B, T, H]``: the embedding output (tokens + additive positions),
-            then each block's output, all before the final norm; ``None`` unless requested.
+        hidden_states: tuple of L+1 tensors ``[B, T, H]``, as in transformers: the embedding output (tokens +
+            additive positions), the outputs of blocks 1 .. L-1, and last the final norm's output (block L's
+            output after ``norm``, what the LM head reads). Block L's raw output is
+            ``activations["blocks.{L-1}.hook_resid_post"]``. ``None`` unless requested.
         attentions: tuple of L tensors ``[B, n_heads, T, S]`` (S = T, or cached + T with a KV cache): softmax
             probabilities (rows sum to 1, exactly 0 on future keys); ``None`` unless requested.
         activations: dict of activations keyed by TransformerLens names (see :data:`ACTIVATION_KEYS_PER_BLOCK`);
@@ -240,7 +242,7 @@ class CausalLM(nn.Module):
             labels: optional ``[B, T]`` ids aligned with ``input_ids`` (shifted once inside); -100 = unsupervised.
             logits_to_keep: 0 keeps all T positions; k > 0 keeps the last ``min(k, T)`` positions.
             output_attentions: also return the L attention patterns.
-            output_hidden_states: also return the L+1 residual-stream states.
+            output_hidden_states: also return the L+1 hidden states (the last one after the final norm).
             output_activations: also return every activation under TransformerLens names (forces eager attention).
             past_key_values: a :class:`engine.kv_cache.KVCache` from an earlier call: ``input_ids`` are then the
                 tokens *after* the cached ones, their positions start at the cache length, and they attend over
@@ -287,6 +289,8 @@ class CausalLM(nn.Module):
                 attentions.append(pattern)  # (B, nh, T, S)
 
         x = self.norm(x)  # (B, T, H)
+        if hidden_states is not None:
+            hidden_states[-1] = x  # transformers' convention: the last entry is after the final norm
         if acts is not None:
             acts["ln_final.hook_normalized"] = x
         if logits_to_keep > 0:

@@ -36,6 +36,17 @@ st.session_state.setdefault("overview.step", 1)
 st.session_state["overview.step"] = min(max(1, int(st.session_state["overview.step"])), n_steps)
 
 
+def step_name(name: str) -> str:
+    """The step's label; step 1 of blocks after the first is the previous block's output, not the embedding."""
+    return t(f"overview.step.{name}", prev=layer - 1) if name == "block input" else t(f"overview.step.{name}")
+
+
+def step_formula(name: str) -> str:
+    if name == "block input":
+        return t("overview.latex.block input", prev=layer - 1, layer=layer)
+    return t(f"overview.latex.{name}") if name not in ("norm 1", "norm 2") else t(f"overview.latex.{ctx.config.norm_type}")
+
+
 def _move(delta: int) -> None:
     st.session_state["overview.step"] = min(max(1, st.session_state["overview.step"] + delta), n_steps)
 
@@ -48,24 +59,23 @@ controls.button(t("overview.next"), on_click=_move, args=(1,), key="overview.nex
           disabled=st.session_state["overview.step"] == n_steps)
 step = st.session_state["overview.step"]
 row = walk.iloc[step - 1]
-controls.markdown(t("overview.step_now", step=step, n=n_steps, name=t(f"overview.step.{row['name']}")))
-st.latex(t(f"overview.latex.{row['name']}") if row["name"] not in ("norm 1", "norm 2")
-         else t(f"overview.latex.{ctx.config.norm_type}"))
+controls.markdown(t("overview.step_now", step=step, n=n_steps, name=step_name(row["name"])))
+st.latex(step_formula(row["name"]))
 st.caption(t("overview.shape_explain"))
 
-shown = walk.assign(name=[t(f"overview.step.{n}") for n in walk["name"]])
+shown = walk.assign(name=[step_name(n) for n in walk["name"]])
 shown = shown.rename(columns={c: t(f"overview.col.{c}") for c in shown.columns})
 st.dataframe(
     shown.style.apply(lambda r: ["background-color: #fde68a" if r.name == step - 1 else "" for _ in r], axis=1)
     .format({t("overview.col.mean_norm"): lambda v: "—" if v != v else f"{v:.4f}"}),
     hide_index=True, width="stretch",
 )
-norm_fig = step_norm_bar(walk, step, [t(f"overview.step.{n}") for n in walk["name"]],
+norm_fig = step_norm_bar(walk, step, [step_name(n) for n in walk["name"]],
                          t("overview.norm_title"), t("overview.norm_x"), t("overview.norm_y"))
 chart(norm_fig, walk, "overview.step_norms")
 if row["hook"]:
     act = analysis.activation_frame(out, row["hook"])
-    fig = activation_heatmap(act, ctx.tick_labels(), t("overview.act_title", name=t(f"overview.step.{row['name']}"), hook=row["hook"]),
+    fig = activation_heatmap(act, ctx.tick_labels(), t("overview.act_title", name=step_name(row["name"]), hook=row["hook"]),
                              t("overview.act_x"), t("overview.act_y"), t("overview.act_value"))
     chart(fig, act.reset_index(), "overview.activation")
 else:

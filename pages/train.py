@@ -20,7 +20,7 @@ import torch
 
 from engine import CausalLM, analysis
 from engine.tokenizer import load_corpus
-from engine.train import TrainConfig, head_slot_attention, measure_poem_structure, poem_slot_pairs
+from engine.train import TrainConfig, head_slot_attention, lr_at, measure_poem_structure, poem_slot_pairs
 from ui import jobs
 from ui.admission import admission, session_liveness
 from ui.budget import flops, refusal, verdict
@@ -58,15 +58,17 @@ def corpus_ids(vocab_size: int, corpus: str) -> np.ndarray:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def before_after(_init: CausalLM, _trained: CausalLM, job_id: str, ids: tuple[int, ...], tokens: tuple[str, ...],
-                 layer: int, head: int) -> dict:
-    """Attention of one head (``[T, T]``, NaN above the diagonal) and the per-position loss table of the input,
-    for the "before" clone and the trained model of job ``job_id`` (keyed by the job id, never by weights)."""
+                 layer: int, head: int, n_attn: int) -> dict:
+    """Attention of one head on the first ``n_attn`` tokens (``[n, n]``, NaN above the diagonal), and the
+    per-position loss table and mean loss of the whole input (every token, labels = input ids: the Loss page's
+    mean with nothing masked), for the "before" clone and the trained model of job ``job_id`` (keyed by the
+    job id, never by weights)."""
     input_ids = torch.tensor([ids])
     out = {}
     for which, model in (("init", _init), ("trained", _trained)):
         tr = analysis.run_trace(model, input_ids, input_ids)
         out[which] = {
-            "attn": analysis.attention_stage(tr, layer, head, "softmax"),
+            "attn": analysis.attention_stage(tr, layer, head, "softmax")[:n_attn, :n_attn],
             "loss": analysis.loss_table(tr, input_ids, input_ids, list(tokens)),
             "mean_loss": float(tr.loss),
         }
@@ -276,6 +278,19 @@ def live_train_panel(compact: bool = False) -> None:
                         key="train.live_grads", config={"displaylogo": False})
 
 
+def warmup_help(steps: int) -> str:
+    """The warmup help with the schedule's own numbers (``lr_at``) at the current steps, warmup and peak rate."""
+    peak = float(st.session_state.get("train.lr", DEFAULT.learning_rate))
+    w = int(st.session_state.get("train.warmup", DEFAULT.warmup_steps))
+    try:
+        cfg = TrainConfig(steps=steps, learning_rate=peak, warmup_steps=w)
+    except ValueError:  # an out-of-range value is clamped and reported elsewhere
+        cfg = TrainConfig(steps=steps, learning_rate=DEFAULT.learning_rate, warmup_steps=0)
+    key = "train.warmup.help" if cfg.warmup_steps else "train.warmup.help_off"
+    return t(key, peak=f"{cfg.learning_rate:g}", w=cfg.warmup_steps, first=f"{lr_at(1, cfg):.3g}",
+             floor=f"{cfg.min_lr_ratio:.0%}")
+
+
 def training_controls() -> TrainConfig | None:
     """Steps, learning rate, warmup, batch size and sequence length; returns the validated TrainConfig."""
     c1, c2, c3 = st.columns(3)
@@ -286,7 +301,7 @@ def training_controls() -> TrainConfig | None:
     init_state("train.warmup", DEFAULT.warmup_steps)
     clamp_state("train.warmup", 0, steps - 1, t("train.warmup.label"), c1)
     warmup = int(c1.number_input(t("train.warmup.label"), 0, steps - 1, step=10, key="train.warmup",
-                                 help=t("train.warmup.help"), **PAGE))
+                                 help=warmup_help(steps), **PAGE))
     with c2:
         nearest(LR_OPTIONS, "train.lr", DEFAULT.learning_rate)
     lr = float(c2.select_slider(t("train.lr.label"), LR_OPTIONS, key="train.lr", format_func=lambda v: f"{v:g}",
@@ -394,7 +409,7 @@ def before_after_view(job: jobs.TrainJob) -> None:
     if n < T:
         st.caption(t("train.ba_capped", n=n, total=T))
     with st.spinner(t("train.ba_computing")):
-        data = before_after(job.init, job.model, job.id, tuple(in_ids[:n]), tuple(ctx.tokens[:n]), layer - 1, head - 1)
+        data = before_after(job.init, job.model, job.id, tuple(in_ids), tuple(ctx.tokens), layer - 1, head - 1, n)
     labels = ctx.tick_labels()[:n]
     cols = st.columns(2)
     for col, which in zip(cols, ("init", "trained")):
@@ -416,7 +431,7 @@ def before_after_view(job: jobs.TrainJob) -> None:
             if math.isfinite(top) and top > 0:
                 fig.update_yaxes(range=[0, top * 1.1])
             chart(fig, df, f"train.ba_loss_{which}")
-    st.caption(t("train.ba_loss_caption", n=n - 1))
+    st.caption(t("train.ba_loss_caption", n=T - 1, total=T))
 
 
 def learned_view(job: jobs.TrainJob, seq_len: int) -> None:

@@ -157,7 +157,7 @@ def test_logits_to_keep_is_the_tail_of_full_logits(config, seed, k):
     # bit-identical to the head applied to the tail of the final-norm output.
     torch.testing.assert_close(kept, full[:, T - min(k, T):], rtol=1e-5, atol=1e-5)
     with torch.no_grad():
-        normed = model.norm(model(x, output_hidden_states=True).hidden_states[-1])  # same (SDPA) path
+        normed = model(x, output_hidden_states=True).hidden_states[-1]  # after the final norm; same (SDPA) path
         assert torch.equal(kept, model.lm_head(normed[:, -k:]))
 
 
@@ -383,11 +383,12 @@ def test_hidden_states_match_activations(config, seed):
         embed = embed + acts["hook_pos_embed"]
     assert torch.equal(hs[0], embed)
     assert torch.equal(hs[0], acts["blocks.0.hook_resid_pre"])
-    for i in range(L):
+    for i in range(L - 1):  # blocks 1 .. L-1: their raw outputs
         assert torch.equal(hs[i + 1], acts[f"blocks.{i}.hook_resid_post"])
-        if i + 1 < L:
-            assert torch.equal(acts[f"blocks.{i}.hook_resid_post"], acts[f"blocks.{i + 1}.hook_resid_pre"])
-    assert torch.equal(model.norm(hs[-1]), acts["ln_final.hook_normalized"])
+        assert torch.equal(acts[f"blocks.{i}.hook_resid_post"], acts[f"blocks.{i + 1}.hook_resid_pre"])
+    # the last entry is block L's output after the final norm (transformers' convention)
+    assert torch.equal(hs[-1], model.norm(acts[f"blocks.{L - 1}.hook_resid_post"]))
+    assert torch.equal(hs[-1], acts["ln_final.hook_normalized"])
     torch.testing.assert_close(out.logits, acts["ln_final.hook_normalized"] @ model.lm_head.weight.T,
                                rtol=1e-5, atol=1e-5)
 

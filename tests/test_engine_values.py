@@ -93,6 +93,69 @@ def test_norms_match_torch(eps):
     torch.testing.assert_close(rms(xb).float(), F.rms_norm(xb.float(), (16,), w, eps=eps), rtol=2e-2, atol=2e-2)
 
 
+HALF_PRECISION = {torch.float16: 2.0 ** -10, torch.bfloat16: 2.0 ** -7}  # machine epsilon of each dtype
+
+
+@pytest.mark.parametrize("dtype", list(HALF_PRECISION), ids=str)
+@pytest.mark.parametrize("norm_cls", [LayerNorm, RMSNorm])
+def test_half_precision_norms_on_large_inputs_match_float32(norm_cls, dtype):
+    """Tokens with standard deviation 1e3: in float16 sum((x - mean)^2) ~ 1e6 * H overflows 65504, so a norm that
+    kept its statistics in float16 would return its bias (LayerNorm) or zeros. Statistics in float32 give the
+    float32 result rounded to the half dtype."""
+    g = torch.Generator().manual_seed(0)
+    x = 1e3 * torch.randn(3, 5, 64, generator=g) + 50.0  # (B, T, H), std 1e3
+    norm = norm_cls(64)
+    with torch.no_grad():
+        norm.weight.copy_(1.0 + 0.1 * torch.randn(64, generator=g))
+        if norm_cls is LayerNorm:
+            norm.bias.copy_(0.1 * torch.randn(64, generator=g))
+    ref = norm(x)  # float32
+    half = norm.to(dtype)(x.to(dtype)).float()
+    assert half.abs().max() > 1.0  # not the bias (|bias| < 0.5) and not zeros
+    eps = HALF_PRECISION[dtype]
+    # input rounding (relative eps/2) and output rounding (eps/2) on values of size ~3: a few eps in all
+    torch.testing.assert_close(half, ref, rtol=4 * eps, atol=4 * eps)
+
+
+def test_float16_model_with_large_activations_matches_float32_twin():
+    """GPT-2 small has residual activations near 3,000. A float16 copy of a model whose residual stream has a
+    standard deviation of ~1e3 must give the float32 model's logits up to float16 rounding."""
+    config = tiny(num_hidden_layers=2, norm_type="layernorm", norm_position="pre")
+    model = randomize(CausalLM(config), seed=3)
+    with torch.no_grad():
+        model.embed_tokens.weight.mul_(3e3)  # residual stream std ~1e3 from the embedding on (the head is tied)
+        model.embed_positions.weight.mul_(3e3)
+    x = ids(seed=6)
+    with torch.no_grad():
+        ref = model(x).logits.double()  # (B, T, V)
+        half = CausalLM(config)
+        half.load_state_dict(model.state_dict())
+        out = half.half()(x).logits.double()
+    scale = ref.abs().max()
+    assert torch.isfinite(out).all() and scale > 1.0
+    # relative to the logit scale; a LayerNorm that returns its bias would make these logits ~0 (error ~100 %)
+    assert float((out - ref).abs().max() / scale) < 2e-2
+
+
+def test_overflow_report_knows_the_dtype():
+    """A residual stream of ~1e25 overflows a float32 norm (squares above 3.4e38) but not a float64 one: the report
+    flags the float32 model only, and the float64 model's final norm really is a unit-variance output."""
+    from engine.analysis import finite_report, norm_overflow_limit, run_trace
+
+    assert norm_overflow_limit(torch.float32) == norm_overflow_limit(torch.float16) == math.sqrt(torch.finfo(torch.float32).max)
+    assert norm_overflow_limit(torch.float64) == math.sqrt(torch.finfo(torch.float64).max)
+    config = tiny(num_hidden_layers=1, norm_type="layernorm", initializer_range=1e25)
+    torch.manual_seed(0)
+    model = CausalLM(config)
+    x = ids(seed=7, B=1)
+    assert not finite_report(run_trace(model, x))["norms"]
+    out = run_trace(model.double(), x)
+    assert finite_report(out)["norms"], finite_report(out)
+    final = out.activations["ln_final.hook_normalized"][0]  # (T, H): LayerNorm with weight 1, bias 0
+    torch.testing.assert_close(final.std(dim=-1, correction=0), torch.ones(x.shape[1], dtype=torch.float64),
+                               rtol=1e-6, atol=1e-6)
+
+
 # ---------------------------------------------------------------------------------------------------
 # loss
 # ---------------------------------------------------------------------------------------------------
@@ -455,7 +518,9 @@ def test_matches_transformers_gpt2():
     torch.testing.assert_close(out.loss, hf_loss, rtol=1e-5, atol=1e-5)
     for a, b in zip(out.attentions, ref.attentions):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
-    for a, b in zip(out.hidden_states[:-1], ref.hidden_states[:-1]):  # HF's last one is after ln_f
+    # same convention as transformers: L+1 states, the last one after the final norm (ln_f)
+    assert len(out.hidden_states) == len(ref.hidden_states) == 3
+    for a, b in zip(out.hidden_states, ref.hidden_states):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
 
 
@@ -475,13 +540,17 @@ def test_matches_transformers_llama_with_gqa():
     ours.load_state_dict({k.removeprefix("model."): v for k, v in hf.state_dict().items()}, strict=True)
     x = ids(seed=5, T_=11)  # longer than nothing in particular: RoPE has no hard limit
     with torch.no_grad():
-        ref = hf(x, output_attentions=True)
-        out = ours(x, output_attentions=True)
+        ref = hf(x, output_attentions=True, output_hidden_states=True)
+        out = ours(x, output_attentions=True, output_hidden_states=True)
         fast = ours(x)
     torch.testing.assert_close(out.logits, ref.logits, rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(fast.logits, ref.logits, rtol=1e-4, atol=1e-4)
     for a, b in zip(out.attentions, ref.attentions):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+    # same convention as transformers: L+1 states, the last one after the final RMSNorm
+    assert len(out.hidden_states) == len(ref.hidden_states) == 3
+    for a, b in zip(out.hidden_states, ref.hidden_states):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
 
 
 # ---------------------------------------------------------------------------------------------------

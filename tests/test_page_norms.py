@@ -57,8 +57,9 @@ def check_against_engine(at: AppTest, state: dict) -> None:
     config, ids, model = expected(state)
     L, T = config.num_hidden_layers, ids.shape[1]
     with torch.no_grad():
-        out = model(ids, output_hidden_states=True)
-        states = list(out.hidden_states) + [model.norm(out.hidden_states[-1])]
+        out = model(ids, output_hidden_states=True, output_activations=True)
+        last = out.activations[f"blocks.{L - 1}.hook_resid_post"]  # block L before the final norm
+        states = list(out.hidden_states[:-1]) + [last, model.norm(last)]
     norms = torch.stack([torch.linalg.vector_norm(h[0].double(), dim=-1) for h in states])  # (L+2, T)
     resid, sub, heat = charts(at)
     # residual chart: T thin position lines, then the bold mean (last trace)

@@ -81,8 +81,10 @@ def check_against_engine(at: AppTest, state: dict, depth: int | None = None) -> 
     norms_fig, div_fig = figs[0], figs[1]
     # divergence, computed with our own forward passes
     with torch.no_grad():
-        hp = pre(ids, output_hidden_states=True).hidden_states
-        hq = post(ids, output_hidden_states=True).hidden_states
+        # the residual stream before the final norm: hidden_states[:-1] plus block L's raw output
+        hp, hq = ([*o.hidden_states[:-1], o.activations[f"blocks.{depth - 1}.hook_resid_post"]]
+                  for o in (pre(ids, output_hidden_states=True, output_activations=True),
+                            post(ids, output_hidden_states=True, output_activations=True)))
     cos = [float(torch.nn.functional.cosine_similarity(a[0].double(), b[0].double(), dim=-1).mean()) for a, b in zip(hp, hq)]
     rel = [float(((a[0] - b[0]).double().norm(dim=-1) / a[0].double().norm(dim=-1)).mean()) for a, b in zip(hp, hq)]
     pre_norm = [float(torch.linalg.vector_norm(a[0].double(), dim=-1).mean()) for a in hp]

@@ -222,3 +222,44 @@ def test_rope_gqa_post_norm_in_random_id_mode():
     assert "Before and after" in page
     assert "poem probes" in page  # trained on English: the poem section explains itself instead of running
     assert "nan" not in page.lower()
+
+
+def test_warmup_help_states_the_schedule_the_code_runs():
+    """The first update already uses peak / W (lr_at(1) = 0.01 / 2), never 0; the floor is min_lr_ratio."""
+    from engine.train import TrainConfig, lr_at
+
+    at = open_page("train", **TINY)
+    assert not at.exception
+    help_text = at.number_input(key="train.warmup").help
+    cfg = TrainConfig(steps=20, learning_rate=0.01, warmup_steps=2)
+    assert lr_at(1, cfg) == 0.005
+    assert "update 1 uses 0.005" in help_text and "from 0" not in help_text
+    assert f"{cfg.min_lr_ratio:.0%}" in help_text
+    at = rerun(at, **{**TINY, "train.warmup": 0})
+    off = at.number_input(key="train.warmup").help  # no warmup: the cosine starts at the peak at step 0
+    assert f"update 1 uses {lr_at(1, cfg.replace(warmup_steps=0)):.3g}" in off and "peak 0.01" in off
+
+
+def test_before_after_mean_loss_covers_the_whole_input_like_the_loss_page():
+    """With more tokens than the heatmaps draw (128), the before/after mean loss is still the mean over every
+    predicted token of the sidebar's input: the Loss page's mean with nothing masked."""
+    from engine.tokenizer import load_corpus
+
+    text = load_corpus("zh")[:400]
+    state = {**TINY, "input.text": text}
+    _, ids, _ = reference(**{**SIDEBAR, "input.text": text})
+    assert 128 < ids.shape[1] <= 256
+    at = open_page("train", **state)
+    start(at)
+    job = wait_done(at)
+    shown = {m.label: m.value for m in at.metric}
+    for label, model in (("Mean loss before training", job.init), ("Mean loss after training", job.model)):
+        with torch.no_grad():
+            expected = float(model(ids, labels=ids).loss)
+        assert shown[label] == f"{expected:.3f} nats", (label, shown[label], expected)
+    n = ids.shape[1] - 1
+    assert any(f"N = {n} targets" in c.value for c in at.caption)
+    loss_page = open_page("loss", **{**SIDEBAR, "input.text": text, "model.source": "random"})
+    with torch.no_grad():
+        init_loss = float(job.init(ids, labels=ids).loss)
+    assert any(m.value == f"{init_loss:.4f}" for m in loss_page.metric)

@@ -31,8 +31,13 @@ EN = {
     "train.steps.label": "Steps",
     "train.steps.help": "Number of AdamW updates. Each update uses one batch of random windows from the training text.",
     "train.warmup.label": "Warmup steps",
-    "train.warmup.help": "The learning rate rises linearly from 0 to its peak over these steps, then follows a "
-                         "cosine down to 10 % of the peak. 0 switches warmup off.",
+    "train.warmup.help": "With W warmup steps, update k = 1 … W uses peak × k ÷ W: the rate rises linearly but never "
+                         "starts at 0. At the current settings (peak {peak}, W = {w}) update 1 uses {first} and update "
+                         "{w} the peak. After that a cosine takes it down to {floor} of the peak at the last update. "
+                         "0 switches warmup off: the cosine then starts from the peak at once.",
+    "train.warmup.help_off": "With W warmup steps, update k = 1 … W uses peak × k ÷ W: the rate rises linearly but never "
+                             "starts at 0. Warmup is off now (W = {w}): the cosine starts from the peak {peak} at once, so "
+                             "update 1 uses {first}, and it reaches {floor} of the peak at the last update.",
     "train.lr.label": "Learning rate (peak)",
     "train.lr.help": "Peak step size of AdamW (betas 0.9 / 0.95).",
     "train.batch.label": "Batch size",
@@ -104,8 +109,10 @@ EN = {
     "train.ba_bar_trained": "After: each position's share ℓₜ / N of the mean loss",
     "train.pos_x": "position: input → target",
     "train.contrib_y": "ℓₜ / N (nats)",
-    "train.ba_loss_caption": "Both charts use the same y range; the bars of each add up to its mean loss (N = {n} "
-                             "predicted tokens). Lower bars after training mean the model now expects those tokens.",
+    "train.ba_loss_caption": "Mean loss = the average of ℓₜ over every predicted token of the sidebar's input: N = {n} "
+                             "targets (tokens 2 … {total}), the same mean the Loss page shows with nothing masked. Both "
+                             "charts use the same y range and the bars of each add up to its mean loss. Lower bars after "
+                             "training mean the model now expects those tokens.",
     # ---- what the model learned ----
     "train.learned_title": "What the model learned about the poems",
     "train.learned_computing": "Measuring the punctuation and the attention heads on the poems…",
@@ -163,8 +170,9 @@ EN = {
                               "sidebar model; longer when the machine is busy.",
     "train.race_lr.label": "Learning rate (peak)",
     "train.race_warmup.label": "Warmup",
-    "train.race_warmup.help": "On: the learning rate rises linearly over the first {n} steps. Off: it starts at the "
-                              "peak (Xiong et al. 2020: Post-Norm is the one that needs warmup).",
+    "train.race_warmup.help": "On: update 1 uses peak ÷ {n} and the rate rises linearly to the peak at update {n}. "
+                              "Off: the cosine decay starts from the peak at once (Xiong et al. 2020: Post-Norm is the one "
+                              "that needs warmup).",
     "train.race_model": "Race model: {depth} blocks, H = {H}, V = {V}, init seed {seed}, warmup {warm} steps.",
     "train.race_start": "▶ Start race",
     "train.race_expect": "What to expect at the defaults (12 blocks, 100 steps; measured here with init seeds 0, 1 and 2, "
@@ -220,7 +228,12 @@ ZH = {
     "train.steps.label": "步数",
     "train.steps.help": "AdamW 更新的次数。每次更新使用一个批次、从训练文本中随机截取的窗口。",
     "train.warmup.label": "预热步数",
-    "train.warmup.help": "学习率在这些步内从 0 线性升到峰值，之后按余弦曲线降到峰值的 10%。设为 0 即关闭预热。",
+    "train.warmup.help": "预热步数为 W 时，第 k 次更新（k = 1 … W）的学习率是 峰值 × k ÷ W：线性上升，但不是从 0 开始。"
+                         "按当前设置（峰值 {peak}，W = {w}），第 1 次更新用 {first}，第 {w} 次更新达到峰值。"
+                         "之后按余弦曲线在最后一次更新时降到峰值的 {floor}。设为 0 即关闭预热：余弦衰减直接从峰值开始。",
+    "train.warmup.help_off": "预热步数为 W 时，第 k 次更新（k = 1 … W）的学习率是 峰值 × k ÷ W：线性上升，但不是从 0 开始。"
+                             "现在预热已关闭（W = {w}）：余弦衰减直接从峰值 {peak} 开始，所以第 1 次更新用 {first}，"
+                             "最后一次更新时降到峰值的 {floor}。",
     "train.lr.label": "学习率（峰值）",
     "train.lr.help": "AdamW 的峰值步长（betas 0.9 / 0.95）。",
     "train.batch.label": "批大小",
@@ -283,8 +296,9 @@ ZH = {
     "train.ba_bar_trained": "训练后：各位置在平均损失中所占的 ℓₜ / N",
     "train.pos_x": "位置：输入 → 目标",
     "train.contrib_y": "ℓₜ / N（nats）",
-    "train.ba_loss_caption": "两张图的纵轴范围相同；每张图的柱子相加等于它的平均损失（N = {n} 个被预测的 token）。训练后柱子"
-                             "变低，说明模型现在能预料到这些 token。",
+    "train.ba_loss_caption": "平均损失 = 侧边栏输入中每个被预测 token 的 ℓₜ 的平均：N = {n} 个目标（第 2 … {total} 个 "
+                             "token），与“损失”页在不遮盖任何位置时显示的平均值相同。两张图的纵轴范围相同，每张图的柱子"
+                             "相加等于它的平均损失。训练后柱子变低，说明模型现在能预料到这些 token。",
     # ---- what the model learned ----
     "train.learned_title": "模型从唐诗中学到了什么",
     "train.learned_computing": "正在测量标点概率和各注意力头…",
@@ -332,7 +346,8 @@ ZH = {
     "train.race_steps.help": "每个模型的更新次数。默认值（12 个 Block、100 步）在默认的侧边栏模型上约需 12 秒 CPU 时间；机器繁忙时会更久。",
     "train.race_lr.label": "学习率（峰值）",
     "train.race_warmup.label": "预热",
-    "train.race_warmup.help": "开：学习率在前 {n} 步内线性上升。关：从峰值开始（Xiong 等 2020：需要预热的是 Post-Norm）。",
+    "train.race_warmup.help": "开：第 1 次更新用 峰值 ÷ {n}，学习率线性上升，在第 {n} 次更新达到峰值。"
+                              "关：余弦衰减直接从峰值开始（Xiong 等 2020：需要预热的是 Post-Norm）。",
     "train.race_model": "竞赛模型：{depth} 个 Block，H = {H}，V = {V}，初始化种子 {seed}，预热 {warm} 步。",
     "train.race_start": "▶ 开始竞赛",
     "train.race_expect": "默认设置下应看到的现象（12 个 Block、100 步；在这里用初始化种子 0、1、2，开与关预热都测量过）：对整个"
