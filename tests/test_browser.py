@@ -2,74 +2,22 @@
 
 Every page is visited in English and Chinese; no page may show an exception and every chart must render.
 Screenshots go to ``screenshots/`` (git-ignored) for a person to look at. A missing chromium is a failure,
-not a skip: these tests are the only check that the app works in a browser.
+not a skip: these tests are the only check that the app works in a browser. The ``server`` and ``browser``
+fixtures live in ``tests/conftest.py`` (``tests/browser_support.py``); every test fails on a request to a host
+other than the app server.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SHOTS = ROOT / "screenshots"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run", "--disable-quic"]
+from conftest import browser, server  # noqa: F401  (fixtures, re-exported for modules that import them from here)
+from tests.browser_support import ARGS, CHART, CHROMIUM, SHOTS  # noqa: F401  (re-exported)
+
 PAGES = ["overview", "norms", "pre-vs-post", "attention", "loss", "next-token", "train"]
-CHART = '[data-testid="stPlotlyChart"] .main-svg'
 URL_LANG = {"en": "English", "zh": "中文"}  # the language switch writes its label into the URL
 START = {"English": "▶ Start", "中文": "▶ 开始"}
 STOP = {"English": "■ Stop", "中文": "■ 停止"}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def server():
-    assert Path(CHROMIUM).exists(), f"chromium not found at {CHROMIUM}: install Debian's chromium (see README)"
-    port = _free_port()
-    env = dict(os.environ, HF_HUB_OFFLINE="1")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        raise RuntimeError("streamlit did not become healthy within 60 s")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=20)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 def _open(browser, url: str):

@@ -36,6 +36,7 @@ from engine.tokenizer import TextTokenizer, train_bpe
 from ui.budget import heavy_work, refuse_over_budget
 from ui.bytecache import byte_cached
 from ui.i18n import LANGS, browser_lang, labeler, t
+from ui.presenter import presenter_mode, presenter_toggle
 
 # ---- slider ranges (select_slider options keep common sizes reachable with one drag) ----------------
 VOCAB_OPTIONS = [16, 30, 64, 128, 256, 512, 1000, 2000, 4000, 8000, 10000, 16000, 32000, 50257]
@@ -300,26 +301,6 @@ def _init_defaults() -> None:
         st.session_state.setdefault(k, v)
 
 
-PRESENTER_CSS = """<style>
-.stMainBlockContainer { font-size: 1.25rem; }
-.stMainBlockContainer h1 { font-size: 3rem; }
-.stMainBlockContainer [data-testid="stMarkdownContainer"] p { font-size: 1.25rem; }
-.stMainBlockContainer [data-testid="stDataFrame"] { font-size: 1.1rem; }
-</style>"""
-
-
-def presenter_mode() -> bool:
-    """Whether the presenter toggle (``"ui.presenter"``) is on."""
-    return bool(st.session_state.get("ui.presenter", False))
-
-
-def presenter_toggle() -> None:
-    """Presenter mode: larger fonts on the page and in the charts, model sliders folded away."""
-    st.sidebar.toggle(t("ui.presenter"), key="ui.presenter", help=t("ui.presenter.help"), **WIDGET)
-    if presenter_mode():
-        st.html(PRESENTER_CSS)
-
-
 def language_picker() -> None:
     """Language switch (zh/en), defaulting to the browser's locale and kept in the URL as ``ui.lang``."""
     asked = st.query_params.get("ui.lang")
@@ -517,7 +498,7 @@ def explorer() -> Explorer:
     _leave_legacy_multipage_mode()
     _init_defaults()
     language_picker()
-    presenter_toggle()
+    presenter_toggle(**WIDGET)
     notes: list[str] = []
     source = source_widgets()
     tok: TextTokenizer | None = None

@@ -6,7 +6,18 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from ui.figures.common import scale_fonts
 from ui.i18n import t
+from ui.presenter import PRESENTER_SCALE, presenter_mode
+
+PLOTLY_CONFIG = {"displaylogo": False}
+
+
+def show_figure(fig: go.Figure, key: str) -> None:
+    """Draw a figure without exports (live charts); fonts scaled in presenter mode."""
+    if presenter_mode():  # presenter mode: every font readable from the back of the room
+        scale_fonts(fig, PRESENTER_SCALE)
+    st.plotly_chart(fig, key=key, config=PLOTLY_CONFIG)
 
 
 def chart(fig: go.Figure, data: pd.DataFrame | None, key: str) -> None:
@@ -14,9 +25,7 @@ def chart(fig: go.Figure, data: pd.DataFrame | None, key: str) -> None:
 
     ``key`` is a namespaced, stable widget key, e.g. ``"norms.residual"``.
     """
-    if st.session_state.get("ui.presenter"):  # presenter mode: fonts readable from the back of the room
-        fig.update_layout(font_size=20, title_font_size=24)
-    st.plotly_chart(fig, key=f"{key}.chart", config={"displaylogo": False})
+    show_figure(fig, f"{key}.chart")
     if data is None:
         return
     row = st.container(horizontal=True, gap="small")  # buttons keep their natural width, even in narrow columns
@@ -27,5 +36,7 @@ def chart(fig: go.Figure, data: pd.DataFrame | None, key: str) -> None:
 
 
 def explain(text: str) -> None:
-    """The page's two-to-four-sentence "what to look for" box."""
-    st.info(f"**{t('common.what_to_look_for')}** {text}")
+    """The page's two-to-four-sentence "what to look for" box: open for self-study, folded in presenter mode
+    (the lecturer says it; the chart gets the screen)."""
+    with st.expander(t("common.what_to_look_for"), expanded=not presenter_mode(), icon="💡"):
+        st.markdown(text)

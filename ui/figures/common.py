@@ -40,3 +40,58 @@ def position_axis(labels: list[str]) -> dict:
     step = max(1, n // 40)  # thin the ticks on long inputs so labels do not overlap
     ticks = list(range(0, n, step))
     return dict(tickmode="array", tickvals=ticks, ticktext=[labels[i] for i in ticks])
+
+
+# Sizes Streamlit's chart theme gives what a figure leaves unset (px): tick labels, titles of axes, legends,
+# colour bars and subplots. Presenter mode must scale these too, so it sets them explicitly.
+THEME_TICK_PX, THEME_TITLE_PX = 12, 14
+
+
+def scale_fonts(fig: go.Figure, factor: float) -> go.Figure:
+    """Multiply every font size of ``fig`` by ``factor`` (presenter mode); returns the same figure.
+
+    Covers the base font, the title, axis tick labels and titles, legend, hover labels, colour bars (of
+    traces and colour axes), annotations (subplot titles) and text on bars and heatmap cells (cell text only as
+    far as it still fits its cell). The height grows by half the factor so the larger labels do not squeeze the
+    plot area.
+    """
+    def up(size, default) -> int:
+        return round((size or default) * factor)
+
+    base = fig.layout.font.size or THEME_TITLE_PX
+    fig.update_layout(font_size=up(base, base), title_font_size=up(fig.layout.title.font.size, base * 1.3),
+                      legend_font_size=up(fig.layout.legend.font.size, THEME_TITLE_PX),
+                      hoverlabel_font_size=up(fig.layout.hoverlabel.font.size, THEME_TITLE_PX))
+    if fig.layout.height:
+        fig.update_layout(height=round(fig.layout.height * (1 + (factor - 1) / 2)))
+
+    def axis(ax) -> None:
+        ax.tickfont.size = up(ax.tickfont.size, THEME_TICK_PX)
+        ax.title.font.size = up(ax.title.font.size, THEME_TITLE_PX)
+
+    def colorbar(cb) -> None:
+        cb.tickfont.size = up(cb.tickfont.size, THEME_TICK_PX)
+        cb.title.font.size = up(cb.title.font.size, THEME_TITLE_PX)
+
+    fig.for_each_xaxis(axis)
+    fig.for_each_yaxis(axis)
+    fig.for_each_coloraxis(lambda ca: colorbar(ca.colorbar))
+    for ann in fig.layout.annotations:
+        ann.font.size = up(ann.font.size, base)
+    for tr in fig.data:
+        if "colorbar" in tr:
+            colorbar(tr.colorbar)
+        font = getattr(tr, "textfont", None)
+        if font is not None and font.size:
+            size = font.size * factor
+            if tr.type == "heatmap" and tr.text is not None and tr.z is not None and len(tr.z):
+                size = min(size, max(font.size, _cell_font_fit(tr)))  # numbers must still fit their cells
+            tr.textfont.size = round(size)
+    return fig
+
+
+def _cell_font_fit(trace, plot_width: float = 650.0) -> float:
+    """Largest font size (px) at which a heatmap's cell text fits its cells on a projector-wide plot."""
+    cols = max(len(row) for row in trace.z)
+    chars = max((len(str(v)) for row in trace.text for v in row), default=1)
+    return 0.85 * (plot_width / cols) / (0.6 * max(chars, 1))

@@ -26,6 +26,7 @@ EN = {
     # ---- lab controls ----
     "train.source.random": "the random-init model from the sliders",
     "train.source.trained": "the model trained in this session (training continues from it)",
+    "train.settings": "Training settings (steps, learning rate, batch, sequence length)",
     "train.what": "Start trains a **copy** of {what}: {params} parameters, L = {L} layers, H = {H}, V = {V}, {placement}. "
                   "The shared model itself is never changed.",
     "train.steps.label": "Steps",
@@ -223,6 +224,7 @@ ZH = {
     # ---- lab controls ----
     "train.source.random": "滑块构建的随机初始化模型",
     "train.source.trained": "本会话中训练过的模型（在它的基础上继续训练）",
+    "train.settings": "训练设置（步数、学习率、批大小、序列长度）",
     "train.what": "“开始”训练的是{what}的**副本**：{params} 个参数，L = {L} 层，H = {H}，V = {V}，{placement}。"
                   "共享的模型本身永远不会被修改。",
     "train.steps.label": "步数",

@@ -1,0 +1,139 @@
+"""Shared real-browser support: a `streamlit run app.py` server and Debian chromium driven by Playwright.
+
+The fixtures (``server``, ``browser``) are registered in ``tests/conftest.py`` so every browser test uses them.
+``browser`` is a :class:`GuardedBrowser`: every context and page it opens records each request, and the
+``offline_guard`` fixture (autouse, see conftest) fails a test whose pages asked any host other than the app
+server. Chromium is also started with every other host unresolvable, as in a lecture room without internet.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+SHOTS = ROOT / "screenshots"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+APP_HOSTS = ("127.0.0.1", "localhost")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run", "--disable-quic",
+        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1, EXCLUDE localhost"]
+CHART = '[data-testid="stPlotlyChart"] .main-svg'
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(port: int | None = None):
+    """Start ``streamlit run app.py`` on a free port; returns ``(process, url)`` once healthy."""
+    port = port or free_port()
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+         "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
+                return proc, url
+        except OSError:
+            time.sleep(0.5)
+    proc.kill()
+    raise RuntimeError("streamlit did not become healthy within 90 s")
+
+
+def is_foreign(url: str) -> bool:
+    """A request to a host other than the app server (data:, blob: and about: URLs are local)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https", "ws", "wss"):
+        return False
+    return parts.hostname not in APP_HOSTS
+
+
+class GuardedBrowser:
+    """A Playwright browser whose contexts record every request to a host other than the app server."""
+
+    def __init__(self, browser):
+        self._browser = browser
+        self.foreign: list[str] = []
+
+    def _watch(self, context):
+        context.on("request", lambda req: self.foreign.append(req.url) if is_foreign(req.url) else None)
+        return context
+
+    def new_context(self, **kwargs):
+        return self._watch(self._browser.new_context(**kwargs))
+
+    def new_page(self, **kwargs):
+        """A page in its own fresh context (closing the page closes the context)."""
+        context = self.new_context(**kwargs)
+        page = context.new_page()
+        page.on("close", lambda _: context.close())
+        return page
+
+    def __getattr__(self, name):
+        return getattr(self._browser, name)
+
+
+NAV_LINKS = '[data-testid="stSidebarNav"] a'
+LANG_LABEL = {"en": "English", "zh": "中文"}
+PRESENTER_LABEL = {"en": "Presenter mode", "zh": "演示模式"}
+
+
+def settle(page, ms: int = 800) -> None:
+    """Wait until Streamlit has finished its rerun (no "running" indicator), then a little more."""
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=120_000)
+    page.wait_for_timeout(ms)
+
+
+def open_app(browser, url: str, width: int = 1440, height: int = 1000, lang: str = "en", presenter: bool = False):
+    """Open the app's first page in a fresh context, then set the language and presenter mode by clicking
+    the sidebar like a person. Returns the Playwright page."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.set_default_timeout(90_000)  # a shared 2-core machine under load
+    page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_selector(CHART, timeout=120_000)
+    settle(page)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    if lang == "zh":
+        sidebar.locator('[data-testid="stButtonGroup"] button', has_text=LANG_LABEL["zh"]).click()
+        page.wait_for_selector(f'{NAV_LINKS}:has-text("注意力")', timeout=60_000)
+        settle(page)
+    if presenter:
+        sidebar.get_by_text(PRESENTER_LABEL[lang], exact=True).click()
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('style')].some(s => s.textContent.includes('/* presenter mode */'))",
+            timeout=60_000)
+        settle(page)
+    return page
+
+
+def click_nav(page, index: int) -> str:
+    """Click the index-th link of the sidebar navigation; returns the page's URL path after the click."""
+    link = page.locator(NAV_LINKS).nth(index)
+    href = link.get_attribute("href") or ""
+    link.click()
+    path = href.rstrip("/").rsplit("/", 1)[-1].split("?")[0]
+    page.wait_for_function("p => location.pathname.endsWith('/' + p)", arg=path, timeout=60_000)
+    page.wait_for_selector('[data-testid="stMain"] h1', timeout=120_000)
+    settle(page)
+    return path
+
+
+def assert_clean(page) -> None:
+    exc = page.locator('[data-testid="stException"]')
+    assert exc.count() == 0, exc.first.inner_text()
