@@ -97,10 +97,10 @@ if n:
                 if do_sample else t("gen.greedy_pick", p=f"{last['raw_probability']:.2%}"))
     badges = st.container(horizontal=True)
     ok = check["max_abs_diff"] <= 1e-4
-    badges.badge(t("gen.badge_delta", d=f"{check['max_abs_diff']:.1e}"), icon=":material/check:" if ok else ":material/warning:",
+    badges.badge(t("gen.badge_delta", d=f"{check['max_abs_diff']:.1e}"), icon="✅" if ok else "⚠️",
                  color="green" if ok else "red")
     badges.badge(t("gen.badge_flops", cached=f"{check['flops_cached']:,}", full=f"{check['flops_full']:,}",
-                   x=f"{check['saving']:.1f}"), icon=":material/bolt:", color="blue")
+                   x=f"{check['saving']:.1f}"), icon="⚡", color="blue")
 
     L = config.num_hidden_layers
     c1, c2 = st.columns(2)
