@@ -46,7 +46,6 @@ sampling = Sampling(
     min_p=float(c[4].slider(t("gen.min_p"), 0.0, 0.5, step=0.01, key="gen.min_p", help=t("gen.min_p_help"), **SHARED)),
     seed=int(c[5].number_input(t("gen.seed"), 0, 2**31 - 1, step=1, key="gen.seed", **SHARED)),
 )
-st.caption(t("gen.order") + " " + (t("gen.replay", seed=sampling.seed) if do_sample else t("gen.greedy_note")))
 
 # ---- the run: prefill once, then one step per click (PageDown) ----
 limit = config.max_position_embeddings if config.has_position_limit else None
@@ -116,7 +115,7 @@ if n:
                  tok=visible_token(str(top["key_token"])), w=f"{top['weight']:.3f}", total=f"{one['weight'].sum():.4f}",
                  full=S * (S + 1) // 2))
 else:
-    st.info(t("gen.press", n=run.prefill_len))
+    st.caption(t("gen.press", n=run.prefill_len))  # a caption, not a box: the first chart stays on a projector screen
 
 # ---- cache growth ----
 growth = gen.cache_growth(run.cache, run.prefill_len)
@@ -136,6 +135,7 @@ st.session_state["gen._views"] = n_views
 if st.session_state["gen.view"] > n_views:  # after a restart: back to the newest distribution, silently
     st.session_state["gen.view"] = n_views
 st.subheader(t("gen.dist_title"))
+st.caption(t("gen.order") + " " + (t("gen.replay", seed=sampling.seed) if do_sample else t("gen.greedy_note")))
 view = index_slider(t("gen.view"), 1, n_views, "gen.view", default=n_views, bind=False, help=t("gen.view_help"))
 if view <= n:
     table, summary = run.steps[view - 1]["filters"], run.steps[view - 1]["summary"]
