@@ -4,6 +4,7 @@ Reference: Xiong et al. 2020, "On Layer Normalization in the Transformer Archite
 at initialisation; why Pre-Norm trains without warm-up).
 """
 
+import json
 import math
 
 import numpy as np
@@ -11,12 +12,16 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from engine import CausalLM, analysis
-from ui.figures.prepost import divergence_lines, gradient_norm_lines, placement_norm_lines
-from ui.budget import heavy_work, refuse_over_budget
+from engine import CausalLM, ModelConfig, analysis
+from ui.budget import heavy_work, refuse_over_budget, verdict
+from ui.figures.prepost import depth_scaling_lines, divergence_lines, gradient_norm_lines, placement_norm_lines
 from ui.i18n import t
+from ui.profile import profile_sentence
 from ui.sidebar import MAX_LAYERS, build_model, explorer
 from ui.widgets import chart, explain
+
+
+SCALING_DEPTHS = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48)  # the scaling chart's L values (log-spaced)
 
 
 # ---- caches: keyed by the model key (which includes the depth) and the token ids ----
@@ -51,12 +56,30 @@ def num(v: float, spec: str = ".3g") -> str:
     return format(v, spec) if math.isfinite(v) else "—"
 
 
-def trend(first: float, last: float) -> str:
-    """Words for how a gradient norm changes from block 1 to block L (±25 % counts as flat)."""
-    if not (math.isfinite(first) and math.isfinite(last)) or first <= 0:
-        return "—"
-    r = last / first
-    return t("prepost.trend.grow") if r > 1.25 else t("prepost.trend.shrink") if r < 0.8 else t("prepost.trend.flat")
+@st.cache_data(max_entries=256, show_spinner=False)
+def last_block_gradient(config_json: str, seed: int, ids: tuple[int, ...], layers: int) -> pd.DataFrame:
+    """``analysis.last_block_gradient_by_depth`` for the sidebar's config and seed at one depth (two rows)."""
+    config = ModelConfig.from_dict(json.loads(config_json)).replace(num_hidden_layers=layers)
+    with heavy_work("gradient", config, len(ids), show=False):  # large ones wait for a heavy-job slot
+        return analysis.last_block_gradient_by_depth(config, seed, torch.tensor([ids]), [layers])
+
+
+def depth_scaling(config: ModelConfig, seed: int, ids: tuple[int, ...], depths: tuple[int, ...]) -> pd.DataFrame:
+    """The last block's gradient norm at every depth, one cached model pair per depth, with a progress bar."""
+    bar = st.progress(0.0, text=t("prepost.scaling_computing", n=len(depths)))
+    parts = []
+    for k, L in enumerate(depths):
+        parts.append(last_block_gradient(config.to_json(), seed, ids, L))
+        bar.progress((k + 1) / len(depths), text=t("prepost.scaling_computing", n=len(depths)))
+    bar.empty()
+    return pd.concat(parts, ignore_index=True)
+
+
+def scaling_depths(config: ModelConfig, tokens: int) -> tuple[int, ...]:
+    """Depths of the scaling chart: from 2 (at L = 1 the last block is also the first) up to 48, each one only
+    when building and differentiating it fits the server's budget (engine/cost.py)."""
+    return tuple(L for L in SCALING_DEPTHS
+                 if all(verdict(a, config.replace(num_hidden_layers=L), tokens=tokens).ok for a in ("build", "gradient")))
 
 
 ctx = explorer()
@@ -131,13 +154,45 @@ else:
     chart(fig, grads, "prepost.gradients")
     if ctx.config.tie_word_embeddings:
         st.caption(t("prepost.tied_head"))
-    g = {k: grads[grads["placement"] == k].set_index("layer")["grad_norm"] for k in ("pre", "post")}
-    first = {k: float(g[k][0]) for k in g}
-    last = {k: float(g[k][depth - 1]) for k in g}
-    if depth > 1 and all(math.isfinite(v) and v > 0 for v in [*first.values(), *last.values()]):
-        ratio = last["post"] / last["pre"]
-        st.markdown(t("prepost.grad_trend", layers=depth, pre_first=num(first["pre"]), pre_last=num(last["pre"]),
-                      pre_trend=trend(first["pre"], last["pre"]), post_first=num(first["post"]),
-                      post_last=num(last["post"]), post_trend=trend(first["post"], last["post"]),
-                      ratio=num(ratio, ".2g")))
-    st.caption(t("prepost.xiong"))
+    g = {k: grads[(grads["placement"] == k) & grads["layer"].between(0, depth - 1)].sort_values("layer")["grad_norm"]
+         .tolist() for k in ("pre", "post")}
+    sentences = [profile_sentence(names[k], g[k]) for k in ("pre", "post")]
+    if all(sentences):
+        ratio = g["post"][-1] / g["pre"][-1]
+        st.markdown(t("prepost.measured", layers=depth) + " " + " ".join(sentences) + " "
+                    + t("prepost.last_ratio", layers=depth, ratio=num(ratio, ".2g")))
+
+# ---- 4. Xiong et al. 2020, Theorem 1: the last block's gradient against depth ----
+def scaling_section() -> None:
+    st.subheader(t("prepost.scaling_header"))
+    st.markdown(t("prepost.xiong"))
+    if ctx.source != "random":
+        st.info(t("prepost.scaling_random_only"))
+        return
+    if T < 2:
+        st.info(t("prepost.need_two"))
+        return
+    depths = scaling_depths(ctx.config, T)
+    if len(depths) < 2:
+        st.info(t("prepost.scaling_budget"))
+        return
+    seed = int(ss["cfg.seed"])
+    scaling = depth_scaling(ctx.config, seed, ids, depths)
+    pts = {k: scaling[scaling["placement"] == k].sort_values("layers") for k in ("pre", "post")}
+    c = analysis.inverse_sqrt_reference(pts["pre"]["layers"], pts["pre"]["grad_norm"])
+    fig = depth_scaling_lines(scaling, names, c, t("prepost.scaling_ref", c=num(c)), t("prepost.scaling_title"),
+                              t("prepost.scaling_x"), t("prepost.scaling_y"))
+    chart(fig, scaling, "prepost.scaling")
+    slope = {k: analysis.power_law_fit(d["layers"], d["grad_norm"])[0] for k, d in pts.items()}
+    change = {k: float(d["grad_norm"].iloc[-1] / d["grad_norm"].iloc[0]) for k, d in pts.items()}
+    if all(math.isfinite(v) for v in [*slope.values(), *change.values()]):
+        st.markdown(t("prepost.scaling_measured", lo=depths[0], hi=depths[-1], seed=seed,
+                      pre_slope=num(slope["pre"], "+.2f"), post_slope=num(slope["post"], "+.2f"),
+                      pre_change=num(change["pre"], ".2g"), post_change=num(change["post"], ".2g"),
+                      sqrt_change=num(math.sqrt(depths[0] / depths[-1]), ".2g")))
+    else:
+        st.warning(t("prepost.nonfinite", parts=t("prepost.part.gradients")))
+    st.caption(t("prepost.scaling_caption", lo=depths[0], hi=depths[-1]))
+
+
+scaling_section()

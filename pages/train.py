@@ -31,6 +31,7 @@ from ui.figures.loss import contribution_bar
 from ui.figures.train import grad_heatmap, grad_profile, loss_curve, race_grad_heatmaps, race_loss, slot_heatmap
 from ui.i18n import t
 from ui.presenter import presenter_mode
+from ui.profile import profile_sentence
 from ui.sidebar import MAX_LAYERS, MAX_TOKENS, TRAINED_KEY, explorer, tokenizer_for
 from ui.widgets import chart, explain, show_figure
 
@@ -589,20 +590,17 @@ def race_verdict(res, prof: pd.DataFrame, L: int) -> None:
     if L < 3:
         st.caption(t("train.race_shallow"))
         return
-    g = {k: prof[prof["placement"] == k].set_index("layer")["mean_grad_norm"] for k in ("pre", "post")}
-    vals = [float(g[k][i]) for k in g for i in (0, 1, L - 1)]
-    if not all(math.isfinite(v) and v > 0 for v in vals):
+    g = {k: prof[prof["placement"] == k].sort_values("layer")["mean_grad_norm"].tolist() for k in ("pre", "post")}
+    sentences = [profile_sentence(names[k], g[k]) for k in ("pre", "post")]  # the Pre vs Post page's rule
+    if not all(sentences):
         st.warning(t("train.race_nonfinite"))
         return
-    pre_ratio = float(g["pre"][L - 1] / g["pre"][0])
-    post_ratio = float(g["post"][L - 1] / g["post"][1])
-    post_first = float(g["post"][L - 1] / g["post"][0])
-    st.markdown(t("train.race_ratios", L=L, pre=num(pre_ratio, ".2f"), post=num(post_ratio, ".1f"),
-                  post_first=num(post_first, ".2f")))
-    if post_ratio > 1.25 and pre_ratio < 0.8:
-        st.success(t("train.race_as_expected"))
+    st.markdown(t("train.race_ratios") + " " + " ".join(sentences))
+    kinds = {k: analysis.depth_profile(g[k])["rest_kind"] for k in g}
+    if kinds["post"] == "grows" and kinds["pre"] == "shrinks":
+        st.success(t("train.race_as_expected", L=L))
     else:
-        st.info(t("train.race_not_this_time"))
+        st.info(t("train.race_not_this_time", L=L))
 
 
 if view == "race":

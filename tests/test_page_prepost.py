@@ -114,7 +114,7 @@ def test_navigation_app_defaults():
     at.run()
     at.run()  # the first run after switching still carries the switch's widget options (AppTest only)
     check_against_engine(at, {})
-    assert any("Xiong et al. 2020" in c.value for c in at.caption)
+    assert any("Xiong et al. 2020" in m.value for m in at.markdown)
 
 
 def test_defaults_match_engine_and_shared_model_untouched():
@@ -197,7 +197,9 @@ def test_chinese():
     at = run_page(**{"ui.lang": "zh"})
     assert not at.exception
     assert charts(at)[2]["layout"]["xaxis"]["ticktext"][0] == "嵌入"
-    assert any("Xiong" in c.value for c in at.caption)
+    assert any("Xiong" in m.value and "定理 1" in m.value for m in at.markdown)
+    assert any("第 1 层 → 第 2 层" in m.value for m in at.markdown)  # the generated sentences, in Chinese
+    assert charts(at)[3]["layout"]["xaxis"]["title"]["text"] == "Block 数 L（对数坐标）"
 
 
 def test_huge_init_never_shows_nan_as_a_number():
@@ -206,3 +208,83 @@ def test_huge_init_never_shows_nan_as_a_number():
     assert at.warning  # the non-finite values are announced in words
     shown = " ".join(e.value for kind in ("markdown", "caption") for e in at.get(kind))
     assert not re.search(r"\b(nan|inf)\b", shown, flags=re.IGNORECASE), shown
+
+
+# ---------------------------------------------------------------------------------------------------
+# sentences from the charts' numbers (issue: one rule, never a pattern the chart does not show)
+# ---------------------------------------------------------------------------------------------------
+
+
+def run_page_slow(state: dict) -> AppTest:
+    """The page in English with DEFAULTS updated by ``state``; a long timeout (the depth sweep builds 20 models)."""
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    for k, v in {**DEFAULTS, **state, "ui.lang": "en"}.items():
+        at.session_state[k] = v
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_depth_profile_rule_hand_computed():
+    # Post-Norm at init: block 1 ~12x the rest, blocks 2..L flat within 2 %
+    p = analysis.depth_profile([1.51, 0.123, 0.121, 0.122])
+    assert p["step_kind"] == "shrinks" and p["step"] == pytest.approx(0.123 / 1.51)
+    assert p["rest_kind"] == "flat" and p["rest_spread"] == pytest.approx(0.123 / 0.121)
+    # Pre-Norm at init: falling all the way
+    assert analysis.depth_profile([3.13, 2.23, 1.7, 1.53, 1.4])["rest_kind"] == "shrinks"
+    # a hump is neither growth nor shrinkage
+    p = analysis.depth_profile([1.0, 2.0, 5.0, 2.0])
+    assert p["rest_kind"] == "mixed" and (p["rest_lowest"], p["rest_highest"]) == (2, 3)
+    assert analysis.depth_profile([1.0, 2.0, 2.5, 2.3, 4.0])["rest_kind"] == "grows"  # 8 % back: within the slack
+    assert analysis.depth_profile([1.0, 2.0, 2.5, 2.2, 4.0])["rest_kind"] == "mixed"  # 12 % back
+    assert analysis.depth_profile([1.0, 2.0, 1.9, 4.0])["rest_kind"] == "mixed"  # the lowest is not block 2
+    assert analysis.depth_profile([2.0, 1.0])["rest_kind"] == ""  # L = 2: block 1 -> 2 only
+    assert analysis.depth_profile([1.0]) == {"L": 1}
+    assert analysis.depth_profile([1.0, float("nan"), 2.0]) == {"L": 3}
+
+
+def test_gradient_sentences_say_what_the_chart_shows_at_depth_12():
+    """At 12 layers Post-Norm's blocks 2..12 are flat and block 1 stands apart: the page must say exactly that,
+    with the chart's own numbers, and never that Post-Norm "shrinks toward the output" over blocks 2..12."""
+    at = run_page_slow({"cfg.num_hidden_layers": 12})
+    grad = charts(at)[2]
+    text = " ".join(m.value for m in at.markdown)
+    for trace, name in zip(grad["data"], ("Pre-Norm", "Post-Norm")):
+        y = arr(trace["y"])[1:13]  # blocks 1..12 (x = 1..12); 0 is the embedding, 13 the final norm + head
+        assert f"**{name}**: block 1 → block 2: {y[0]:.3g} → {y[1]:.3g}" in text
+        assert f"blocks 2 → 12: {y[1]:.3g} → {y[11]:.3g}" in text
+    post = arr(grad["data"][1]["y"])[2:13]
+    assert post.max() / post.min() <= 1.25  # flat on the chart ...
+    sentence = text[text.index("**Post-Norm**"):text.index("At block 12")]
+    assert "roughly flat" in sentence and "shrinks" not in sentence  # ... and in words
+    pre = arr(grad["data"][0]["y"])[2:13]
+    # Pre-Norm falls on the chart: highest at block 2, lowest at block 12, no step up by more than 10 % ...
+    assert pre.argmax() == 0 and pre.argmin() == 10 and (pre[1:] <= pre[:-1] * 1.10).all() and pre[-1] < pre[0] / 1.25
+    assert "shrinks toward the output" in text[text.index("**Pre-Norm**"):text.index("**Post-Norm**")]  # ... and in words
+
+
+def test_xiong_scaling_chart_against_an_independent_computation():
+    """The last block's gradient for L = 2 .. 48 (small model), the 1/sqrt(L) reference and the fitted slopes."""
+    state = {"cfg.hidden_size": 16, "cfg.num_attention_heads": 2, "cfg.num_key_value_heads": 2,
+             "cfg.intermediate_size": 32, "cfg.vocab_size": 256, "input.text": "床前明月光，疑是地上霜。"}
+    at = run_page_slow(state)
+    fig = charts(at)[3]
+    assert fig["layout"]["xaxis"]["type"] == "log" and fig["layout"]["yaxis"]["type"] == "log"
+    pre_t, post_t, ref_t = fig["data"]
+    L = arr(pre_t["x"])
+    assert list(L) == [2, 3, 4, 6, 8, 12, 16, 24, 32, 48]
+    config = sidebar_config(state)
+    ids = sidebar_ids(state, config)
+    for k in (0, 3):  # L = 2 and L = 6, computed with .backward() on independently built twins
+        pre, post = fresh_pair(config.replace(num_hidden_layers=int(L[k])))
+        for model, trace in ((pre, pre_t), (post, post_t)):
+            model(ids, labels=ids).loss.backward()
+            want = float(torch.sqrt(sum((p.grad.double() ** 2).sum() for p in model.layers[-1].parameters())))
+            assert arr(trace["y"])[k] == pytest.approx(want, rel=1e-4)
+    y_pre, y_post = arr(pre_t["y"]), arr(post_t["y"])
+    c = np.exp(np.mean(np.log(y_pre) + 0.5 * np.log(L)))  # the c / sqrt(L) closest to Pre-Norm in log space
+    np.testing.assert_allclose(arr(ref_t["y"]), c / np.sqrt(L), rtol=1e-5)
+    slopes = [np.polyfit(np.log(L), np.log(y), 1)[0] for y in (y_pre, y_post)]
+    text = " ".join(m.value for m in at.markdown)
+    assert f"Pre-Norm ∝ L^{slopes[0]:+.2f}" in text and f"Post-Norm ∝ L^{slopes[1]:+.2f}" in text
+    assert "1/√L" in text and "Theorem 1" in text

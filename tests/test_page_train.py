@@ -191,6 +191,7 @@ def test_race_runs_both_placements_in_chinese():
     assert len(figs) == 3  # losses, gradient heatmaps, depth profile
     page = texts(at)
     assert "验证损失" in page and "nan" not in page.lower()
+    assert "第 1 层 → 第 2 层" in page and "第 2 层 → 第 4 层" in page  # the Pre vs Post page's profile rule
     # the depth profile shows the mean over steps of the engine's per-block gradient norms
     prof = figs[2]["data"]
     for trace, res in zip(prof, (job.result.pre, job.result.post)):

@@ -89,3 +89,28 @@ def gradient_norm_lines(df: pd.DataFrame, group_labels: list[str], names: dict[s
     fig.update_xaxes(**depth_axis(group_labels))
     fig.update_yaxes(type="log", dtick="D2", tickformat=".2~g")
     return fig
+
+
+def depth_scaling_lines(df: pd.DataFrame, names: dict[str, str], reference_c: float, reference_name: str,
+                        title: str, x_title: str, y_title: str) -> go.Figure:
+    """Gradient norm of the last block against the number of blocks L, both placements, log-log axes, with the
+    reference curve ``reference_c / sqrt(L)`` (Xiong et al. 2020, Theorem 1: Pre-Norm's last layer scales so).
+
+    Args:
+        df: ``engine.analysis.last_block_gradient_by_depth`` (columns layers, placement, grad_norm).
+    Traces: ``[pre, post, reference]``; y as float32 (NaN points are gaps).
+    """
+    fig = go.Figure()
+    for key in ("pre", "post"):
+        part = df[df["placement"] == key].sort_values("layers")
+        fig.add_trace(go.Scatter(x=part["layers"].to_numpy(), y=f32(part["grad_norm"]), mode="lines+markers",
+                                 name=names[key], line=dict(color=COLORS[key], width=3),
+                                 hovertemplate="L = %{x}: %{y:.4g}<extra>" + names[key] + "</extra>"))
+    layers = np.sort(df["layers"].unique()).astype(np.float64)
+    fig.add_trace(go.Scatter(x=layers, y=f32(reference_c / np.sqrt(layers)), mode="lines", name=reference_name,
+                             line=dict(color="gray", dash="dot", width=2),
+                             hovertemplate="L = %{x}: %{y:.4g}<extra>" + reference_name + "</extra>"))
+    base_layout(fig, title, x_title, y_title, height=420)
+    fig.update_xaxes(type="log", tickvals=layers, ticktext=[str(int(v)) for v in layers])
+    fig.update_yaxes(type="log", dtick="D2", tickformat=".2~g")
+    return fig

@@ -190,13 +190,12 @@ EN = {
     "train.block_x": "block",
     "train.profile_y": "mean gradient L2 norm (log scale)",
     "train.race_losses": "Validation loss: Pre-Norm {pre0} → **{pre1}** nats, Post-Norm {post0} → **{post1}** nats.",
-    "train.race_ratios": "Mean gradient norm, block {L} ÷ block 1: Pre-Norm **{pre}×**; Post-Norm **{post_first}×**. "
-                         "Post-Norm, block {L} ÷ block 2: **{post}×**.",
-    "train.race_as_expected": "This run shows the pattern described above: Post-Norm's gradients grow towards the output "
-                              "blocks, Pre-Norm's shrink.",
-    "train.race_not_this_time": "This run does not show the usual pattern clearly (Post-Norm growing by more than 25 % "
-                                "from block 2 to the last block, Pre-Norm shrinking by more than 20 %). Short runs, "
-                                "shallow models and other settings can differ; the charts show what happened.",
+    "train.race_ratios": "Mean gradient norm per block over the run:",
+    "train.race_as_expected": "This run shows the pattern described above: from block 2 to block {L}, Post-Norm's "
+                              "gradients grow towards the output and Pre-Norm's shrink.",
+    "train.race_not_this_time": "This run does not show the usual pattern (from block 2 to block {L}, Post-Norm's "
+                                "gradients growing and Pre-Norm's shrinking, by the rule of the sentences above). Short "
+                                "runs, shallow models and other settings can differ; the charts show what happened.",
     "train.race_shallow": "With fewer than three blocks there is no depth profile to compare; raise the depth.",
     "train.race_nonfinite": "Some gradient norms are zero or not finite (NaN/Inf), so no ratio is given; the learning "
                             "rate is probably too high for this depth.",
@@ -365,11 +364,11 @@ ZH = {
     "train.block_x": "Block",
     "train.profile_y": "平均梯度 L2 范数（对数坐标）",
     "train.race_losses": "验证损失：Pre-Norm {pre0} → **{pre1}** nats，Post-Norm {post0} → **{post1}** nats。",
-    "train.race_ratios": "平均梯度范数，第 {L} 个 Block ÷ 第 1 个 Block：Pre-Norm **{pre}×**；Post-Norm **{post_first}×**。"
-                         "Post-Norm 第 {L} 个 Block ÷ 第 2 个 Block：**{post}×**。",
-    "train.race_as_expected": "这次运行呈现了上面描述的规律：Post-Norm 的梯度向输出端的 Block 增大，Pre-Norm 的则减小。",
-    "train.race_not_this_time": "这次运行没有清楚地呈现通常的规律（Post-Norm 从第 2 个 Block 到最后一个增长超过 25%，Pre-Norm "
-                                "减小超过 20%）。训练步数少、模型浅或其他设置都可能导致不同结果；图表显示的是实际发生的情况。",
+    "train.race_ratios": "整个运行中各 Block 的平均梯度范数：",
+    "train.race_as_expected": "这次运行呈现了上面描述的规律：从第 2 个到第 {L} 个 Block，Post-Norm 的梯度向输出端增大，"
+                              "Pre-Norm 的则减小。",
+    "train.race_not_this_time": "这次运行没有呈现通常的规律（按上面句子的同一规则：从第 2 个到第 {L} 个 Block，Post-Norm "
+                                "的梯度增大而 Pre-Norm 的减小）。训练步数少、模型浅或其他设置都可能导致不同结果；图表显示的是实际发生的情况。",
     "train.race_shallow": "少于三个 Block 时没有可比较的深度分布；请增加深度。",
     "train.race_nonfinite": "部分梯度范数为零或不是有限数（NaN/Inf），因此不给出比值；对这个深度来说学习率可能太高了。",
 }

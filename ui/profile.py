@@ -1,0 +1,32 @@
+"""A per-block profile (block 1 .. L) in words, by the one rule of :func:`engine.analysis.depth_profile`.
+
+The Pre vs Post page and the Training lab's race both describe gradient norms by depth with it, so the two
+pages never disagree about what a profile shows.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from engine import analysis
+from ui.i18n import t
+
+
+def _num(v: float, spec: str = ".3g") -> str:
+    return format(v, spec) if math.isfinite(v) else "—"
+
+
+def profile_sentence(name: str, values: Sequence[float]) -> str:
+    """``"**name**: block 1 → block 2: a → b (…); blocks 2 → L: b → c (…)."``, or "" when the profile has fewer
+    than two blocks or a value that is not finite and positive."""
+    p = analysis.depth_profile(values)
+    if "step" not in p:
+        return ""
+    step = t(f"profile.step.{p['step_kind']}", r=_num(max(p["step"], 1 / p["step"]), ".2g"))
+    text = t("profile.two", name=name, first=_num(p["first"]), second=_num(p["second"]), step=step)
+    if p["L"] >= 3:
+        rest = t(f"profile.rest.{p['rest_kind']}", spread=_num(p["rest_spread"]), ratio=_num(p["rest_ratio"], ".2g"),
+                 lowest=p["rest_lowest"], highest=p["rest_highest"])
+        text += t("profile.then", L=p["L"], second=_num(p["second"]), last=_num(p["last"]), rest=rest)
+    return text + t("profile.end")
