@@ -29,7 +29,7 @@ PAGE = str(ROOT / "pages" / "prepost.py")
 
 
 def run_page(**state) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
+    at = AppTest.from_file(PAGE, default_timeout=180)  # the depth sweep builds 20 small models
     for k, v in state.items():
         at.session_state[k] = v
     return at.run()
