@@ -36,7 +36,8 @@ prompt = ctx.input_ids[0].tolist()
 for key, default in (("gen.sample", True), ("gen.temperature", 0.8), ("gen.top_k", 20), ("gen.top_p", 0.9),
                      ("gen.min_p", 0.05), ("gen.seed", 0)):
     init_state(key, default)
-c = st.columns(6)
+settings = st.expander(t("gen.settings"), expanded=False) if presenting else st.container()  # room for the run
+c = settings.columns(6)
 do_sample = c[0].toggle(t("gen.sample"), key="gen.sample", help=t("gen.sample_help"), **SHARED)
 sampling = Sampling(
     do_sample=bool(do_sample),

@@ -55,7 +55,7 @@ def cache_bars(df: pd.DataFrame, source_labels: dict[str, str], title: str, x_ti
                     hovertemplate="layer %{y}: %{x}<extra>" + source_labels[source] + "</extra>")
     n_layers = int(df["layer"].nunique())
     base_layout(fig, title, x_title, y_title, height=max(260, min(640, 120 + 22 * n_layers)))
-    fig.update_layout(barmode="stack")
+    fig.update_layout(barmode="stack", legend_traceorder="normal")
     fig.update_yaxes(autorange="reversed", tickmode="array", tickvals=list(range(n_layers)),
                      ticktext=[str(i) for i in range(n_layers)], dtick=1)
     return fig

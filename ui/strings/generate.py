@@ -18,6 +18,7 @@ EN = {
     "gen.min_p": "Min-p (0 = off)",
     "gen.min_p_help": "Keep tokens whose probability is at least min-p times the most probable token's.",
     "gen.seed": "Sampling seed",
+    "gen.settings": "Sampling settings",
     "gen.order": "Filters run in this order: temperature → top-k → top-p → min-p, each on what the previous one left.",
     "gen.replay": "Step n draws with a generator seeded from seed {seed} and n: the same seed and settings replay "
                   "the same run (press Restart and step again, or share the link).",
@@ -122,6 +123,7 @@ ZH = {
     "gen.min_p": "Min-p（0 = 关闭）",
     "gen.min_p_help": "保留概率不低于“最高概率 × min-p”的 token。",
     "gen.seed": "采样种子",
+    "gen.settings": "采样设置",
     "gen.order": "过滤顺序：温度 → top-k → top-p → min-p，每一步都作用在上一步留下的分布上。",
     "gen.replay": "第 n 步的随机数由种子 {seed} 和 n 决定：种子和设置相同，就能重放同一次生成（按“重新开始”再逐步生成，或分享链接）。",
     "gen.greedy_note": "贪心：下方仍显示各个过滤器，但它们不会改变概率最高的 token。",
