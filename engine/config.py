@@ -216,6 +216,12 @@ PRESETS: dict[str, ModelConfig] = {
     ),
 }
 
+# What the tutorials call their input rows when they feed random vectors instead of text: the GPT-2
+# walkthrough's three tokens are the words 猫 吃 鱼 ("cat eats fish"), each a random vector (torch.randn(3, 4)).
+PRESET_INPUT_LABELS: dict[str, tuple[str, ...]] = {
+    "gpt2_walkthrough": ("猫", "吃", "鱼"),
+}
+
 PRESET_SOURCES: dict[str, str] = {
     "minimind_demo": "MiniMind tutorial, ch. 5: Transformer Block and full forward (shared/seeds/000)",
     "gpt2_walkthrough": "GPT-2 from scratch: the Pre-LN block, 猫吃鱼 with d_model=4 (shared/seeds/004)",

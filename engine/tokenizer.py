@@ -43,6 +43,9 @@ __all__ = [
     "load_corpus",
     "TextTokenizer",
     "train_bpe",
+    "train_byte_level_bpe",
+    "bundled_tokenizer",
+    "GPT2_VOCAB_SIZE",
     "bytes_to_unicode",
 ]
 
@@ -499,3 +502,63 @@ def _train_bpe_cached(vocab_size: int, corpus: str) -> TextTokenizer:
     # One sequence holding the whole text, so newlines are seen exactly as at encode time.
     tok.train_from_iterator([text], trainer=trainer, length=1)
     return TextTokenizer(tok, name=f"bpe-{vocab_size}-{corpus}")
+
+
+# --------------------------------------------------------------------- GPT-2-style byte-level BPE
+#: GPT-2's vocabulary size (50,000 merges + 256 bytes + ``<|endoftext|>``); :func:`bundled_tokenizer` gives
+#: models of exactly this size the byte-level tokenizer.
+GPT2_VOCAB_SIZE = 50257
+#: GPT-2's end-of-text token, kept as the last id of :func:`train_byte_level_bpe` vocabularies.
+ENDOFTEXT = "<|endoftext|>"
+def train_byte_level_bpe(vocab_size: int = GPT2_VOCAB_SIZE, corpus: str = "en") -> TextTokenizer:
+    """A GPT-2-style byte-level BPE trained on a bundled corpus (by default the English one).
+
+    Like GPT-2's tokenizer (Radford et al. 2019): the ``tokenizers`` ``ByteLevel`` pre-tokenizer (GPT-2's split
+    regex and byte-to-unicode alphabet, so every string encodes and nothing is unknown) and ``ByteLevel``
+    decoder, the 256 bytes as the base alphabet, ``<|endoftext|>`` as the last id. GPT-2 learned its merges from
+    English web text, so Chinese mostly stays in UTF-8 bytes: 1 to 3 tokens per character, never a phrase.
+    Trained on the English corpus, this one has no Chinese merges at all: every Chinese character is its 3 bytes.
+    (A BPE with 50,000 merges trained on the Tang poems would learn whole phrases instead: 床前明月光 as one
+    token.) It is not GPT-2's own vocabulary, which needs the released ``vocab.json``/``merges.txt``.
+
+    Args:
+        vocab_size: upper bound on the vocabulary (the corpus runs out of pairs long before 50,257).
+        corpus: ``"all"``, ``"zh"`` or ``"en"`` (see :func:`load_corpus`).
+    Returns:
+        TextTokenizer, ``byte_level`` True, cached per arguments (do not mutate it). Ids ``< vocab_size``.
+    Raises:
+        ValueError: ``vocab_size`` below 257 (the bytes and ``<|endoftext|>``), or an unknown corpus.
+    """
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 257:
+        raise ValueError(f"vocab_size must be an int >= 257 (256 bytes + {ENDOFTEXT}), got {vocab_size!r}")
+    if corpus != "all" and corpus not in CORPUS_FILES:
+        raise ValueError(f"unknown corpus {corpus!r}; expected one of {['all', *CORPUS_FILES]}")
+    return _train_byte_level_cached(int(vocab_size), corpus)
+
+
+@functools.lru_cache(maxsize=4)
+def _train_byte_level_cached(vocab_size: int, corpus: str) -> TextTokenizer:
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size - 1,  # room for <|endoftext|> as the last id, as in GPT-2
+        min_frequency=2,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator([load_corpus(corpus)], trainer=trainer, length=1)
+    tok.add_special_tokens([ENDOFTEXT])
+    return TextTokenizer(tok, name=f"byte-level-bpe-{corpus}")
+
+
+def bundled_tokenizer(vocab_size: int) -> TextTokenizer:
+    """The tokenizer the app pairs with a slider-built model of ``vocab_size`` ids.
+
+    :data:`GPT2_VOCAB_SIZE` (the GPT-2 small shape): :func:`train_byte_level_bpe` on the English corpus, which
+    splits Chinese into UTF-8 byte pieces as GPT-2 does. Any other size: the character-level :func:`train_bpe`, whose every piece is whole
+    characters (easier to read in the charts).
+    """
+    if vocab_size == GPT2_VOCAB_SIZE:
+        return train_byte_level_bpe(vocab_size)
+    return train_bpe(vocab_size)

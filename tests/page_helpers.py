@@ -17,7 +17,7 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from engine import CausalLM, ModelConfig
-from engine.tokenizer import train_bpe
+from engine.tokenizer import bundled_tokenizer
 from ui.sidebar import DEFAULTS, FFN_KINDS, MAX_TOKENS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,6 +108,6 @@ def reference(**state) -> tuple[CausalLM, torch.Tensor, object]:
     if s["input.mode"] == "random":
         gen = torch.Generator().manual_seed(seed)
         return model, torch.randint(0, config.vocab_size, (1, s["input.random_len"]), generator=gen), None
-    tok = train_bpe(config.vocab_size)
+    tok = bundled_tokenizer(config.vocab_size)  # the sidebar's choice (byte-level at GPT-2's 50257)
     ids = tok.encode(s["input.text"])[:MAX_TOKENS]
     return model, torch.tensor([ids]), tok

@@ -327,3 +327,39 @@ def test_module_does_not_import_ui_libraries():
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
+
+
+# ---------------------------------------------------------------------------------------------------
+# the GPT-2-small-shaped preset's tokenizer: byte-level, Chinese in UTF-8 bytes as in GPT-2
+# ---------------------------------------------------------------------------------------------------
+
+
+def test_gpt2_vocab_size_gets_a_byte_level_tokenizer_that_never_merges_chinese_characters():
+    from engine import PRESETS
+    from engine.tokenizer import GPT2_VOCAB_SIZE, bundled_tokenizer
+
+    text = "床前明月光，疑是地上霜。举头望明月，低头思故乡。"
+    tok = bundled_tokenizer(PRESETS["gpt2_small"].vocab_size)
+    assert PRESETS["gpt2_small"].vocab_size == GPT2_VOCAB_SIZE and tok.byte_level
+    ids = tok.encode(text)
+    assert tok.decode(ids) == text
+    assert max(ids) < GPT2_VOCAB_SIZE and tok.unk_token_id is None
+    # every token is a piece of one character's UTF-8 bytes: 3 bytes per CJK character -> 3 tokens each
+    assert len(ids) == len(text.encode("utf-8")) == 3 * len(text)
+    for raw in tok.raw_tokens(ids):
+        assert len(raw) == 1  # one byte symbol of GPT-2's byte-to-unicode table
+    assert tok.token_strings(ids)[:6] == ["床", "", "", "前", "", ""]  # shown on the character's first byte
+    # English is merged into words, as GPT-2 does: " the" is one token with its leading space
+    assert tok.token_strings(tok.encode("In the beginning")) == ["In", " the", " beginning"]
+    assert tok.get_vocab()["<|endoftext|>"] == tok.vocab_size - 1
+    # other sizes keep the character-level BPE
+    assert not bundled_tokenizer(4000).byte_level
+
+
+def test_no_tokenizer_the_app_pairs_with_gpt2s_size_merges_a_tang_poem_into_phrases():
+    """What the app used before: a character BPE with 50,257 entries made 床前明月光 one token."""
+    from engine.tokenizer import bundled_tokenizer
+
+    tok = bundled_tokenizer(50257)
+    pieces = tok.token_strings(tok.encode("床前明月光"))
+    assert all(len(p) <= 1 for p in pieces), pieces

@@ -32,10 +32,11 @@ from engine.checkpoints import (
     load_pretrained,
     resolve_checkpoint,
 )
-from engine.tokenizer import TextTokenizer, train_bpe
+from engine.tokenizer import TextTokenizer, bundled_tokenizer
 from ui.budget import heavy_work, refuse_over_budget
 from ui.bytecache import byte_cached
 from ui.i18n import LANGS, browser_lang, labeler, t
+from ui.input_notes import random_input_tokens, tokenizer_note
 from ui.presenter import presenter_mode, presenter_toggle
 
 # ---- slider ranges (select_slider options keep common sizes reachable with one drag) ----------------
@@ -129,8 +130,8 @@ def build_model(config_json: str, seed: int) -> CausalLM:
 
 @st.cache_resource(max_entries=8, show_spinner=False)
 def tokenizer_for(vocab_size: int) -> TextTokenizer:
-    """The bundled-corpus BPE at ``vocab_size`` (trained once per size)."""
-    return train_bpe(vocab_size)
+    """The bundled-corpus tokenizer at ``vocab_size`` (trained once per size; GPT-2's size gets a byte-level BPE)."""
+    return bundled_tokenizer(vocab_size)
 
 
 @byte_cached
@@ -386,7 +387,10 @@ def input_widgets(config: ModelConfig, notes: list[str], tokenizer: TextTokenize
         sb.slider(t("input.random_len.label"), 1, 64, key="input.random_len", **WIDGET)
         gen = torch.Generator().manual_seed(int(st.session_state["cfg.seed"]))
         ids = torch.randint(0, config.vocab_size, (1, st.session_state["input.random_len"]), generator=gen)
-        return ids, [f"#{i}" for i in ids[0].tolist()], None
+        tokens, note = random_input_tokens(st.session_state.get("cfg.preset"), ids[0].tolist())
+        if note:
+            sb.caption(note)
+        return ids, tokens, None
     sb.text_area(t("input.text.label"), key="input.text", max_chars=20000, help=t("input.text.help"), **WIDGET)
     text = st.session_state["input.text"]
     tok = tokenizer
@@ -405,6 +409,7 @@ def input_widgets(config: ModelConfig, notes: list[str], tokenizer: TextTokenize
         notes.append(t("input.all_unknown"))
     pieces = tok.token_strings(ids)
     sb.caption(t("input.pieces", n=len(ids)) + " " + " · ".join(f"`{p}`" for p in pieces[:64]))
+    sb.caption(tokenizer_note(tok))
     return torch.tensor([ids]), pieces, tok
 
 

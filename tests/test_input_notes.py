@@ -1,0 +1,42 @@
+"""The sidebar says which tokenizer made the tokens, and the 猫吃鱼 walkthrough labels its rows with the tutorial's
+own words (random vectors, as in the tutorial)."""
+
+from __future__ import annotations
+
+import pytest
+
+from page_helpers import figures, open_page, rerun
+
+
+def sidebar_text(at) -> str:
+    return "\n".join(c.value for c in at.sidebar.caption)
+
+
+@pytest.mark.parametrize("lang, random_words", [("en", "random vectors"), ("zh", "随机向量")])
+def test_walkthrough_preset_rows_are_cat_eats_fish(lang, random_words):
+    at = open_page("attention", **{"ui.lang": lang})
+    at.selectbox(key="cfg.preset").set_value("gpt2_walkthrough").run()
+    at = rerun(at, **{"ui.lang": lang})
+    assert not at.exception, at.exception
+    assert at.session_state["input.mode"] == "random" and at.session_state["input.random_len"] == 3
+    heatmap = next(f for f in figures(at) if f["data"] and f["data"][0]["type"] == "heatmap")
+    assert list(heatmap["layout"]["yaxis"]["ticktext"]) == ["0 猫", "1 吃", "2 鱼"]
+    note = sidebar_text(at)
+    assert "猫 吃 鱼" in note and random_words in note
+    # another length is no longer the tutorial's input: plain ids again
+    at = rerun(at, **{"ui.lang": lang, "input.random_len": 4})
+    heatmap = next(f for f in figures(at) if f["data"] and f["data"][0]["type"] == "heatmap")
+    assert all(label.split(" ")[1].startswith("#") for label in heatmap["layout"]["yaxis"]["ticktext"])
+
+
+def test_sidebar_names_the_tokenizer_in_use():
+    at = open_page("overview")
+    assert "character-level BPE trained on the bundled corpus" in sidebar_text(at)
+    # GPT-2's vocabulary size (a small model, so the test stays light): the byte-level tokenizer, said so
+    at = rerun(at, **{"cfg.vocab_size": 50257, "cfg.hidden_size": 16, "cfg.num_attention_heads": 2,
+                      "cfg.num_key_value_heads": 2, "cfg.intermediate_size": 32})
+    assert not at.exception, at.exception
+    note = sidebar_text(at)
+    assert "byte-level BPE" in note and "trained on the bundled English text" in note
+    assert "not GPT-2's" in note and "3 tokens per character" in note
+    assert "`床` · `` · ``" in note  # the pieces: one character, then its two continuation bytes
