@@ -18,9 +18,11 @@ PAGES = [
     ("pages/norms.py", "nav.norms", "norms", "📏"),
     ("pages/prepost.py", "nav.prepost", "pre-vs-post", "⚖️"),
     ("pages/attention.py", "nav.attention", "attention", "👁️"),
+    ("pages/heads.py", "nav.heads", "heads", "🧠"),
     ("pages/loss.py", "nav.loss", "loss", "🎯"),
     ("pages/next_token.py", "nav.next", "next-token", "✨"),
     ("pages/generate.py", "nav.generate", "generate", "💬"),
+    ("pages/lens.py", "nav.lens", "lens", "🔍"),
     ("pages/train.py", "nav.train", "train", "🏋️"),
 ]
 

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from ui import sidebar
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ["overview", "norms", "prepost", "attention", "loss", "next_token", "generate"]
+PAGES = ["overview", "norms", "prepost", "attention", "heads", "loss", "next_token", "generate", "lens"]
 N_LAYER, N_HEAD = 3, 4
 
 

@@ -13,19 +13,22 @@ from ui.presenter import PRESENTER_SCALE, presenter_mode
 PLOTLY_CONFIG = {"displaylogo": False}
 
 
-def show_figure(fig: go.Figure, key: str) -> None:
-    """Draw a figure without exports (live charts); fonts scaled in presenter mode."""
+def show_figure(fig: go.Figure, key: str, on_select=None) -> None:
+    """Draw a figure without exports (live charts); fonts scaled in presenter mode. With ``on_select`` (a
+    callback) a click on a point selects it (``st.session_state[key].selection``)."""
     if presenter_mode():  # presenter mode: every font readable from the back of the room
         scale_fonts(fig, PRESENTER_SCALE)
-    st.plotly_chart(fig, key=key, config=PLOTLY_CONFIG)
+    select = dict(on_select=on_select, selection_mode="points") if on_select is not None else {}
+    st.plotly_chart(fig, key=key, config=PLOTLY_CONFIG, **select)
 
 
-def chart(fig: go.Figure, data: pd.DataFrame | None, key: str) -> None:
+def chart(fig: go.Figure, data: pd.DataFrame | None, key: str, on_select=None) -> None:
     """Show a Plotly figure with its data as CSV and the figure as standalone HTML (PNG: Plotly toolbar).
 
-    ``key`` is a namespaced, stable widget key, e.g. ``"norms.residual"``.
+    ``key`` is a namespaced, stable widget key, e.g. ``"norms.residual"``. With ``on_select`` (a callback) a
+    click on a point selects it; the selection is in ``st.session_state[key + ".chart"].selection``.
     """
-    show_figure(fig, f"{key}.chart")
+    show_figure(fig, f"{key}.chart", on_select)
     if data is None:
         return
     row = st.container(horizontal=True, gap="small")  # buttons keep their natural width, even in narrow columns
@@ -40,3 +43,11 @@ def explain(text: str) -> None:
     (the lecturer says it; the chart gets the screen)."""
     with st.expander(t("common.what_to_look_for"), expanded=not presenter_mode(), icon="💡"):
         st.markdown(text)
+
+
+def real_model_notice(source: str) -> None:
+    """On the views that need a pretrained model: say plainly when the model is random or seconds-trained."""
+    if source == "random":
+        st.warning(t("views.random_model"))
+    elif source == "trained":
+        st.info(t("views.trained_model"))

@@ -1,0 +1,125 @@
+"""Tokens as bytes: what each token of a text covers, shown so that whitespace and partial UTF-8 are visible,
+and the same text under two tokenizers side by side.
+
+A byte-level BPE (GPT-2, SmolLM2) works on the UTF-8 bytes of the text, so a Chinese character (3 bytes) can
+be split over several tokens; such a token holds bytes that are no character on their own and is shown here
+as byte markers (``<0xE5>``). The bundled BPE works on whole characters and never splits one.
+References: Radford et al. 2019 (byte-level BPE); Sennrich et al. 2016 (BPE).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from engine.tokenizer import TextTokenizer, bytes_to_unicode
+
+WHITESPACE = {" ": "␣", "\n": "↵", "\r": "␍", "\t": "⇥"}  # visible stand-ins
+
+
+def visible(data: bytes) -> str:
+    """Bytes as readable text: whole UTF-8 characters as themselves (whitespace as ␣ ↵ ⇥), every byte that is
+    not part of a whole character as a marker ``<0xE5>``."""
+    out, i = [], 0
+    while i < len(data):
+        for n in (1, 2, 3, 4):
+            try:
+                ch = data[i:i + n].decode("utf-8")
+                break
+            except UnicodeDecodeError:
+                ch = None
+        if ch is None:
+            out.append(f"<0x{data[i]:02X}>")
+            i += 1
+        else:
+            out.append(WHITESPACE.get(ch, ch))
+            i += n
+    return "".join(out)
+
+
+def is_whole_utf8(data: bytes) -> bool:
+    """Whether ``data`` is a sequence of whole UTF-8 characters."""
+    try:
+        data.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def _u2b() -> dict[str, int]:
+    return {c: b for b, c in bytes_to_unicode().items()}
+
+
+def vocab_bytes(tok: TextTokenizer, ids: Sequence[int]) -> list[bytes | None]:
+    """The bytes each vocabulary entry stands for; None for special tokens and for entries that are no text
+    (``[UNK]``). Byte-level entries are mapped back through GPT-2's byte-to-unicode table."""
+    special = special_ids(tok)
+    u2b = _u2b()
+    out: list[bytes | None] = []
+    for i, raw in zip(ids, tok.raw_tokens(ids)):
+        if i in special:
+            out.append(None)
+        elif tok.byte_level:
+            out.append(bytes(u2b[c] for c in raw) if all(c in u2b for c in raw) else None)
+        else:
+            out.append(raw.encode("utf-8"))
+    return out
+
+
+def id_labels(tok: TextTokenizer | None, ids: Sequence[int]) -> list[str]:
+    """A visible label per token id (:func:`visible` of its bytes; special tokens as their name; ``#id``
+    without a tokenizer or for ids beyond the tokenizer's vocabulary)."""
+    if tok is None:
+        return [f"#{i}" for i in ids]
+    known = [i for i in ids if i < tok.vocab_size]
+    labels = {}
+    for i, raw, b in zip(known, tok.raw_tokens(known), vocab_bytes(tok, known)):
+        labels[i] = raw if b is None else visible(b)
+    return [labels.get(i, f"#{i}") for i in ids]
+
+
+def tokenize(tok: TextTokenizer, text: str) -> pd.DataFrame:
+    """One row per token of ``text`` under ``tok`` (no special tokens added).
+
+    Columns: ``index``, ``id``, ``piece`` (visible text or byte markers), ``n_bytes`` (bytes of the text this
+    token covers), ``hex`` (those bytes), ``whole`` (the bytes are whole UTF-8 characters), ``unknown`` (the
+    token is the unknown token). The ``n_bytes`` column sums to the UTF-8 length of ``text``.
+    """
+    enc = tok.tokenizer.encode(text, add_special_tokens=False)
+    ids = list(enc.ids)
+    if tok.byte_level:
+        covered = vocab_bytes(tok, ids)
+    else:  # character-level BPE: a token covers its characters of the text ([UNK] included)
+        covered = [text[s:e].encode("utf-8") for s, e in enc.offsets]
+    unk = tok.unk_token_id
+    rows = []
+    for k, (i, b, raw) in enumerate(zip(ids, covered, tok.raw_tokens(ids))):
+        b = b if b is not None else raw.encode("utf-8")
+        rows.append((k, i, raw if (i == unk) else visible(b), len(b), b.hex(" "), is_whole_utf8(b), i == unk))
+    return pd.DataFrame(rows, columns=["index", "id", "piece", "n_bytes", "hex", "whole", "unknown"])
+
+
+def compare(tables: Mapping[str, pd.DataFrame], text: str) -> pd.DataFrame:
+    """Summary per tokenizer of :func:`tokenize` tables of the same ``text``.
+
+    Columns: ``tokenizer``, ``tokens``, ``bytes`` (UTF-8 length of the text), ``chars``, ``bytes_per_token``,
+    ``chars_per_token``, ``unknown`` (tokens that are the unknown token), ``partial`` (tokens holding bytes
+    that are no whole character).
+    """
+    n_bytes, n_chars = len(text.encode("utf-8")), len(text)
+    rows = []
+    for name, df in tables.items():
+        n = len(df)
+        rows.append((name, n, n_bytes, n_chars, n_bytes / n if n else float("nan"), n_chars / n if n else float("nan"),
+                     int(df["unknown"].sum()), int((~df["whole"]).sum())))
+    return pd.DataFrame(rows, columns=["tokenizer", "tokens", "bytes", "chars", "bytes_per_token", "chars_per_token",
+                                       "unknown", "partial"])
+
+
+def special_ids(tok: TextTokenizer) -> set[int]:
+    """Ids of the tokenizer's special tokens (and of its unknown token)."""
+    ids = {int(i) for i, t in tok.tokenizer.get_added_tokens_decoder().items() if t.special}
+    if tok.unk_token_id is not None:
+        ids.add(tok.unk_token_id)
+    return ids

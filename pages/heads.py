@@ -1,0 +1,197 @@
+"""Head roles & sinks: previous-token, induction, first-token and entropy scores of every head (a clickable
+layers x heads map that opens the head's heatmap), then massive activations in the residual stream and the
+share of attention on the first token.
+
+Layers and heads are 1-based on this page; depths are 0 = embedding, i = after block i; positions are 0-based.
+"""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+import torch
+
+from analysis import heads, massive
+from analysis.tokenizers import special_ids
+from ui.controls import PAGE, index_slider, init_state
+from ui.figures.attention import attention_heatmap
+from ui.figures.common import HEATMAP_MAX_TOKENS
+from ui.figures.heads import role_map
+from ui.figures.massive import massive_chart, sink_heatmap
+from ui.i18n import labeler, t
+from ui.sidebar import explorer, trace
+from ui.widgets import chart, explain, real_model_notice
+
+PERIOD = 50  # random tokens repeated once for the induction score (T = 2 x 50), as in TransformerLens' demo
+SCORES = ("induction", "prev_token", "first_token", "entropy")
+STANDS_OUT = 2.0  # a top score below this multiple of the uniform reference is "no head stands out"
+MAP_KEY = "heads.map"
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def repeat_attentions(_model, model_key: str, period: int, exclude: tuple[int, ...]) -> tuple[torch.Tensor, ...]:
+    """Attention patterns of the model on ``period`` random tokens repeated once (shared: read only)."""
+    ids = heads.repeated_random_tokens(_model.config.vocab_size, period, seed=0, exclude=exclude)  # (1, 2n)
+    with torch.no_grad():
+        return _model(ids, output_attentions=True).attentions
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def role_table(_out, _rep, model_key: str, ids: tuple[int, ...], period: int) -> pd.DataFrame:
+    return heads.head_roles(_out.attentions, _rep, period, ids)
+
+
+def _select_head() -> None:
+    """on_select of the map: move the layer/head pickers to the clicked cell."""
+    points = st.session_state[MAP_KEY + ".chart"].selection.get("points", [])
+    if points:
+        st.session_state["heads.layer"] = int(points[0]["y"])
+        st.session_state["heads.head"] = int(points[0]["x"])
+
+
+def _fmt(v: float, spec: str = ".3f") -> str:
+    return format(float(v), spec) if np.isfinite(v) else "—"
+
+
+def _mag(v: float) -> str:
+    """A magnitude: thousands separators when large (24,242), three significant digits when small (0.213)."""
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
+
+
+ctx = explorer()
+st.title(t("heads.title"))
+explain(t("heads.explain"))
+real_model_notice(ctx.source)
+
+cfg = ctx.config
+L, nh, T = cfg.num_hidden_layers, cfg.num_attention_heads, int(ctx.input_ids.shape[1])
+limit = cfg.max_position_embeddings if cfg.has_position_limit else 2 * PERIOD
+period = max(1, min(PERIOD, limit // 2))
+exclude = tuple(sorted(special_ids(ctx.tokenizer))) if ctx.tokenizer is not None else ()
+
+bar = st.progress(0.0, text=t("heads.progress_text"))
+out = trace(ctx)
+bar.progress(0.4, text=t("heads.progress_repeat", n=period))
+rep = repeat_attentions(ctx.model, ctx.model_key, period, exclude)
+bar.progress(0.8, text=t("heads.progress_scores", cells=L * nh))
+roles = role_table(out, rep, ctx.model_key, tuple(ctx.input_ids[0].tolist()), period)
+bar.empty()
+
+# ---- the map ----
+init_state("heads.score", "induction")
+score = st.segmented_control(t("heads.score"), SCORES, key="heads.score", required=True,
+                             format_func=labeler("heads.score."), **PAGE) or "induction"
+init_state("heads.layer", 1)
+init_state("heads.head", 1)
+sel = (min(max(int(st.session_state["heads.layer"]), 1), L) - 1, min(max(int(st.session_state["heads.head"]), 1), nh) - 1)
+name = t(f"heads.score.{score}")
+if score == "entropy":
+    fig = role_map(roles, "entropy", t("heads.map_title_entropy"), t("heads.head_axis"), t("heads.layer_axis"),
+                   t("heads.unit_nats"), float(roles["max_entropy"].iloc[0]), sel, t("heads.unit_nats"))
+else:
+    fig = role_map(roles, score, t("heads.map_title", score=name), t("heads.head_axis"), t("heads.layer_axis"),
+                   t("heads.unit_score"), 1.0, sel)
+table = pd.DataFrame({t(f"heads.col.{c}"): (roles[c] + 1 if c in ("layer", "head") else roles[c])
+                      for c in ("layer", "head", "prev_token", "induction", "first_token", "entropy", "text_induction")})
+chart(fig, table, MAP_KEY, on_select=_select_head)
+
+# ---- what the map shows, in words (from the numbers) ----
+uniform = {"induction": heads.uniform_reference(2 * period, period, 2 * period - 1),
+           "prev_token": heads.uniform_reference(T), "first_token": heads.uniform_reference(T)}
+if score == "induction":
+    st.caption(t("heads.induction_note", n=period, uniform=_fmt(uniform["induction"])))
+if score == "entropy":
+    low = roles.sort_values(["entropy", "layer", "head"]).head(3)
+    items = [t("heads.top_item", layer=r.layer + 1, head=r.head + 1, value=_fmt(r.entropy)) for r in low.itertuples()]
+    st.markdown(t("heads.entropy_sentence", heads="; ".join(items), uniform=_fmt(roles["max_entropy"].iloc[0])))
+elif T < 2 and score != "induction":
+    st.info(t("heads.too_short"))
+else:
+    top = heads.top_heads(roles, score, 3)
+    best = top.iloc[0]
+    if not best[score] >= STANDS_OUT * uniform[score]:
+        st.markdown(t("heads.none_stands_out", score=name, value=_fmt(best[score]), layer=int(best["layer"]) + 1,
+                      head=int(best["head"]) + 1, uniform=_fmt(uniform[score])))
+    else:
+        items = [t("heads.top_item", layer=int(r["layer"]) + 1, head=int(r["head"]) + 1, value=_fmt(r[score]))
+                 for _, r in top.iterrows()]
+        st.markdown(t("heads.top_sentence", score=name, heads="; ".join(items), uniform=_fmt(uniform[score])))
+
+# ---- one head ----
+c1, c2 = st.columns(2)
+layer = index_slider(t("heads.layer"), 1, L, "heads.layer", container=c1)
+head = index_slider(t("heads.head"), 1, nh, "heads.head", container=c2)
+row = roles[(roles["layer"] == layer - 1) & (roles["head"] == head - 1)].iloc[0]
+st.subheader(t("heads.selected_title", layer=layer, head=head))
+cols = st.columns(5)
+for col, c in zip(cols, ("prev_token", "induction", "first_token", "entropy", "text_induction")):
+    col.metric(t(f"heads.metric.{c}"), _fmt(row[c]),
+               help=t("heads.text_induction_help") if c == "text_induction" else None)
+
+labels = ctx.tick_labels()
+n_draw = min(T, HEATMAP_MAX_TOKENS)
+if n_draw < T:
+    st.caption(t("heads.capped", n=n_draw, total=T))
+pattern = out.attentions[layer - 1][0, head - 1].float().cpu().numpy()[:n_draw, :n_draw]  # (T, T)
+pattern = np.where(np.triu(np.ones_like(pattern, dtype=bool), 1), np.nan, pattern)
+df = pd.DataFrame(pattern, index=labels[:n_draw], columns=labels[:n_draw])
+fig = attention_heatmap(df, labels[:n_draw], "softmax", t("heads.heatmap_title", layer=layer, head=head),
+                        t("heads.x"), t("heads.y"), t("heads.unit_prob"))
+chart(fig, df.reset_index(names=t("heads.y")), "heads.heatmap")
+
+with st.expander(t("heads.repeat_title", n=period), expanded=score == "induction"):
+    rp = rep[layer - 1][0, head - 1].float().cpu().numpy()  # (2n, 2n)
+    rp = np.where(np.triu(np.ones_like(rp, dtype=bool), 1), np.nan, rp)
+    rlabels = [str(p) for p in range(rp.shape[0])]
+    fig = attention_heatmap(pd.DataFrame(rp), rlabels, "softmax", t("heads.repeat_title", n=period), t("heads.x"),
+                            t("heads.y"), t("heads.unit_prob"))
+    chart(fig, None, "heads.repeat")
+    st.caption(t("heads.repeat_caption", n=period))
+
+# ---- massive activations ----
+st.header(t("massive.title"))
+explain(t("massive.explain"))
+ma = massive.massive_activations(out.hidden_states)
+depth_labels = [t("massive.embed")] + [t("massive.block", n=i) for i in range(1, L + 1)]
+fig = massive_chart(ma, depth_labels, t("massive.chart_title"), t("massive.x"), t("massive.y"),
+                    t("massive.max_name"), t("massive.median_name"), t("massive.hover"))
+ma_table = pd.DataFrame({
+    t("massive.col.depth"): [depth_labels[d] for d in ma["depth"]], t("massive.col.max_abs"): ma["max_abs"],
+    t("massive.col.position"): ma["position"], t("massive.col.token"): [ctx.tokens[p] for p in ma["position"]],
+    t("massive.col.dim"): ma["dim"], t("massive.col.median_abs"): ma["median_abs"], t("massive.col.ratio"): ma["ratio"],
+    t("massive.col.massive"): ma["massive"],
+})
+chart(fig, ma_table, "massive.chart")
+summary = massive.massive_summary(ma)
+if summary is None:
+    top = ma.loc[ma["max_abs"].idxmax()]
+    st.markdown(t("massive.none", peak=_mag(top['max_abs']), depth=int(top["depth"]), position=int(top["position"]),
+                  dim=int(top["dim"]), ratio=f"{top['ratio']:,.0f}"))
+else:
+    pos, dim, _ = summary["places"][0]
+    key = "massive.found_embed" if summary["first"] == 0 else "massive.found"
+    st.markdown(t(key, first=summary["first"], last=summary["last"], count=summary["count"], position=pos, dim=dim,
+                  peak=_mag(summary['peak']), peak_depth=summary["peak_depth"],
+                  median_min=_mag(summary["median_min"]), median_max=_mag(summary["median_max"])))
+    if len(summary["places"]) > 1:
+        st.caption(t("massive.other_places", places="; ".join(t("massive.place", position=p, dim=d, n=n)
+                                                               for p, d, n in summary["places"][1:])))
+with st.expander(t("massive.table_title")):
+    st.dataframe(ma_table, hide_index=True, width="stretch")
+
+# ---- attention sinks ----
+st.subheader(t("massive.sink_title"))
+if T < 2:
+    st.info(t("massive.too_short"))
+else:
+    shares = heads.first_token_shares(out.attentions)  # (L, nh)
+    fig = sink_heatmap(shares, t("massive.sink_chart"), t("heads.head_axis"), t("heads.layer_axis"),
+                       t("massive.sink_unit"))
+    sink_df = pd.DataFrame({t("heads.col.layer"): roles["layer"] + 1, t("heads.col.head"): roles["head"] + 1,
+                            t("heads.col.first_token"): roles["first_token"]})
+    chart(fig, sink_df, "massive.sinks")
+    li, hi = np.unravel_index(int(np.argmax(shares)), shares.shape)
+    st.markdown(t("massive.sinks", over=int((shares > 0.5).sum()), cells=shares.size, tok=ctx.tokens[0],
+                  mean=_fmt(shares.mean()), uniform=_fmt(uniform["first_token"]), layer=li + 1, head=hi + 1,
+                  max=_fmt(shares[li, hi])))
+    if summary is not None and summary["places"][0][0] == 0:
+        st.caption(t("massive.sink_and_massive"))

@@ -1,0 +1,145 @@
+"""Logit lens & tokenizers: the raw logit lens (every depth read through the final norm and LM head) as a
+depth x position heatmap, and the sidebar text under the bundled BPE and SmolLM2's byte-level BPE.
+
+Depths are 0 = embedding, i = after block i; positions are 0-based.
+"""
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from analysis import lens
+from analysis.tokenizers import compare, id_labels, tokenize
+from engine.tokenizer import TextTokenizer
+from ui.controls import index_slider
+from ui.figures.lens import lens_heatmap
+from ui.figures.tokenizers import token_chips_html, tokens_bar
+from ui.i18n import t
+from ui.sidebar import explorer, tokenizer_for, trace
+from ui.widgets import chart, explain, real_model_notice
+
+WINDOW = 20  # positions per lens heatmap (per-cell token text stays readable on a projector)
+CHIPS_MAX = 400  # tokens drawn as chips per tokenizer
+SMOLLM2 = "smollm2-135m"
+
+
+LENS_ENTRIES = 16  # lens tables kept (a few hundred KB each for SmolLM2 at 256 tokens)
+
+
+@st.cache_resource(show_spinner=False)
+def _lens_store() -> tuple[OrderedDict, threading.Lock]:
+    """Lens tables shared by all sessions, least recently used dropped first. Not ``st.cache_data``: the
+    computation drives a progress bar, which a cached function may not touch."""
+    return OrderedDict(), threading.Lock()
+
+
+def lens_table(model, out, model_key: str, ids: tuple[int, ...], progress) -> pd.DataFrame:
+    """The lens table of this model and input (computed once, with ``progress(fraction)`` calls)."""
+    store, lock = _lens_store()
+    key = (model_key, ids)
+    with lock:
+        if key in store:
+            store.move_to_end(key)
+            return store[key]
+    table = lens.logit_lens(model, out.hidden_states, progress=progress)
+    with lock:
+        store[key] = table
+        while len(store) > LENS_ENTRIES:
+            store.popitem(last=False)
+    return table
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def smollm2_tokenizer() -> tuple[TextTokenizer | None, str]:
+    """SmolLM2's tokenizer, or None and the reason it is not available."""
+    try:
+        return TextTokenizer.from_pretrained(SMOLLM2), ""
+    except Exception as err:  # missing package, missing method, broken file: the page says so
+        return None, f"{type(err).__name__}: {err}"
+
+
+def _prob(p: float) -> str:
+    """A probability as text; below 1e-6 as "< 1e-6" (float32 underflows to 0 long before that matters)."""
+    return f"{p:.3g}" if p >= 1e-6 else "< 1e-6"
+
+
+ctx = explorer()
+st.title(t("lens.title"))
+explain(t("lens.explain"))
+real_model_notice(ctx.source)
+
+L, T = ctx.config.num_hidden_layers, int(ctx.input_ids.shape[1])
+out = trace(ctx)
+bar = st.progress(0.0, text=t("lens.progress", depths=L + 1, positions=T))
+table = lens_table(ctx.model, out, ctx.model_key, tuple(ctx.input_ids[0].tolist()),
+                   lambda f: bar.progress(f, text=t("lens.progress", depths=L + 1, positions=T)))
+bar.empty()
+
+ids_shown = sorted(set(table["top_id"]) | set(table["final_id"]))
+labels = dict(zip(ids_shown, id_labels(ctx.tokenizer, ids_shown)))
+input_labels = id_labels(ctx.tokenizer, ctx.input_ids[0].tolist())
+depth_labels = [t("lens.embed")] + [t("lens.block", n=i) for i in range(1, L + 1)]
+start = 0
+if T > WINDOW:
+    start = index_slider(t("lens.window"), 0, T - WINDOW, "lens.start", default=T - WINDOW,
+                         help=t("lens.window_help", n=WINDOW))
+shown = table[(table["position"] >= start) & (table["position"] < start + WINDOW)]
+pos_labels = [f"{p} {input_labels[p]}" for p in range(start, min(T, start + WINDOW))]
+fig = lens_heatmap(shown, labels, depth_labels, pos_labels, t("lens.chart_title"), t("lens.x"), t("lens.y"),
+                   t("lens.unit"), t("lens.hover"))
+data = pd.DataFrame({
+    t("lens.col.depth"): [depth_labels[d] for d in table["depth"]], t("lens.col.position"): table["position"],
+    t("lens.col.input"): [input_labels[p] for p in table["position"]],
+    t("lens.col.top"): [labels[i] for i in table["top_id"]], t("lens.col.top_prob"): table["top_prob"],
+    t("lens.col.final"): [labels[i] for i in table["final_id"]], t("lens.col.p_final"): table["p_final"],
+    t("lens.col.rank_final"): table["rank_final"],
+})
+chart(fig, data, "lens.heatmap")
+st.caption(t("lens.whitespace"))
+
+first = lens.first_top_depth(table)
+last = table[table["position"] == T - 1].sort_values("depth")
+d_last = int(first.loc[first["position"] == T - 1, "depth"].iloc[0])
+st.markdown(t("lens.last_sentence", tok=input_labels[T - 1], final=labels[int(last["final_id"].iloc[-1])],
+              p=_prob(last["p_final"].iloc[-1]), depth=depth_labels[d_last], p0=_prob(last["p_final"].iloc[0])))
+st.markdown(t("lens.median_sentence", positions=T, median=f"{float(np.median(first['depth'])):g}", L=L))
+with st.expander(t("lens.table_title")):
+    st.dataframe(data, hide_index=True, width="stretch")
+
+# ---- tokenizer comparison ----
+st.header(t("tokcmp.title"))
+explain(t("tokcmp.explain"))
+if ctx.tokenizer is None:
+    st.info(t("tokcmp.random_mode"))
+    st.stop()
+text = st.session_state.get("input.text", "")
+vocab = int(st.session_state.get("cfg.vocab_size", 4000))
+bundled = tokenizer_for(vocab)
+toks: dict[str, TextTokenizer] = {t("tokcmp.bundled", v=bundled.vocab_size): bundled}
+smol, why = smollm2_tokenizer()
+if smol is not None:
+    toks[t("tokcmp.smollm2", v=smol.vocab_size)] = smol
+else:
+    st.info(t("tokcmp.missing", error=why))
+if ctx.source == "checkpoint" and ctx.tokenizer is not None and (smol is None or ctx.tokenizer.tokenizer.to_str() != smol.tokenizer.to_str()):
+    toks[t("tokcmp.model", name=ctx.tokenizer.name, v=ctx.tokenizer.vocab_size)] = ctx.tokenizer
+tables = {name: tokenize(tok, text) for name, tok in toks.items()}
+summary = compare(tables, text)
+n_bytes, n_chars = len(text.encode("utf-8")), len(text)
+fig = tokens_bar(summary, t("tokcmp.chart_title", bytes=n_bytes, chars=n_chars), t("tokcmp.x"), t("tokcmp.tokens"),
+                 t("tokcmp.bpt"))
+summary_df = summary.rename(columns={c: t(f"tokcmp.col.{c}") for c in summary.columns})
+chart(fig, summary_df, "tokcmp.bar")
+for r in summary.itertuples(index=False):
+    st.markdown(t("tokcmp.sentence", name=r.tokenizer, tokens=r.tokens, bpt=f"{r.bytes_per_token:.2f}",
+                  chars=f"{r.chars_per_token:.2f}", partial=r.partial, unknown=r.unknown))
+for name, df in tables.items():
+    st.subheader(t("tokcmp.tokens_of", name=name))
+    if len(df) > CHIPS_MAX:
+        st.caption(t("tokcmp.capped", n=CHIPS_MAX, total=len(df)))
+    st.html(token_chips_html(df, t("tokcmp.chip_hover"), CHIPS_MAX))
+    with st.expander(t("tokcmp.table", name=name)):
+        st.dataframe(df.rename(columns={c: t(f"tokcmp.col.{c}") for c in df.columns}), hide_index=True, width="stretch")

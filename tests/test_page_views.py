@@ -1,0 +1,135 @@
+"""AppTest checks of the real-model views (pages/heads.py, pages/lens.py) against independent computations on
+a fresh model (see page_helpers), on random-init models; the checkpoint runs are in test_checkpoint_pages."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from analysis import heads
+from page_helpers import arr, figures, open_page, reference, rerun, texts
+
+TEXT = "the cat sat on the mat and the cat sat"
+
+
+def _roles_reference(state: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Previous-token scores, first-token shares [L, nh] on the text and induction scores on the repeat,
+    computed here from the attention weights of a fresh model (not with analysis.heads)."""
+    model, ids, tok = reference(**state)
+    with torch.no_grad():
+        att = torch.stack([a[0] for a in model(ids, output_attentions=True).attentions]).double()  # (L, nh, T, T)
+    T = att.shape[-1]
+    prev = np.mean([att[..., t, t - 1].numpy() for t in range(1, T)], axis=0)
+    first = np.mean([att[..., t, 0].numpy() for t in range(1, T)], axis=0)
+    exclude = {int(i) for i, t in tok.tokenizer.get_added_tokens_decoder().items() if t.special} | {tok.unk_token_id}
+    n = 50
+    gen = torch.Generator().manual_seed(0)
+    allowed = torch.tensor(sorted(set(range(model.config.vocab_size)) - exclude))
+    half = allowed[torch.randint(0, len(allowed), (n,), generator=gen)]
+    with torch.no_grad():
+        rep = torch.stack([a[0] for a in model(torch.cat([half, half])[None], output_attentions=True).attentions])
+    ind = np.mean([rep[..., t, t - n + 1].double().numpy() for t in range(n, 2 * n)], axis=0)
+    return prev, first, ind
+
+
+def test_heads_page_map_matches_independent_scores_and_says_random():
+    state = {"input.text": TEXT}
+    at = open_page("heads", **state)
+    assert not at.exception
+    prev, first, ind = _roles_reference(state)
+    z = arr(figures(at)[0]["data"][0]["z"])  # the map opens on the induction score
+    np.testing.assert_allclose(z, ind, atol=1e-6)
+    page = texts(at)
+    assert "random weights" in page
+    assert "No head stands out" in page  # random init: nothing beats twice the uniform reference
+    rerun(at, **{"heads.score": "prev_token"})
+    assert not at.exception
+    np.testing.assert_allclose(arr(figures(at)[0]["data"][0]["z"]), prev, atol=1e-6)
+    sinks = [f for f in figures(at) if "position 0" in f["layout"]["title"]["text"]][0]
+    np.testing.assert_allclose(arr(sinks["data"][0]["z"]), first, atol=1e-6)
+
+
+def test_heads_page_picker_opens_that_heads_heatmap():
+    state = {"input.text": TEXT, "cfg.num_attention_heads": 4}
+    at = open_page("heads", **state, **{"heads.layer": 2, "heads.head": 3})
+    assert not at.exception
+    model, ids, _ = reference(**state)
+    with torch.no_grad():
+        a = model(ids, output_attentions=True).attentions[1][0, 2].double().numpy()
+    heat = [f for f in figures(at) if f["layout"]["title"]["text"] == "Attention of layer 2, head 3"][0]
+    z = arr(heat["data"][0]["z"])
+    lower = np.tril(np.ones_like(a, dtype=bool))
+    np.testing.assert_allclose(z[lower], a[lower], atol=1e-6)
+    assert np.isnan(z[~lower]).all()
+    shapes = figures(at)[0]["layout"]["shapes"]  # the selected cell is outlined on the map
+    assert (shapes[0]["x0"], shapes[0]["y0"]) == (2.5, 1.5)
+
+
+def test_heads_page_massive_sentence_follows_the_numbers():
+    at = open_page("heads", **{"input.text": TEXT})
+    assert not at.exception
+    assert "No value meets Sun et al.'s criterion" in texts(at)
+    chart = [f for f in figures(at) if f["layout"]["title"]["text"].startswith("Largest |h|")][0]
+    model, ids, _ = reference(input_text=TEXT) if False else reference(**{"input.text": TEXT})
+    with torch.no_grad():
+        hs = model(ids, output_hidden_states=True).hidden_states
+    np.testing.assert_allclose(arr(chart["data"][0]["y"]), [float(h[0].abs().max()) for h in hs], rtol=1e-6)
+    np.testing.assert_allclose(arr(chart["data"][1]["y"]), [float(h[0].abs().median()) for h in hs], rtol=1e-6)
+
+
+@pytest.mark.parametrize("state", [{"input.text": TEXT}, {"input.text": "床前明月光", "cfg.norm_position": "post"}])
+def test_lens_page_last_depth_is_the_models_prediction(state):
+    at = open_page("lens", **state)
+    assert not at.exception
+    model, ids, tok = reference(**state)
+    with torch.no_grad():
+        probs = model(ids).logits[0].double().softmax(-1)  # (T, V)
+    fig = figures(at)[0]
+    z = arr(fig["data"][0]["z"])  # (L+1, T): p(final prediction) per depth and position
+    assert z.shape == (model.config.num_hidden_layers + 1, ids.shape[1])
+    np.testing.assert_allclose(z[-1], probs.max(-1).values.numpy(), rtol=1e-5)
+    page = texts(at)
+    assert "raw lens" in page and "random weights" in page
+
+
+def test_lens_page_window_opens_on_the_last_positions():
+    at = open_page("lens")  # the default poem: more tokens than the 20-position window
+    assert not at.exception
+    _, ids, _ = reference()
+    T = ids.shape[1]
+    assert T > 20
+    ticks = figures(at)[0]["layout"]["xaxis"]["ticktext"]
+    assert len(ticks) == 20 and ticks[0].startswith(f"{T - 20} ")
+    rerun(at, **{"lens.start": 0})
+    assert not at.exception and figures(at)[0]["layout"]["xaxis"]["ticktext"][0].startswith("0 ")
+
+
+def test_lens_figure_escapes_token_text():
+    import pandas as pd
+
+    from ui.figures.lens import lens_heatmap
+
+    df = pd.DataFrame({"depth": [0, 1], "position": [0, 0], "top_id": [1, 2], "top_prob": [0.5, 0.9],
+                       "final_id": [2, 2], "p_final": [0.1, 0.9]})
+    fig = lens_heatmap(df, {1: "<0xE5>", 2: "<b>x</b>"}, ["embed", "block 1"], ["0 <i>"], "t", "x", "y", "p",
+                       "{top} {final}")
+    cells = fig.data[0].text
+    assert cells[0][0] == "&lt;0xE5&gt;" and cells[1][0] == "&lt;b&gt;x&lt;/b&gt;"
+    assert fig.layout.xaxis.ticktext == ("0 &lt;i&gt;",)
+
+
+def test_lens_page_tokenizer_comparison_counts():
+    at = open_page("lens", **{"input.text": TEXT})
+    assert not at.exception
+    bar = [f for f in figures(at) if f["data"][0]["type"] == "bar"][0]
+    _, ids, tok = reference(**{"input.text": TEXT})
+    assert arr(bar["data"][0]["x"])[0] == len(tok.encode(TEXT))
+    assert f"{len(TEXT.encode())} UTF-8 bytes" in bar["layout"]["title"]["text"]
+
+
+def test_views_in_random_id_mode():
+    for page in ("heads", "lens"):
+        at = open_page(page, **{"input.mode": "random", "input.random_len": 5})
+        assert not at.exception
+        assert at.get("plotly_chart")

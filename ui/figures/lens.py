@@ -1,0 +1,66 @@
+"""Figures of the logit-lens & tokenizers page (pure builders, no Streamlit).
+
+Token text shown inside Plotly goes through :func:`plotly_text`: Plotly reads ``<b>``, ``<br>`` and entities in
+text, so a token such as ``<0xE5>`` or ``<|endoftext|>`` would vanish or be read as markup; escaped it is
+shown literally.
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from ui.figures.common import base_layout, f32
+
+LENS_TEXT_MAX_CELLS = 31 * 24  # per-cell token text up to this many cells (SmolLM2: 31 depths x 24 positions)
+
+
+def plotly_text(s: str) -> str:
+    """``s`` escaped so Plotly draws it literally (``<`` ``>`` ``&`` as entities)."""
+    return html.escape(s, quote=False)
+
+
+def lens_heatmap(df: pd.DataFrame, top_labels: dict[int, str], depth_labels: list[str], position_labels: list[str],
+                 title: str, x_title: str, y_title: str, colorbar_title: str, hover: str) -> go.Figure:
+    """Depth x position heatmap of the logit lens: colour = lens probability of the model's final prediction,
+    text = the lens's top token.
+
+    Args:
+        df: ``analysis.lens.logit_lens`` rows for the positions to draw (depth, position, top_id, top_prob,
+            final_id, p_final).
+        top_labels: visible label per token id (``analysis.tokenizers.id_labels``), unescaped.
+        depth_labels: one label per depth ("embed", "block 1", ...); position_labels: one per drawn position.
+        hover: format string with ``{top}``, ``{top_prob}``, ``{final}``, ``{p_final}`` placeholders.
+    Returns:
+        One ``go.Heatmap`` on integer coordinates (x = column index of the drawn positions, y = depth), the last
+        depth at the top; per-cell text only up to :data:`LENS_TEXT_MAX_CELLS` cells.
+    """
+    positions = sorted(df["position"].unique())
+    col = {p: i for i, p in enumerate(positions)}
+    D, P = int(df["depth"].max()) + 1, len(positions)
+    z = np.full((D, P), np.nan, dtype=np.float32)
+    text = [[""] * P for _ in range(D)]
+    hov = [[""] * P for _ in range(D)]
+    for d, p, top, tp, fin, pf in df[["depth", "position", "top_id", "top_prob", "final_id", "p_final"]].itertuples(
+            index=False):
+        j = col[p]
+        z[d, j] = pf
+        text[d][j] = plotly_text(top_labels[top])
+        hov[d][j] = hover.format(top=plotly_text(top_labels[top]), top_prob=f"{tp:.3f}",
+                                 final=plotly_text(top_labels[fin]), p_final=f"{pf:.3f}")
+    trace = go.Heatmap(z=z, x=np.arange(P), y=np.arange(D), colorscale="Blues", zmin=0.0, zmax=1.0,
+                       customdata=np.array(hov, dtype=object), hovertemplate="%{customdata}<extra></extra>",
+                       colorbar=dict(title=dict(text=colorbar_title, side="right")))
+    if D * P <= LENS_TEXT_MAX_CELLS:
+        trace.update(text=text, texttemplate="%{text}", textfont=dict(size=10))
+    fig = go.Figure(trace)
+    base_layout(fig, title, x_title, y_title, height=max(360, min(1000, 140 + 24 * D)))
+    fig.update_xaxes(tickmode="array", tickvals=list(range(P)), ticktext=[plotly_text(s) for s in position_labels],
+                     tickangle=-60 if P > 12 else 0, showgrid=False)
+    step = max(1, -(-D // 32))
+    fig.update_yaxes(tickmode="array", tickvals=list(range(0, D, step)),
+                     ticktext=[depth_labels[i] for i in range(0, D, step)], showgrid=False)
+    return fig

