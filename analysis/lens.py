@@ -16,6 +16,21 @@ import pandas as pd
 import torch
 
 from engine import CausalLM
+from engine.model import CausalLMOutput
+
+
+def residual_stream(out: CausalLMOutput) -> list[torch.Tensor]:
+    """The L+1 residual-stream states ``[B, T, H]`` *before* the final norm: the embedding output, then each
+    block's output. ``hidden_states`` follows transformers and ends with the final norm's output instead, so
+    block L's raw output is taken from ``activations["blocks.{L-1}.hook_resid_post"]``.
+
+    Raises:
+        ValueError: the output was computed without ``output_hidden_states`` and ``output_activations``.
+    """
+    if out.hidden_states is None or out.activations is None:
+        raise ValueError("need a forward with output_hidden_states=True and output_activations=True")
+    L = len(out.hidden_states) - 1
+    return list(out.hidden_states[:L]) + [out.activations[f"blocks.{L - 1}.hook_resid_post"]]
 
 
 @torch.no_grad()
@@ -25,14 +40,14 @@ def lens_logits(model: CausalLM, hidden: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
-def logit_lens(model: CausalLM, hidden_states: Sequence[torch.Tensor], batch: int = 0,
+def logit_lens(model: CausalLM, residual: Sequence[torch.Tensor], batch: int = 0,
                progress: Callable[[float], None] | None = None) -> pd.DataFrame:
     """For every depth and position: the lens's top token and the probability it gives the model's final
     prediction.
 
     Args:
-        model: the model that produced ``hidden_states`` (its ``norm`` and ``lm_head`` are used, read only).
-        hidden_states: the L+1 states ``[B, T, H]`` (embedding output, then each block's output).
+        model: the model that produced ``residual`` (its ``norm`` and ``lm_head`` are used, read only).
+        residual: the L+1 residual-stream states ``[B, T, H]`` before the final norm (:func:`residual_stream`).
         progress: called with the fraction of depths done (for a progress bar).
     Returns:
         One row per (depth, position), depth 0 = embedding, depth i = after block i. Columns ``depth``,
@@ -40,10 +55,10 @@ def logit_lens(model: CausalLM, hidden_states: Sequence[torch.Tensor], batch: in
         argmax at that position: the lens at depth L), ``p_final`` (the lens probability of ``final_id``),
         ``rank_final`` (0 = it is the lens's top token).
     """
-    L = len(hidden_states) - 1
-    final = lens_logits(model, hidden_states[L][batch]).argmax(-1)  # (T,)
+    L = len(residual) - 1
+    final = lens_logits(model, residual[L][batch]).argmax(-1)  # (T,)
     frames = []
-    for depth, h in enumerate(hidden_states):
+    for depth, h in enumerate(residual):
         logits = lens_logits(model, h[batch])  # (T, V)
         probs = logits.softmax(-1)  # (T, V)
         top_prob, top_id = probs.max(-1)  # (T,), (T,)

@@ -20,11 +20,12 @@ MASSIVE_MIN_ABS = 100.0  # Sun et al. 2024: larger than 100 ...
 MASSIVE_MIN_RATIO = 1000.0  # ... and about 1,000 times the median magnitude
 
 
-def massive_activations(hidden_states: Sequence[torch.Tensor], batch: int = 0) -> pd.DataFrame:
+def massive_activations(residual: Sequence[torch.Tensor], batch: int = 0) -> pd.DataFrame:
     """Per depth, the largest |h| of the residual stream and where it is, against the median |h|.
 
     Args:
-        hidden_states: the L+1 residual-stream states ``[B, T, H]`` (embedding output, then each block's output).
+        residual: the L+1 residual-stream states ``[B, T, H]`` before the final norm (embedding output, then each
+            block's output; ``analysis.lens.residual_stream``).
     Returns:
         One row per depth with columns ``depth`` (0 = embedding, i = after block i), ``max_abs``, ``position``
         and ``dim`` of that maximum, ``value`` (signed), ``median_abs`` (median of |h| over every position and
@@ -32,7 +33,7 @@ def massive_activations(hidden_states: Sequence[torch.Tensor], batch: int = 0) -
         and ``massive`` (max_abs > 100 and ratio > 1000, Sun et al.'s criterion).
     """
     rows = []
-    for depth, h in enumerate(hidden_states):
+    for depth, h in enumerate(residual):
         x = h[batch].detach().double()  # (T, H)
         a = x.abs()  # (T, H)
         flat = int(a.argmax())

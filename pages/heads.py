@@ -11,6 +11,7 @@ import streamlit as st
 import torch
 
 from analysis import heads, massive
+from analysis.lens import residual_stream
 from analysis.tokenizers import special_ids
 from ui.controls import PAGE, index_slider, init_state
 from ui.figures.attention import attention_heatmap
@@ -150,7 +151,7 @@ with st.expander(t("heads.repeat_title", n=period), expanded=score == "induction
 # ---- massive activations ----
 st.header(t("massive.title"))
 explain(t("massive.explain"))
-ma = massive.massive_activations(out.hidden_states)
+ma = massive.massive_activations(residual_stream(out))
 depth_labels = [t("massive.embed")] + [t("massive.block", n=i) for i in range(1, L + 1)]
 fig = massive_chart(ma, depth_labels, t("massive.chart_title"), t("massive.x"), t("massive.y"),
                     t("massive.max_name"), t("massive.median_name"), t("massive.hover"))

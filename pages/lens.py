@@ -44,7 +44,7 @@ def lens_table(model, out, model_key: str, ids: tuple[int, ...], progress) -> pd
         if key in store:
             store.move_to_end(key)
             return store[key]
-    table = lens.logit_lens(model, out.hidden_states, progress=progress)
+    table = lens.logit_lens(model, lens.residual_stream(out), progress=progress)
     with lock:
         store[key] = table
         while len(store) > LENS_ENTRIES:

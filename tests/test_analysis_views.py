@@ -145,8 +145,8 @@ def _lens_run(config: ModelConfig, seed: int, T: int):
     model = CausalLM(config)
     ids = torch.randint(0, config.vocab_size, (1, T))
     with torch.no_grad():
-        out = model(ids, output_hidden_states=True)
-    return model, ids, out, lens.logit_lens(model, out.hidden_states)
+        out = model(ids, output_hidden_states=True, output_activations=True)
+    return model, ids, out, lens.logit_lens(model, lens.residual_stream(out))
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=["gpt2-like", "llama-like", "post-norm"])
@@ -158,7 +158,10 @@ def test_logit_lens_last_depth_is_the_models_output(config):
     assert np.array_equal(last["top_id"].to_numpy(), out.logits[0].argmax(-1).numpy())
     np.testing.assert_allclose(last["top_prob"], probs.max(-1).values.numpy(), rtol=1e-5)
     assert (last["rank_final"] == 0).all() and np.array_equal(last["final_id"], last["top_id"])
-    np.testing.assert_allclose(lens.lens_logits(model, out.hidden_states[-1][0]), out.logits[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(lens.lens_logits(model, lens.residual_stream(out)[-1][0]), out.logits[0], rtol=1e-5,
+                               atol=1e-6)
+    # hidden_states ends after the final norm (transformers' convention); the lens reads the stream before it
+    np.testing.assert_allclose(model.lm_head(out.hidden_states[-1][0]).detach(), out.logits[0], rtol=1e-5, atol=1e-6)
 
 
 def test_logit_lens_at_depth_d_equals_a_model_cut_after_d_blocks():

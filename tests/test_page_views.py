@@ -71,9 +71,10 @@ def test_heads_page_massive_sentence_follows_the_numbers():
     assert not at.exception
     assert "No value meets Sun et al.'s criterion" in texts(at)
     chart = [f for f in figures(at) if f["layout"]["title"]["text"].startswith("Largest |h|")][0]
-    model, ids, _ = reference(input_text=TEXT) if False else reference(**{"input.text": TEXT})
+    model, ids, _ = reference(**{"input.text": TEXT})
     with torch.no_grad():
-        hs = model(ids, output_hidden_states=True).hidden_states
+        o = model(ids, output_hidden_states=True, output_activations=True)
+    hs = list(o.hidden_states[:-1]) + [o.activations[f"blocks.{len(o.hidden_states) - 2}.hook_resid_post"]]
     np.testing.assert_allclose(arr(chart["data"][0]["y"]), [float(h[0].abs().max()) for h in hs], rtol=1e-6)
     np.testing.assert_allclose(arr(chart["data"][1]["y"]), [float(h[0].abs().median()) for h in hs], rtol=1e-6)
 
