@@ -6,7 +6,7 @@ import streamlit as st
 
 from engine import analysis
 from ui.figures.common import HEATMAP_MAX_TOKENS
-from ui.figures.norms import LEGEND_MAX_POSITIONS, residual_norm_heatmap, residual_norm_lines, sublayer_norm_bars
+from ui.figures.norms import residual_norm_heatmap, residual_norm_lines, sublayer_norm_bars
 from ui.i18n import t
 from ui.sidebar import explorer, trace
 from ui.widgets import chart, explain
@@ -28,10 +28,9 @@ placement = t(f"cfg.norm_position.{ctx.config.norm_position}")
 fig = residual_norm_lines(
     res, depth_labels, ctx.tick_labels(), t("norms.residual_title", n=T, placement=placement),
     t("norms.depth_x"), t("norms.norm_y"), t("norms.mean"), sqrt_h=sqrt_h, sqrt_h_name=t("norms.sqrt_h", value=f"{sqrt_h:.2f}"),
+    positions_name=t("norms.each_position"),
 )
 chart(fig, res, "norms.residual")
-if T > LEGEND_MAX_POSITIONS:
-    st.caption(t("norms.legend_hidden", n=T))
 mean = res.groupby("depth")["norm"].mean()
 fmt = lambda v: f"{v:.4g}" if math.isfinite(v) else "—"  # noqa: E731  (NaN/Inf never shown as a number)
 st.caption(t("norms.summary", embed=fmt(mean.iloc[0]), last=fmt(mean.iloc[L]), final=fmt(mean.iloc[L + 1]),

@@ -26,7 +26,7 @@ from ui.admission import admission, session_liveness
 from ui.budget import flops, refusal, verdict
 from ui.controls import PAGE, clamp_state, index_slider, init_state
 from ui.figures.attention import attention_heatmap
-from ui.figures.common import HEATMAP_MAX_TOKENS
+from ui.figures.common import HEATMAP_MAX_TOKENS, position_axis
 from ui.figures.loss import contribution_bar
 from ui.figures.train import grad_heatmap, grad_profile, loss_curve, race_grad_heatmaps, race_loss, slot_heatmap
 from ui.i18n import t
@@ -421,6 +421,7 @@ def before_after_view(job: jobs.TrainJob) -> None:
                                     t("train.key_x"), t("train.query_y"), t("train.prob_unit"))
             if n > HALF_WIDTH_CELL_TEXT:  # half-width charts: cell numbers would overlap (hover still shows them)
                 fig.update_traces(text=None, texttemplate=None)
+                fig.update_xaxes(**position_axis(labels, max_ticks=12), tickangle=-90)  # labels must not run together
             chart(fig, mat.reset_index(names=t("train.query_y")), f"train.ba_attn_{which}")
     top = max(float(np.nanmax(data[w]["loss"]["contribution"].to_numpy())) if len(data[w]["loss"]) else 0.0
               for w in ("init", "trained"))

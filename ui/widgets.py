@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -22,6 +24,21 @@ def show_figure(fig: go.Figure, key: str, on_select=None) -> None:
     st.plotly_chart(fig, key=key, config=PLOTLY_CONFIG, **select)
 
 
+def csv_bytes(data: pd.DataFrame) -> bytes:
+    """The table as CSV in UTF-8 with a byte-order mark, so Excel opens Chinese tokens correctly."""
+    return data.to_csv(index=False).encode("utf-8-sig")
+
+
+def export_name(key: str, ext: str) -> str:
+    """A descriptive download name: page, chart and a digest of the model and input shown, e.g.
+    ``attention-heatmap-3f9c2a1b.csv`` (the same view always gets the same name, another view another one)."""
+    page, _, chart_name = key.partition(".")
+    state = st.session_state
+    view = "|".join(f"{k}={state[k]}" for k in sorted(state) if isinstance(k, str) and k.startswith(("cfg.", "input.", "model.")))
+    digest = hashlib.sha1(view.encode("utf-8")).hexdigest()[:8]
+    return f"{page}-{chart_name.replace('.', '-').replace('_', '-') or 'chart'}-{digest}.{ext}"
+
+
 def chart(fig: go.Figure, data: pd.DataFrame | None, key: str, on_select=None) -> None:
     """Show a Plotly figure with its data as CSV and the figure as standalone HTML (PNG: Plotly toolbar).
 
@@ -32,10 +49,10 @@ def chart(fig: go.Figure, data: pd.DataFrame | None, key: str, on_select=None) -
     if data is None:
         return
     row = st.container(horizontal=True, gap="small")  # buttons keep their natural width, even in narrow columns
-    row.download_button(t("common.download_csv"), lambda: data.to_csv(index=False).encode("utf-8"),
-                       file_name=f"{key}.csv", mime="text/csv", key=f"{key}.csv", on_click="ignore")
+    row.download_button(t("common.download_csv"), lambda: csv_bytes(data), file_name=export_name(key, "csv"),
+                        mime="text/csv", key=f"{key}.csv", on_click="ignore")
     row.download_button(t("common.download_html"), lambda: fig.to_html(include_plotlyjs=True, full_html=True),
-                       file_name=f"{key}.html", mime="text/html", key=f"{key}.html", on_click="ignore")
+                        file_name=export_name(key, "html"), mime="text/html", key=f"{key}.html", on_click="ignore")
 
 
 def explain(text: str) -> None:

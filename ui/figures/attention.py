@@ -15,11 +15,11 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ui.figures.common import CELL_TEXT_MAX_TOKENS, base_layout, f32, position_axis
+from ui.figures.common import CELL_TEXT_MAX_TOKENS, DIVERGING, base_layout, f32, position_axis
+from ui.i18n import t
 
 MASKED_BG = "#d3d3d3"  # light grey: the colour of NaN (masked) cells, i.e. the plot background
 SEQUENTIAL = "Blues"  # probabilities 0..1
-DIVERGING = "RdBu_r"  # scores, centred at 0 (red positive, blue negative)
 
 
 def _num(v: float, fmt: str) -> str:
@@ -51,7 +51,7 @@ def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title
     scale = dict(colorscale=SEQUENTIAL, zmin=0.0, zmax=1.0) if probs else dict(colorscale=DIVERGING, zmid=0.0)
     trace = go.Heatmap(
         z=z, x=np.arange(T), y=np.arange(T), hoverongaps=False, colorbar=dict(title=dict(text=colorbar_title)),
-        hovertemplate="query %{y} → key %{x}: %{z:.4g}<extra></extra>", **scale,
+        hovertemplate=t("fig.query_key") + ": %{z:.4g}<extra></extra>", **scale,
     )
     if T <= (CELL_TEXT_MAX_TOKENS if probs else CELL_TEXT_MAX_TOKENS // 2):  # scores need wider labels
         trace.update(text=_cell_text(z, ".2f" if probs else ".2g"), texttemplate="%{text}", textfont=dict(size=10))
@@ -80,8 +80,8 @@ def heads_grid(mats: list[np.ndarray], titles: list[str], title: str, colorbar_t
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, horizontal_spacing=0.02,
                         vertical_spacing=min(0.08, 0.3 / rows))
     traces = [go.Heatmap(z=f32(m), coloraxis="coloraxis", hoverongaps=False,
-                         hovertemplate=f"{t}<br>query %{{y}} → key %{{x}}: %{{z:.3f}}<extra></extra>")
-              for m, t in zip(mats, titles)]
+                         hovertemplate=f"{name}<br>" + t("fig.query_key") + ": %{z:.3f}<extra></extra>")
+              for m, name in zip(mats, titles)]
     fig.add_traces(traces, rows=[i // cols + 1 for i in range(len(mats))], cols=[i % cols + 1 for i in range(len(mats))])
     base_layout(fig, title, "", "", height=max(300, 40 + 170 * rows))
     _grid_style(fig, colorbar_title)
@@ -103,7 +103,7 @@ def layers_heads_grid(mats: list[list[np.ndarray]], row_titles: list[str], col_t
         for j in range(nh):
             traces.append(go.Heatmap(z=f32(mats[i][j]), coloraxis="coloraxis", hoverongaps=False,
                                      hovertemplate=f"{row_titles[i]} {col_titles[j]}<br>"
-                                                   "query %{y} → key %{x}: %{z:.3f}<extra></extra>"))
+                                                   + t("fig.query_key") + ": %{z:.3f}<extra></extra>"))
             rr.append(i + 1)
             cc.append(j + 1)
     fig.add_traces(traces, rows=rr, cols=cc)
@@ -130,7 +130,7 @@ def entropy_bar(df: pd.DataFrame, title: str, x_title: str, y_title: str, unifor
     """
     heads = df["head"].to_numpy() + 1
     fig = go.Figure(go.Bar(x=heads, y=f32(df["entropy"]), text=[_num(v, ".3f") for v in df["entropy"]],
-                           textposition="inside", insidetextanchor="middle", hovertemplate="head %{x}: %{y:.4f} nats<extra></extra>"))
+                           textposition="inside", insidetextanchor="middle", hovertemplate=t("fig.head_value") + "<extra></extra>"))
     ref = float(df["max_entropy"].iloc[0])
     fig.add_hline(y=ref, line_dash="dash", line_color="#d62728",
                   annotation_text=f"{uniform_label} = {ref:.3f}", annotation_position="top left")
@@ -155,7 +155,7 @@ def entropy_heatmap(df: pd.DataFrame, title: str, x_title: str, y_title: str, co
     ref = float(df["max_entropy"].iloc[0])
     trace = go.Heatmap(z=z, x=np.arange(1, nh + 1), y=np.arange(1, L + 1), colorscale="Viridis", zmin=0.0,
                        zmax=max(ref, 1e-9), colorbar=dict(title=dict(text=colorbar_title, side="right")),
-                       hovertemplate="layer %{y}, head %{x}: %{z:.4f} nats<extra></extra>")
+                       hovertemplate=t("fig.layer_head") + ": %{z:.4f} " + t("fig.nats") + "<extra></extra>")
     if L * nh <= 256:
         trace.update(text=_cell_text(z, ".2f"), texttemplate="%{text}", textfont=dict(size=10))
     fig = go.Figure(trace)

@@ -9,6 +9,8 @@ import plotly.graph_objects as go
 FONT_FAMILY = "Noto Sans CJK SC, Noto Sans SC, Source Han Sans SC, Microsoft YaHei, PingFang SC, sans-serif"
 CELL_TEXT_MAX_TOKENS = 24  # per-cell text on heatmaps only up to this many tokens (slow and unreadable above)
 HEATMAP_MAX_TOKENS = 128  # tokens drawn on a heatmap axis at most
+# One diverging scale with one meaning on every page: red = positive, blue = negative, white = 0.
+DIVERGING = "RdBu_r"
 
 
 def base_layout(fig: go.Figure, title: str, x_title: str, y_title: str, height: int = 420) -> go.Figure:
@@ -20,8 +22,9 @@ def base_layout(fig: go.Figure, title: str, x_title: str, y_title: str, height: 
         margin=dict(l=60, r=20, t=60, b=60),
         legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1.0),
     )
-    fig.update_xaxes(title_text=x_title)
-    fig.update_yaxes(title_text=y_title)
+    # automargin + standoff: the standalone HTML export (no Streamlit theme) keeps axis titles off the tick labels
+    fig.update_xaxes(title_text=x_title, automargin=True, title_standoff=10)
+    fig.update_yaxes(title_text=y_title, automargin=True, title_standoff=10)
     return fig
 
 
@@ -30,14 +33,14 @@ def f32(values) -> np.ndarray:
     return np.asarray(values, dtype=np.float32)
 
 
-def position_axis(labels: list[str]) -> dict:
+def position_axis(labels: list[str], max_ticks: int = 40) -> dict:
     """Axis settings that plot on integer positions and show token text as tick labels.
 
     Plotting on positions (not on token strings) keeps repeated tokens ("the ... the") as separate rows and
     columns; Plotly would merge identical category labels.
     """
     n = len(labels)
-    step = max(1, n // 40)  # thin the ticks on long inputs so labels do not overlap
+    step = max(1, -(-n // max_ticks))  # thin the ticks on long inputs so labels do not overlap
     ticks = list(range(0, n, step))
     return dict(tickmode="array", tickvals=ticks, ticktext=[labels[i] for i in ticks])
 

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from ui.figures.common import CELL_TEXT_MAX_TOKENS, base_layout, f32, position_axis
 from ui.figures.next_token import visible_token
+from ui.i18n import t
 
 SOURCE_COLORS = {"prefill": "#1f77b4", "decode": "#ff7f0e"}
 STAGE_COLORS = ["#9e9e9e", "#1f77b4", "#2ca02c", "#9467bd", "#d62728"]  # softmax, temperature, top-k, top-p, min-p
@@ -29,7 +30,7 @@ def query_row_heatmap(row: pd.DataFrame, labels: list[str], prefill_len: int, ti
     S = w.shape[1]
     trace = go.Heatmap(z=w, x=np.arange(S), y=[0], colorscale="Blues", zmin=0.0, zmax=1.0,  # probabilities
                        colorbar=dict(title=dict(text=colorbar_title), len=1.2, thickness=14),
-                       hovertemplate="key %{x}: %{z:.4f}<extra></extra>")
+                       hovertemplate=t("fig.key_x") + ": %{z:.4f}<extra></extra>")
     if S <= CELL_TEXT_MAX_TOKENS:
         trace.update(text=[[f"{v:.2f}" for v in w[0]]], texttemplate="%{text}", textfont=dict(size=11))
     fig = go.Figure(trace)
@@ -52,7 +53,7 @@ def cache_bars(df: pd.DataFrame, source_labels: dict[str, str], title: str, x_ti
         part = df[df["source"] == source]
         fig.add_bar(x=part["positions"].tolist(), y=part["layer"].tolist(), orientation="h",
                     name=source_labels[source], marker_color=SOURCE_COLORS[source],
-                    hovertemplate="layer %{y}: %{x}<extra>" + source_labels[source] + "</extra>")
+                    hovertemplate=t("fig.layer_y") + ": %{x}<extra>" + source_labels[source] + "</extra>")
     n_layers = int(df["layer"].nunique())
     base_layout(fig, title, x_title, y_title, height=max(260, min(640, 120 + 22 * n_layers)))
     fig.update_layout(barmode="stack", legend_traceorder="normal")

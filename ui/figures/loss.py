@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ui.figures.common import base_layout, position_axis
+from ui.i18n import t
 
 
 def _y(v: float) -> float | None:
@@ -34,11 +35,11 @@ def contribution_bar(df: pd.DataFrame, title: str, x_title: str, y_title: str, m
     """
     ticks = [f"{p}: {a}→{b}" for p, a, b in zip(df["position"], df["input_token"], df["target_token"])]
     y = [_y(v) for v in df["contribution"]]
-    hover = [masked_label if m else f"loss = {_txt(lo, '.4f')} nats<br>share = {_txt(s, '.1%')}"
+    hover = [masked_label if m else t("fig.loss_share", loss=_txt(lo, ".4f"), share=_txt(s, ".1%"))
              for m, lo, s in zip(df["masked"], df["loss"], df["share"])]
     fig = go.Figure(go.Bar(
         x=df["position"].tolist(), y=y, customdata=hover, marker_color="#1f77b4",
-        hovertemplate="%{x}: %{customdata}<br>ℓ/N = %{y:.4f} nats<extra></extra>",
+        hovertemplate="%{x}: %{customdata}<br>" + t("fig.contribution") + "<extra></extra>",
     ))
     n = len(df)
     base_layout(fig, title, x_title, y_title, height=420 if n <= 40 else 480)

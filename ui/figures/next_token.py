@@ -7,6 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ui.figures.common import base_layout, f32
+from ui.i18n import t
 
 
 def _num(v: float, fmt: str) -> str:
@@ -36,7 +37,7 @@ def topk_bar(df: pd.DataFrame, title: str, x_title: str, y_title: str) -> go.Fig
     fig = go.Figure(go.Bar(
         x=pct, y=list(range(k)), orientation="h", text=[_num(p, ".3g") + ("%" if np.isfinite(p) else "") for p in pct], textposition="outside",
         customdata=list(zip(df["token_id"].tolist(), [_num(v, ".3f") for v in df["logit"]], ticks)),
-        hovertemplate="%{customdata[2]} (id %{customdata[0]}, logit %{customdata[1]}): %{x:.3f}%<extra></extra>",
+        hovertemplate="%{customdata[2]} (" + t("fig.token_id") + "): %{x:.3f}%<extra></extra>",
         marker_color="#2ca02c",
     ))
     base_layout(fig, title, x_title, y_title, height=max(320, 90 + 30 * k))

@@ -10,7 +10,6 @@ from ui.figures.common import CELL_TEXT_MAX_TOKENS, base_layout, f32, position_a
 
 POSITION_LINE_COLOR = "rgba(99, 110, 250, 0.35)"  # thin, semi-transparent per-position lines
 MEAN_LINE_COLOR = "#d62728"
-LEGEND_MAX_POSITIONS = 24  # above this many positions the per-position lines are left out of the legend
 
 
 def depth_axis(labels: list[str], max_ticks: int = 26) -> dict:
@@ -35,7 +34,7 @@ def depth_axis(labels: list[str], max_ticks: int = 26) -> dict:
 
 def residual_norm_lines(df: pd.DataFrame, depth_labels: list[str], position_names: list[str], title: str,
                         x_title: str, y_title: str, mean_name: str, sqrt_h: float | None = None,
-                        sqrt_h_name: str = "") -> go.Figure:
+                        sqrt_h_name: str = "", positions_name: str = "") -> go.Figure:
     """Residual L2 norm by depth: one thin line per position plus the bold mean over positions.
 
     Args:
@@ -48,11 +47,10 @@ def residual_norm_lines(df: pd.DataFrame, depth_labels: list[str], position_name
     fig = go.Figure()
     wide = df.pivot(index="depth", columns="position", values="norm").sort_index()  # (L+2, T)
     depths = wide.index.to_numpy()
-    show_legend = wide.shape[1] <= LEGEND_MAX_POSITIONS
-    for pos in wide.columns:
+    for i, pos in enumerate(wide.columns):  # one legend entry for all positions (hover names each one)
         fig.add_trace(go.Scatter(
-            x=depths, y=f32(wide[pos]), mode="lines", name=position_names[pos], legendgroup="positions",
-            showlegend=show_legend, line=dict(width=1, color=POSITION_LINE_COLOR),
+            x=depths, y=f32(wide[pos]), mode="lines", name=positions_name or position_names[pos], legendgroup="positions",
+            showlegend=i == 0, line=dict(width=1, color=POSITION_LINE_COLOR),
             customdata=np.array(depth_labels, dtype=object),
             hovertemplate="%{customdata}: %{y:.3f}<extra>" + position_names[pos] + "</extra>",
         ))
@@ -67,9 +65,6 @@ def residual_norm_lines(df: pd.DataFrame, depth_labels: list[str], position_name
     base_layout(fig, title, x_title, y_title, height=460)
     fig.update_xaxes(**depth_axis(depth_labels))
     fig.update_yaxes(rangemode="tozero")
-    if show_legend:
-        fig.update_layout(legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02),
-                          margin=dict(r=140))
     return fig
 
 

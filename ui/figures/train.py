@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ui.figures.common import base_layout, f32
+from ui.i18n import t
 
 COLORS = {"train": "#1f77b4", "val": "#d62728", "pre": "#1f77b4", "post": "#ff7f0e"}
 GRAD_SCALE = "Viridis"
@@ -67,11 +68,11 @@ def loss_curve(df: pd.DataFrame, title: str, x_title: str, y_title: str, train_l
     tr = df[df["step"] > 0]
     fig.add_trace(go.Scatter(x=tr["step"].tolist(), y=_finite(tr["loss"]), mode="lines", name=train_label,
                              line=dict(color=COLORS["train"], width=1.5),
-                             hovertemplate="step %{x}: %{y:.4f} nats<extra>" + train_label + "</extra>"))
+                             hovertemplate=t("fig.step") + ": %{y:.4f} " + t("fig.nats") + "<extra>" + train_label + "</extra>"))
     val = df[df["val_loss"].notna()]
     fig.add_trace(go.Scatter(x=val["step"].tolist(), y=_finite(val["val_loss"]), mode="lines+markers",
                              name=val_label, line=dict(color=COLORS["val"], width=2), marker=dict(size=7),
-                             hovertemplate="step %{x}: %{y:.4f} nats<extra>" + val_label + "</extra>"))
+                             hovertemplate=t("fig.step") + ": %{y:.4f} " + t("fig.nats") + "<extra>" + val_label + "</extra>"))
     if uniform is not None and math.isfinite(uniform):
         fig.add_hline(y=uniform, line_dash="dot", line_color="#7f7f7f",
                       annotation_text=f"{uniform_label} = {uniform:.2f}", annotation_position="top right")
@@ -96,7 +97,7 @@ def grad_heatmap(df: pd.DataFrame, title: str, x_title: str, y_title: str, color
     fig = go.Figure(go.Heatmap(
         z=f32(z), x=piv.columns.to_numpy(), y=np.arange(1, L + 1), customdata=f32(raw), colorscale=GRAD_SCALE,
         hoverongaps=False, colorbar=_log_colorbar(lo, hi, colorbar_title),
-        hovertemplate="step %{x}, block %{y}: %{customdata:.4g}<extra></extra>",
+        hovertemplate=t("fig.step_block") + ": %{customdata:.4g}<extra></extra>",
     ))
     base_layout(fig, title, x_title, y_title, height=height or max(260, min(620, 140 + 18 * L)))
     fig.update_yaxes(autorange="reversed", dtick=1 if L <= 16 else 4, showgrid=False)
@@ -120,13 +121,13 @@ def race_loss(df: pd.DataFrame, title: str, x_title: str, y_title: str, names: d
         tr = d[d["step"] > 0]
         fig.add_trace(go.Scatter(x=tr["step"].tolist(), y=_finite(tr["loss"]), mode="lines", name=names[placement],
                                  line=dict(color=COLORS[placement], width=1.5),
-                                 hovertemplate="step %{x}: %{y:.4f} nats<extra>" + names[placement] + "</extra>"))
+                                 hovertemplate=t("fig.step") + ": %{y:.4f} " + t("fig.nats") + "<extra>" + names[placement] + "</extra>"))
         val = d[d["val_loss"].notna()]
         label = f"{names[placement]} {val_suffix}"
         fig.add_trace(go.Scatter(x=val["step"].tolist(), y=_finite(val["val_loss"]), mode="lines+markers",
                                  name=label, line=dict(color=COLORS[placement], dash="dash", width=2),
                                  marker=dict(size=7, symbol="diamond"),
-                                 hovertemplate="step %{x}: %{y:.4f} nats<extra>" + label + "</extra>"))
+                                 hovertemplate=t("fig.step") + ": %{y:.4f} " + t("fig.nats") + "<extra>" + label + "</extra>"))
     base_layout(fig, title, x_title, y_title, height=380)
     fig.update_xaxes(rangemode="tozero")
     return fig
@@ -155,7 +156,7 @@ def race_grad_heatmaps(df: pd.DataFrame, title: str, x_title: str, y_title: str,
         fig.add_trace(go.Heatmap(
             z=f32(_log10(raw)), x=piv.columns.to_numpy(), y=np.arange(1, L + 1), customdata=f32(raw),
             coloraxis="coloraxis", hoverongaps=False,
-            hovertemplate=names[placement] + "<br>step %{x}, block %{y}: %{customdata:.4g}<extra></extra>",
+            hovertemplate=names[placement] + "<br>" + t("fig.step_block") + ": %{customdata:.4g}<extra></extra>",
         ), row=1, col=col)
         fig.update_xaxes(title_text=x_title, showgrid=False, row=1, col=col)
     base_layout(fig, title, "", "", height=max(300, min(640, 160 + 18 * L)))
@@ -183,7 +184,7 @@ def grad_profile(df: pd.DataFrame, title: str, x_title: str, y_title: str, names
         y = [v if v is not None and v > 0 else None for v in _finite(d["mean_grad_norm"])]
         fig.add_trace(go.Scatter(x=(d["layer"] + 1).tolist(), y=y, mode="lines+markers", name=names[placement],
                                  line=dict(color=COLORS[placement], width=2),
-                                 hovertemplate="block %{x}: %{y:.4g}<extra>" + names[placement] + "</extra>"))
+                                 hovertemplate=t("fig.block") + ": %{y:.4g}<extra>" + names[placement] + "</extra>"))
     base_layout(fig, title, x_title, y_title, height=360)
     L = int(df["layer"].max()) + 1 if len(df) else 1
     fig.update_yaxes(type="log", dtick=1)  # label powers of ten only (no ambiguous "2" / "5" minor labels)
@@ -207,7 +208,7 @@ def slot_heatmap(df: pd.DataFrame, title: str, x_title: str, y_title: str, color
     top = float(np.nanmax(z)) if np.isfinite(z).any() else 1.0
     trace = go.Heatmap(z=f32(z), x=np.arange(1, nh + 1), y=np.arange(1, L + 1), colorscale="Blues", zmin=0.0,
                        zmax=max(top, 1e-9), colorbar=dict(title=dict(text=colorbar_title)), hoverongaps=False,
-                       hovertemplate="layer %{y}, head %{x}: %{z:.3f}<extra></extra>")
+                       hovertemplate=t("fig.layer_head") + ": %{z:.3f}<extra></extra>")
     if L * nh <= 256:
         trace.update(text=[["" if not np.isfinite(v) else f"{v:.3f}" for v in row] for row in z],
                      texttemplate="%{text}", textfont=dict(size=10))
@@ -217,8 +218,11 @@ def slot_heatmap(df: pd.DataFrame, title: str, x_title: str, y_title: str, color
         li, hj = np.unravel_index(int(np.nanargmax(z)), z.shape)
         fig.add_shape(type="rect", x0=hj + 0.5, x1=hj + 1.5, y0=li + 0.5, y1=li + 1.5,
                       line=dict(color="#d62728", width=3))
-        fig.add_annotation(x=hj + 1, y=li + 1, text=top_label, showarrow=True, arrowcolor="#d62728",
-                           font=dict(color="#d62728"), ax=48, ay=-40, yanchor="bottom")
-    fig.update_yaxes(autorange="reversed", dtick=1 if L <= 24 else 4, showgrid=False)
-    fig.update_xaxes(dtick=1 if nh <= 24 else 4, showgrid=False)
+        # the arrow ends at the cell's top edge, so it never covers the value printed in the cell
+        fig.add_annotation(x=hj + 1, y=li + 0.5, text=top_label, showarrow=True, arrowcolor="#d62728",
+                           font=dict(color="#d62728"), ax=40, ay=-28, yanchor="bottom", standoff=2)
+        fig.update_layout(margin=dict(t=100))
+    # explicit ranges: exactly the L rows and nh columns (no empty "layer 0" row from padding)
+    fig.update_yaxes(range=[L + 0.5, 0.5], dtick=1 if L <= 24 else 4, showgrid=False)
+    fig.update_xaxes(range=[0.5, nh + 0.5], dtick=1 if nh <= 24 else 4, showgrid=False)
     return fig

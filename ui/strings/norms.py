@@ -1,6 +1,7 @@
 """Layer norms page."""
 
 EN = {
+    "norms.each_position": "each position (hover: its token)",
     "norms.title": "Layer norms: how big is the residual stream?",
     "norms.explain": "Under Pre-Norm each block adds its output to a stream that is never normalised, so the "
                      "residual norm usually grows with depth and only the final norm brings it back to about √H. "
@@ -17,7 +18,6 @@ EN = {
     "norms.mean": "mean over positions",
     "norms.sqrt_h": "√H = {value}",
     "norms.hover_position": "position {pos}: {token}",
-    "norms.legend_hidden": "{n} positions: the thin lines are not listed in the legend; hover a line to see its token.",
     "norms.sublayer_title": "What each sub-layer writes: mean L2 norm of its output",
     "norms.layer_x": "block",
     "norms.attn_out": "attention output",
@@ -31,6 +31,7 @@ EN = {
 }
 
 ZH = {
+    "norms.each_position": "每个位置（悬停显示 token）",
     "norms.title": "逐层范数：残差流有多大？",
     "norms.explain": "Pre-Norm 下每个 Block 把输出加到一条从不归一化的残差流上，所以残差范数通常随深度增长，"
                      "只有最后的归一化把它拉回约 √H。Post-Norm 下每个 Block 都以归一化结尾，所以从第 1 层起每个位置的范数"
@@ -45,7 +46,6 @@ ZH = {
     "norms.mean": "各位置平均",
     "norms.sqrt_h": "√H = {value}",
     "norms.hover_position": "位置 {pos}：{token}",
-    "norms.legend_hidden": "共 {n} 个位置：细线未列入图例；把鼠标移到线上可看到对应的 token。",
     "norms.sublayer_title": "每个子层写入了多少：子层输出的平均 L2 范数",
     "norms.layer_x": "Block",
     "norms.attn_out": "注意力输出",
