@@ -1,0 +1,60 @@
+"""CSV downloads (UTF-8 with BOM, descriptive names) and presenter-mode font scaling of the figures."""
+
+import io
+import re
+
+import numpy as np
+import pandas as pd
+
+import ui.widgets as widgets
+from ui.figures.attention import attention_heatmap, heads_grid
+from ui.figures.common import THEME_TICK_PX, scale_fonts
+from ui.figures.overview import parameter_bar
+
+
+def test_csv_is_utf8_with_bom_and_round_trips_chinese():
+    data = pd.DataFrame({"token": ["床", "前", "明月"], "p": [0.5, 0.25, 0.25]})
+    raw = widgets.csv_bytes(data)
+    assert raw.startswith(b"\xef\xbb\xbf")  # the BOM Excel needs to read UTF-8
+    back = pd.read_csv(io.BytesIO(raw), encoding="utf-8-sig")
+    assert back["token"].tolist() == ["床", "前", "明月"]
+
+
+def test_export_name_names_page_chart_and_view(monkeypatch):
+    state = {"cfg.hidden_size": 64, "input.text": "床前明月光", "ui.lang": "zh"}
+    monkeypatch.setattr(widgets.st, "session_state", state)
+    name = widgets.export_name("attn.entropy_map", "csv")
+    assert re.fullmatch(r"attn-entropy-map-[0-9a-f]{8}\.csv", name), name
+    state["ui.lang"] = "en"  # the language is not part of the view
+    assert widgets.export_name("attn.entropy_map", "csv") == name
+    state["cfg.hidden_size"] = 128  # another model: another name
+    assert widgets.export_name("attn.entropy_map", "csv") != name
+
+
+def test_presenter_scaling_reaches_ticks_titles_colorbars_and_cells():
+    df = pd.DataFrame(np.full((6, 6), 0.5, dtype=np.float32))
+    fig = scale_fonts(attention_heatmap(df, [str(i) for i in range(6)], "softmax", "t", "x", "y", "p"), 1.5)
+    assert fig.layout.xaxis.tickfont.size == round(THEME_TICK_PX * 1.5)
+    assert fig.layout.yaxis.title.font.size >= 20 and fig.data[0].colorbar.title.font.size >= 20
+    assert fig.data[0].textfont.size == 15  # 10 px cell text, scaled: 6 cells fit
+    wide = pd.DataFrame(np.full((22, 22), 0.5, dtype=np.float32))
+    fig = scale_fonts(attention_heatmap(wide, [str(i) for i in range(22)], "softmax", "t", "x", "y", "p"), 1.5)
+    assert fig.data[0].textfont.size == 10  # 22 columns: larger numbers would run into each other
+    grid = scale_fonts(heads_grid([np.eye(3)] * 2, ["a", "b"], "t", "p"), 1.5)
+    assert grid.layout.coloraxis.colorbar.tickfont.size == round(THEME_TICK_PX * 1.5)
+    assert all(a.font.size >= 16 for a in grid.layout.annotations)  # subplot titles
+
+
+def test_parameter_chart_in_chinese():
+    params = pd.DataFrame({"component": ["embed_tokens", "self_attn", "final norm"], "params": [10, 5, 1],
+                           "share": [10 / 16, 5 / 16, 1 / 16]})
+    import ui.i18n as i18n
+
+    orig = i18n.current_lang
+    i18n.current_lang = lambda: "zh"
+    try:
+        fig = parameter_bar(params, "t", "x", "y")
+    finally:
+        i18n.current_lang = orig
+    assert list(fig.layout.xaxis.ticktext) == ["词嵌入", "自注意力", "最终归一化"]
+    assert list(fig.data[0].customdata) == ["词嵌入 (embed_tokens)", "自注意力 (self_attn)", "最终归一化"]
