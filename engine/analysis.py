@@ -515,7 +515,7 @@ def logits_to_keep_check(model: CausalLM, input_ids: torch.Tensor, k: int) -> di
         input_ids: ``[1, T]``; k: number of positions to keep, ``>= 1``.
     Returns:
         ``{"kept_shape": [1, k', V], "full_shape": [1, T, V], "max_abs_diff": float (logit units),
-        "equal": bool (torch.equal, bit-for-bit)}`` with ``k' = min(k, T)``.
+        "scale": max |logit| of the full logits, "equal": bool (torch.equal, bit-for-bit)}`` with ``k' = min(k, T)``.
     Raises:
         ValueError: ``k < 1``, or invalid ``input_ids`` (see :meth:`CausalLM.forward`).
     """
@@ -529,6 +529,7 @@ def logits_to_keep_check(model: CausalLM, input_ids: torch.Tensor, k: int) -> di
         "kept_shape": list(kept.shape),
         "full_shape": list(full.shape),
         "max_abs_diff": float(diff.max()) if diff.numel() else 0.0,
+        "scale": float(full.abs().max()),
         "equal": bool(torch.equal(kept, tail)),
     }
 

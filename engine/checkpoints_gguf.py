@@ -34,6 +34,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -58,6 +59,7 @@ __all__ = [
     "convert_gguf",
     "verified_cache",
     "ensure_converted",
+    "cache_ready",
     "load_named_model",
     "load_named_tokenizer",
 ]
@@ -490,7 +492,31 @@ def ensure_converted(name: str = "smollm2-135m", progress: ProgressCallback | No
     spec = _spec(name)
     gguf_path = find_gguf_file(spec.name)
     root = Path(cache_root) if cache_root is not None else gguf_cache_dir()
-    target = root / spec.name
+    with _CONVERT_LOCK:  # one conversion at a time in this process: a second caller waits, then finds the cache
+        return _ensure_converted(spec, gguf_path, root / spec.name, progress)
+
+
+_CONVERT_LOCK = threading.Lock()
+
+
+def _unwritable(root: Path, exc: OSError) -> CheckpointError:
+    return CheckpointError(f"cannot write the model cache in {root} ({exc}); set EXPLORER_CACHE_DIR to a writable folder")
+
+
+def _remove_stale_temporaries(root: Path, name: str, older_than_s: float = 3600.0) -> None:
+    """Delete temporary folders that a killed conversion left behind (an hour old: no live conversion is that slow)."""
+    import time
+
+    for p in root.glob(f".{name}-*"):
+        try:
+            if p.is_dir() and time.time() - p.stat().st_mtime > older_than_s:
+                shutil.rmtree(p, ignore_errors=True)
+        except OSError:
+            pass
+
+
+def _ensure_converted(spec: GGUFModelSpec, gguf_path: Path, target: Path, progress: ProgressCallback | None) -> Path:
+    root = target.parent
     if progress is not None:
         progress(0, 1, "verify")
     if verified_cache(target, gguf_path):
@@ -499,10 +525,10 @@ def ensure_converted(name: str = "smollm2-135m", progress: ProgressCallback | No
         return target
     try:
         root.mkdir(parents=True, exist_ok=True)
+        _remove_stale_temporaries(root, spec.name)
         tmp = Path(tempfile.mkdtemp(prefix=f".{spec.name}-", dir=root))
     except OSError as exc:
-        raise CheckpointError(f"cannot write the model cache in {root} ({exc}); set EXPLORER_CACHE_DIR to a "
-                              "writable folder") from exc
+        raise _unwritable(root, exc) from exc
     try:
         convert_gguf(gguf_path, tmp, progress=progress)
         if target.exists():
@@ -513,12 +539,22 @@ def ensure_converted(name: str = "smollm2-135m", progress: ProgressCallback | No
             if not verified_cache(target, gguf_path):  # another process may have won the race with a good copy
                 raise
     except OSError as exc:
-        raise CheckpointError(f"cannot write the model cache in {root} ({exc}); set EXPLORER_CACHE_DIR to a "
-                              "writable folder") from exc
+        raise _unwritable(root, exc) from exc
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+def cache_ready(name: str = "smollm2-135m", cache_root: str | Path | None = None) -> bool:
+    """True when the named model's cache passes :func:`verified_cache` (a first call hashes it, ~1 s), so loading
+    it needs no conversion. False when the package is missing too."""
+    try:
+        gguf_path = find_gguf_file(name)
+    except CheckpointError:
+        return False
+    root = Path(cache_root) if cache_root is not None else gguf_cache_dir()
+    return verified_cache(root / _spec(name).name, gguf_path)
 
 
 def load_named_model(name: str = "smollm2-135m", progress: ProgressCallback | None = None,

@@ -212,6 +212,9 @@ explain(t("train.explain"))
 
 if ctx.source == "checkpoint":
     st.info(t("train.checkpoint"))
+    n_params = ctx.model.num_parameters()
+    st.caption(t("train.checkpoint_cost", params=f"{n_params / 1e6:.1f} M", weights=f"{4 * n_params / 2**30:.2f}",
+                 extra=f"{12 * n_params / 2**30:.1f}", layers=ctx.config.num_hidden_layers))
     st.stop()
 
 names = {"pre": t("cfg.norm_position.pre"), "post": t("cfg.norm_position.post")}

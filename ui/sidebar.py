@@ -38,6 +38,7 @@ from ui.bytecache import byte_cached
 from ui.i18n import LANGS, browser_lang, labeler, t
 from ui.input_notes import random_input_tokens, tokenizer_note
 from ui.presenter import presenter_mode, presenter_toggle
+from ui.smollm2 import model_label, named_models, prepare_with_progress
 
 # ---- slider ranges (select_slider options keep common sizes reachable with one drag) ----------------
 VOCAB_OPTIONS = [16, 30, 64, 128, 256, 512, 1000, 2000, 4000, 8000, 10000, 16000, 32000, 50257]
@@ -445,6 +446,8 @@ def load_checkpoint(name: str) -> tuple[CausalLM, TextTokenizer | None]:
     The folder is looked up among :func:`available_checkpoints` and re-checked to lie inside the allowed
     roots, so the browser can only make the server read checkpoints that are listed.
     """
+    if name in named_models():  # SmolLM2 from its pip package, read from the verified conversion cache
+        return load_pretrained(name), TextTokenizer.from_pretrained(name)
     info = {c.name: c for c in available_checkpoints()}.get(name)
     if info is None:
         raise CheckpointError(f"no checkpoint named {name!r} in the models directory")
@@ -478,18 +481,22 @@ def _readonly_config(config: ModelConfig) -> None:
 
 def _checkpoint_model(notes: list[str]) -> tuple[CausalLM, TextTokenizer | None, str]:
     infos = [c for c in available_checkpoints() if c.supported]
-    if not infos:
+    named = named_models()  # models shipped in pip packages (SmolLM2), listed first
+    if not infos and not named:
         st.sidebar.warning(t("model.no_checkpoints", folder=str(default_models_dir())))
         st.info(t("model.no_checkpoints", folder=str(default_models_dir())))
         st.stop()
-    names = [c.name for c in infos]
+    names = named + [c.name for c in infos]
     sizes = {c.name: c.size_bytes for c in infos}
     if st.session_state.get("model.checkpoint") not in names:
         st.session_state["model.checkpoint"] = names[0]
     st.sidebar.selectbox(t("model.checkpoint.label"), names, key="model.checkpoint",
-                         format_func=lambda n: f"{n} ({sizes[n] / 2**20:.0f} MB)", **WIDGET)
+                         format_func=lambda n: model_label(n) if n in named else f"{n} ({sizes[n] / 2**20:.0f} MB)",
+                         **WIDGET)
     name = st.session_state["model.checkpoint"]
     try:
+        if name in named:
+            prepare_with_progress(name)  # first use: convert the GGUF file once, with a progress bar
         with st.spinner(t("model.loading", name=name)):
             model, tok = load_checkpoint(name)
     except (CheckpointError, OSError, ValueError) as err:

@@ -11,6 +11,10 @@ EN = {
     "train.checkpoint": "The Training lab trains models built from the sidebar's sliders (or continues one trained in "
                         "this session). A loaded checkpoint is not trained here: switch the sidebar's model to "
                         "“random init (sliders)” to use this page.",
+    "train.checkpoint_cost": "Why not this model: it has {params} parameters ({weights} GiB of float32 weights). Training "
+                             "it would hold about {extra} GiB more for this session alone (a gradient and Adam's two "
+                             "moments: 12 bytes per parameter), and every step would run all {layers} blocks forward "
+                             "and backward on the server's CPU, which every other user shares.",
     "train.corpus.label": "Training text",
     "train.corpus.help": "The bundled corpus, tokenized with the same BPE the other pages use at this vocabulary size. "
                          "The last 10 % is held out for the validation loss.",
@@ -209,6 +213,9 @@ ZH = {
                      "“竞赛”部分则让 Pre-Norm 与 Post-Norm 从同一组权重出发、在同样的批次上训练。",
     "train.checkpoint": "训练实验室只训练由侧边栏滑块构建的模型（或继续训练本会话中训练过的模型），不在这里训练已加载的检查点。"
                         "请把侧边栏的模型切换为“随机初始化（滑块）”后再使用本页。",
+    "train.checkpoint_cost": "为什么不训练这个模型：它有 {params} 个参数（float32 权重共 {weights} GiB）。训练它仅这一个会话就要"
+                             "再占用约 {extra} GiB 内存（每个参数一份梯度和 Adam 的两个动量：每个参数 12 字节），而且每一步都要在"
+                             "服务器的 CPU 上把全部 {layers} 个块前向、反向各算一遍，而这颗 CPU 是所有用户共用的。",
     "train.corpus.label": "训练文本",
     "train.corpus.help": "内置语料，用其他页面在该词表大小下使用的同一个 BPE 分词。最后 10% 留作验证集。",
     "train.corpus.zh": "唐诗",

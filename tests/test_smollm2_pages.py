@@ -1,0 +1,51 @@
+"""Every page runs on SmolLM2-135M-Instruct picked in the sidebar (the package's GGUF file, converted once)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ui import sidebar
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = ["overview", "norms", "prepost", "attention", "loss", "next_token", "train"]
+
+pytestmark = pytest.mark.smollm2
+
+
+def open_on_smollm2(page: str, text: str = "The capital of France is") -> AppTest:
+    at = AppTest.from_file(str(ROOT / "pages" / f"{page}.py"), default_timeout=600)
+    at.session_state["ui.lang"] = "en"
+    at.session_state["model.source"] = "checkpoint"
+    at.session_state["input.text"] = text
+    at.run()
+    return at
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_runs_on_smollm2(page):
+    at = open_on_smollm2(page)
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert at.session_state["model.checkpoint"] == "smollm2-135m"  # listed first
+    caption = " ".join(c.value for c in at.sidebar.caption)
+    assert "` Paris`" not in caption and "` capital`" in caption  # SmolLM2's own byte-level pieces
+    config_rows = at.sidebar.dataframe[0].value  # the read-only configuration
+    assert "30" in config_rows.to_string() and "576" in config_rows.to_string()
+    if page == "train":
+        text = " ".join(c.value for c in at.caption)
+        assert "134.5 M parameters" in text and "1.5 GiB" in text and "30 blocks" in text
+    else:
+        assert at.get("plotly_chart"), f"no chart on {page}"
+    if page == "loss":  # logits_to_keep: float32 rounding at SmolLM2's logit scale is not reported as a bug
+        assert any("up to float32 rounding" in s.value or "exactly" in s.value for s in at.success)
+
+
+def test_smollm2_hidden_without_the_package(monkeypatch):
+    monkeypatch.setattr(sidebar, "named_models", lambda: [])
+    at = open_on_smollm2("overview")
+    assert not at.exception
+    options = [o for box in at.sidebar.selectbox for o in box.options]
+    assert not any("SmolLM2" in o for o in options)
