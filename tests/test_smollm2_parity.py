@@ -119,16 +119,14 @@ def test_logits_match_transformers(runs, lang):
 
 @pytest.mark.parametrize("lang", PROMPTS)
 def test_hidden_states_match_transformers(runs, ours, lang):
-    """transformers returns L+1 states: the embeddings, blocks 1..L-1, and the *final-normed* output of block L
-    (``hidden_states[-1] = norm(h_L)``, what the head reads); ours keeps every state before the final norm."""
+    """L+1 states on both sides: the embeddings, blocks 1..L-1, and the final norm's output (what the head reads).
+    Each is compared at its own scale: SmolLM2's residual stream carries a ~10^4 outlier from block 2 on."""
     model, _ = ours
     _, a, b = runs[lang]
     L = model.config.num_hidden_layers
     assert len(a.hidden_states) == len(b.hidden_states) == L + 1
-    for i in range(L):
+    for i in range(L + 1):
         assert rel_err(a.hidden_states[i], b.hidden_states[i]) <= PARITY_RTOL, f"hidden state {i}"
-    with torch.no_grad():
-        assert rel_err(model.norm(a.hidden_states[L]), b.hidden_states[L]) <= PARITY_RTOL
 
 
 @pytest.mark.parametrize("lang", PROMPTS)
