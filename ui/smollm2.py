@@ -86,8 +86,9 @@ def parity_badge(ctx, eager_logits: torch.Tensor) -> None:
     ok = paths["ok"] and all(r["ok"] and r["same_top1"] for r in rows)
     worst = max(paths["max_abs_diff"], ref_diff)
     with st.container(border=True):
-        st.badge(t("smollm2.badge.ok" if ok else "smollm2.badge.bad", diff=f"{worst:.1e}"),
-                 icon=":material/check_circle:" if ok else ":material/error:", color="green" if ok else "red")
+        # No icon: Streamlit fetches a Material icon's SVG from fonts.gstatic.com, and the app stays offline.
+        st.badge(("✓ " if ok else "✗ ") + t("smollm2.badge.ok" if ok else "smollm2.badge.bad", diff=f"{worst:.1e}"),
+                 color="green" if ok else "red")
         st.markdown(t("smollm2.badge.paths", n=len(ids), diff=f"{paths['max_abs_diff']:.1e}",
                       share=_share(paths["max_abs_diff"], paths["scale"]), scale=f"{paths['scale']:.1f}"))
         same = [r for r in rows if tuple(r.get("ids", ())) == ids]
