@@ -1,0 +1,205 @@
+"""Simulated students for load tests: websocket clients that speak Streamlit's own protocol, on loopback only.
+
+A browser tab talks to ``streamlit run`` over one websocket (``/_stcore/stream``): it sends a ``BackMsg`` asking
+for a script run (with the URL's query string, so every URL-bound sidebar control can be set) and receives
+``ForwardMsg``s (page elements) until ``script_finished``. :class:`Student` does exactly that, without a browser,
+so thirty of them fit on a 2-core machine. A student can also press a button (a widget trigger, as a click
+does) and keeps the Training lab's live panel updating (``auto_rerun`` messages ask the client to rerun a
+fragment every second, as the browser does).
+
+Used by ``bench/bench_load.py`` (30 students, 4 trainers, 1 asking for the maxima) and ``tests/test_load.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+from urllib.parse import urlencode
+
+import websockets
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+ROOT = Path(__file__).resolve().parents[1]
+FINISHED = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
+MAXIMA = {"cfg.vocab_size": 50257, "cfg.hidden_size": 768, "cfg.num_hidden_layers": 48,
+          "cfg.intermediate_size": 3072, "cfg.num_attention_heads": 12, "cfg.num_key_value_heads": 12}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """``streamlit run app.py`` on a free loopback port, with its RSS sampled every 0.25 s in a thread."""
+
+    def __init__(self, env: Optional[dict] = None):
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
+             "127.0.0.1", "--server.port", str(self.port), "--browser.gatherUsageStats", "false"],
+            cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1", **(env or {})),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.peak_rss = 0
+        self._stop = threading.Event()
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            try:
+                if urllib.request.urlopen(f"http://127.0.0.1:{self.port}/_stcore/health", timeout=2).read() == b"ok":
+                    break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            self.close()
+            raise RuntimeError("streamlit did not become healthy")
+        self.idle_rss = self.rss()
+        threading.Thread(target=self._sample, daemon=True).start()
+
+    def rss(self) -> int:
+        """Resident memory of the server process in bytes (0 once it exited)."""
+        try:
+            with open(f"/proc/{self.proc.pid}/status") as f:
+                return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
+        except (OSError, StopIteration):
+            return 0
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.25):
+            self.peak_rss = max(self.peak_rss, self.rss())
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the server process has used."""
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def close(self) -> str:
+        """Stop the server; returns its log."""
+        self._stop.set()
+        self.proc.terminate()
+        try:
+            out, _ = self.proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out, _ = self.proc.communicate()
+        return out.decode(errors="replace")
+
+
+@dataclass
+class View:
+    """What one script run showed: its elements' texts by kind, exceptions, buttons, and how long it took."""
+
+    seconds: float = 0.0
+    exceptions: list[str] = field(default_factory=list)
+    alerts: list[str] = field(default_factory=list)
+    markdown: list[str] = field(default_factory=list)
+    progress: list[str] = field(default_factory=list)
+    charts: int = 0
+    buttons: dict[str, tuple[str, bool]] = field(default_factory=dict)  # label -> (widget id, disabled)
+    finished: bool = False
+
+
+class Student:
+    """One browser tab, as a websocket client (use as ``async with Student(port) as s:``)."""
+
+    def __init__(self, port: int):
+        self.url = f"ws://127.0.0.1:{port}/_stcore/stream"
+        self.ws = None
+        self.query = ""
+        self.page = ""
+        self.fragments: dict[str, float] = {}  # fragment id -> rerun interval (s), from auto_rerun messages
+
+    async def __aenter__(self) -> "Student":
+        self.ws = await websockets.connect(self.url, subprotocols=["streamlit"], max_size=2**26, open_timeout=120,
+                                           ping_interval=None)  # a browser sends no pings either
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.ws.close()
+
+    async def _send(self, query: str, page: str, widgets=None, fragment_id: str = "") -> None:
+        msg = BackMsg()
+        cs = msg.rerun_script
+        cs.query_string = query
+        cs.page_name = page
+        if fragment_id:
+            cs.fragment_id = fragment_id
+            cs.is_auto_rerun = True
+        if widgets is not None:
+            cs.widget_states.widgets.extend(widgets)
+        await self.ws.send(msg.SerializeToString())
+
+    async def run(self, query: dict | str = "", page: str = "", widgets=None, fragment_id: str = "",
+                  timeout: float = 300) -> View:
+        """Ask for a script run (a page view, a click, or a fragment rerun) and read until it finished."""
+        if not fragment_id:
+            self.query = query if isinstance(query, str) else urlencode(query)
+            self.page = page
+        view, t0 = View(), time.perf_counter()
+        await self._send(self.query, self.page, widgets, fragment_id)
+        deadline = t0 + timeout
+        while True:
+            raw = await asyncio.wait_for(self.ws.recv(), max(1.0, deadline - time.perf_counter()))
+            fm = ForwardMsg()
+            fm.ParseFromString(raw)
+            kind = fm.WhichOneof("type")
+            if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
+                el = fm.delta.new_element
+                what = el.WhichOneof("type")
+                if what == "exception":
+                    view.exceptions.append(f"{el.exception.type}: {el.exception.message}")
+                elif what == "alert":
+                    view.alerts.append(el.alert.body)
+                elif what == "markdown":
+                    view.markdown.append(el.markdown.body)
+                elif what == "progress":
+                    view.progress.append(el.progress.text)
+                elif what in ("plotly_chart",):
+                    view.charts += 1
+                elif what == "button":
+                    view.buttons[el.button.label] = (el.button.id, el.button.disabled)
+            elif kind == "auto_rerun":
+                self.fragments[fm.auto_rerun.fragment_id] = fm.auto_rerun.interval
+            elif kind == "script_finished":
+                if fm.script_finished in FINISHED:
+                    view.finished = True
+                    view.seconds = time.perf_counter() - t0
+                    return view
+                if fm.script_finished == ForwardMsg.FINISHED_WITH_COMPILE_ERROR:
+                    view.exceptions.append("compile error")
+                    view.seconds = time.perf_counter() - t0
+                    return view
+                # FINISHED_EARLY_FOR_RERUN: the script asked for a rerun (st.rerun); keep reading
+
+    async def click(self, label: str, before: View) -> View:
+        """Press the button ``label`` of the page ``before`` showed."""
+        from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+        widget_id, _ = before.buttons[label]
+        ws = WidgetState(id=widget_id, trigger_value=True)
+        return await self.run(self.query, self.page, widgets=[ws])
+
+    async def refresh_fragments(self) -> list[View]:
+        """Rerun every live fragment once (what the browser does every ``interval`` seconds)."""
+        return [await self.run(fragment_id=fid) for fid in list(self.fragments)]
+
+
+def step_of(view: View) -> Optional[int]:
+    """The step number of a Training lab progress text ("Step 12 / 300 ..." / "第 12 / 300 步")."""
+    for text in view.progress:
+        m = re.search(r"(\d+)\s*/\s*\d+", text)
+        if m:
+            return int(m.group(1))
+    return None
