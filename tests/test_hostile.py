@@ -332,11 +332,11 @@ BAD_UPLOADS = [
     (b"[1, 2, 3]", "must be a JSON object"),
     (b'{"hidden_size": 48, "num_attention_heads": 32}', "hidden_size=48 is not divisible by num_attention_heads=32"),
     (b'{"bogus_field": 1}', "unknown config fields: bogus_field"),
-    (b'{"hidden_size": "64"}', "hidden_size must be a positive integer, got '64'"),
-    (b'{"initializer_range": NaN}', "initializer_range must be >= 0, got nan"),
-    (b'{"norm_eps": "x"}', "norm_eps must be a finite number, got 'x'"),
-    (b'{"rope_theta": Infinity}', "rope_theta must be a finite number, got inf"),
-    (b'{"tie_word_embeddings": "false"}', "tie_word_embeddings must be true or false, got 'false'"),
+    (b'{"hidden_size": "64"}', 'hidden_size must be a whole number, got "64"'),
+    (b'{"initializer_range": NaN}', "initializer_range must be a finite number, got NaN"),
+    (b'{"norm_eps": "x"}', 'norm_eps must be a number, got "x"'),
+    (b'{"rope_theta": Infinity}', "rope_theta must be a finite number, got Infinity"),
+    (b'{"tie_word_embeddings": "false"}', 'tie_word_embeddings must be true or false, got "false"'),
     (b"{" + b" " * (70 * 1024) + b"}", "a config is at most 65,536 bytes"),
 ]
 

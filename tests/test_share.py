@@ -85,7 +85,7 @@ def test_one_click_preset_gives_the_tutorial_setup():
     at = AppTest.from_file(str(ROOT / "pages" / "overview.py"), default_timeout=90)
     at.session_state["ui.lang"] = "en"
     at.run()
-    at.sidebar.selectbox(key="cfg.preset").set_value("gpt2_walkthrough").run()
+    at.sidebar.selectbox(key="cfg.preset.en").set_value("gpt2_walkthrough").run()
     assert not at.exception
     s = at.session_state
     assert (s["cfg.hidden_size"], s["cfg.num_attention_heads"], s["cfg.intermediate_size"]) == (4, 2, 16)

@@ -1,8 +1,9 @@
 """The shared sidebar: model source, preset, sliders, input text, and the cached model/trace behind them.
 
 Every page calls :func:`explorer` first. It renders the same widgets under the same namespaced keys on every
-page (``persist_state="session"`` keeps values across page switches; ``bind="query-params"`` puts the view in
-the URL), builds a :class:`ModelConfig`, fetches the cached model, tokenizes the input and returns an
+page, all through :mod:`ui.state` (each control's own default is the app's default, its value is in the URL and
+survives page switches; bad link values are named and repaired), builds a :class:`ModelConfig` (fields without a
+slider come from the last preset or upload), fetches the cached model, tokenizes the input and returns an
 :class:`Explorer` context. Bad input is turned into a message and ``st.stop()``; widget values are never lost.
 
 Caching: models are built once per (config, seed) with ``st.cache_resource`` and are shared by every session,
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 
 import streamlit as st
@@ -35,10 +37,13 @@ from engine.checkpoints import (
 from engine.tokenizer import TextTokenizer, bundled_tokenizer
 from ui.budget import heavy_work, refuse_over_budget
 from ui.bytecache import byte_cached
+from ui.escape import md_code, plotly
 from ui.i18n import LANGS, browser_lang, labeler, t
 from ui.input_notes import random_input_tokens, tokenizer_note
 from ui.presenter import presenter_mode, presenter_toggle
 from ui.smollm2 import model_label, named_models, prepare_with_progress
+from ui.state import (BIND, CHECKED_KEY, FIXED_KEY, MAX_TEXT, add_message, apply_pending, control, cut_utf16, repair,
+                      rerun_if_pending, reset, show, show_messages, translated_choice, utf16_len)
 
 # ---- slider ranges (select_slider options keep common sizes reachable with one drag) ----------------
 VOCAB_OPTIONS = [16, 30, 64, 128, 256, 512, 1000, 2000, 4000, 8000, 10000, 16000, 32000, 50257]
@@ -47,7 +52,9 @@ FFN_OPTIONS = [8, 16, 32, 64, 128, 256, 344, 512, 1024, 2048, 3072]
 INIT_OPTIONS = [0.002, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 10.0, 1e3, 1e10, 1e20]
 MAX_LAYERS = 48
 MAX_TOKENS = 256  # input tokens drawn at most (position limit of slider-built models)
-FFN_KINDS = {"relu": ("relu", False), "gelu": ("gelu", False), "gelu_new": ("gelu_new", False), "swiglu": ("silu", True)}
+# FFN activation choice -> (hidden_act, mlp_gated): every combination the engine builds, so any config has a setting
+FFN_KINDS = {"relu": ("relu", False), "gelu": ("gelu", False), "gelu_new": ("gelu_new", False), "silu": ("silu", False),
+             "reglu": ("relu", True), "geglu": ("gelu", True), "geglu_new": ("gelu_new", True), "swiglu": ("silu", True)}
 DEFAULT_TEXT = "床前明月光，疑是地上霜。举头望明月，低头思故乡。"
 # The MiniMind demo feeds torch.randint ids (T=6); the GPT-2 walkthrough feeds torch.randn(3, 4) for "猫吃鱼"
 # (3 tokens; 猫 and 吃 are not in the bundled corpus, so real text would be [UNK] anyway).
@@ -65,18 +72,21 @@ DEFAULTS = {
     "cfg.position_embedding": "learned",
     "cfg.tie_word_embeddings": True,
     "cfg.initializer_range": 0.02,
-    "cfg.max_position_embeddings": MAX_TOKENS,  # no widget: set by presets and config uploads
     "cfg.seed": 0,
     "input.mode": "text",
     "input.text": DEFAULT_TEXT,
     "input.random_len": 8,
 }
-WIDGET = dict(persist_state="session", bind="query-params")
+# Config fields without a slider, and their values when no preset or upload has set them (``bias`` None: no
+# biases exactly when the FFN is gated, as in Llama). A preset or upload stores its own in FIXED_KEY.
+FIXED_DEFAULTS = {"max_position_embeddings": MAX_TOKENS, "rope_theta": 10000.0, "norm_eps": 1e-5, "bias": None,
+                  "attention_bias": None}
 # Bound widgets write their *displayed* option label into the URL, so these labels must not depend on the
 # interface language: a link made in Chinese has to open in English too. Technical names stay as they are.
 FIXED_LABELS = {
     "layernorm": "LayerNorm", "rmsnorm": "RMSNorm", "pre": "Pre-Norm", "post": "Post-Norm",
-    "relu": "ReLU", "gelu": "GELU", "gelu_new": "GELU-tanh (GPT-2)", "swiglu": "SwiGLU",
+    "relu": "ReLU", "gelu": "GELU", "gelu_new": "GELU-tanh (GPT-2)", "swiglu": "SwiGLU", "silu": "SiLU",
+    "reglu": "ReGLU", "geglu": "GEGLU", "geglu_new": "GEGLU-tanh",
     "learned": "learned 可学习", "sinusoidal": "sinusoidal 正弦", "rope": "RoPE", "none": "none 无",
     "text": "文本 text", "random": "随机 id / random ids", "zh": "中文", "en": "English",
 }
@@ -113,8 +123,8 @@ class Explorer:
         return [pieces.get(i, f"#{i}") for i in ids]
 
     def tick_labels(self) -> list[str]:
-        """One axis label per position, unique even when tokens repeat: ``"3 月"``."""
-        return [f"{p} {tok}" for p, tok in enumerate(self.tokens)]
+        """One Plotly axis label per position, unique even when tokens repeat, escaped for Plotly: ``"3 月"``."""
+        return [plotly(f"{p} {tok}") for p, tok in enumerate(self.tokens)]
 
 
 # ---- caches ------------------------------------------------------------------------------------------
@@ -171,35 +181,43 @@ def _divisors(n: int, limit: int = 64) -> list[int]:
     return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
 
 
+def _nearest(options: list, value):
+    return min(options, key=lambda o: (abs(o - value), o))
+
+
 def _clamp(key: str, options: list, notes: list[str]) -> None:
     """Keep a dependent widget's value valid when its options change: move it to the nearest option."""
     value = st.session_state.get(key, DEFAULTS.get(key))
     if value not in options:
-        nearest = min(options, key=lambda o: (abs(o - value) if value is not None else 0, o))
+        nearest = _nearest(options, value) if isinstance(value, (int, float)) else options[0]
         st.session_state[key] = nearest
         notes.append(t("common.clamped", name=t(f"{key}.label"), old=value, new=nearest))
 
 
-def _nearest(options: list, value):
-    return min(options, key=lambda o: (abs(o - value), o))
+def ffn_kind(c: ModelConfig) -> str:
+    """The FFN choice (key of FFN_KINDS) of a config."""
+    return next(k for k, v in FFN_KINDS.items() if v == (c.hidden_act, c.mlp_gated))
 
 
 def config_to_widgets(c: ModelConfig) -> tuple[dict, list[str]]:
     """Widget values that rebuild ``c`` from the sliders, and notes for values moved to the nearest slider stop.
 
-    The heads and KV heads are checked again (and clamped) when the widgets render.
+    The fields without a slider are returned under FIXED_KEY. The heads and KV heads are checked again (and
+    clamped) when the widgets render.
     """
-    act = "swiglu" if c.mlp_gated and c.hidden_act == "silu" else c.hidden_act
     values = {
         "cfg.vocab_size": c.vocab_size, "cfg.hidden_size": c.hidden_size,
-        "cfg.num_hidden_layers": min(c.num_hidden_layers, MAX_LAYERS),
+        "cfg.num_hidden_layers": c.num_hidden_layers,
         "cfg.num_attention_heads": c.num_attention_heads, "cfg.num_key_value_heads": c.kv_heads,
         "cfg.intermediate_size": c.intermediate_size, "cfg.norm_type": c.norm_type,
-        "cfg.norm_position": c.norm_position, "cfg.ffn": act, "cfg.position_embedding": c.position_embedding,
+        "cfg.norm_position": c.norm_position, "cfg.ffn": ffn_kind(c), "cfg.position_embedding": c.position_embedding,
         "cfg.tie_word_embeddings": c.tie_word_embeddings, "cfg.initializer_range": c.initializer_range,
-        "cfg.max_position_embeddings": c.max_position_embeddings,
+        FIXED_KEY: {name: getattr(c, name) for name in FIXED_DEFAULTS},
     }
     notes = []
+    if c.num_hidden_layers > MAX_LAYERS:
+        notes.append(t("common.clamped", name=t("cfg.num_hidden_layers.label"), old=c.num_hidden_layers, new=MAX_LAYERS))
+        values["cfg.num_hidden_layers"] = MAX_LAYERS
     for key, options in (("cfg.vocab_size", VOCAB_OPTIONS), ("cfg.hidden_size", HIDDEN_OPTIONS),
                          ("cfg.intermediate_size", FFN_OPTIONS), ("cfg.initializer_range", INIT_OPTIONS)):
         if values[key] not in options:
@@ -207,6 +225,11 @@ def config_to_widgets(c: ModelConfig) -> tuple[dict, list[str]]:
             notes.append(t("common.clamped", name=t(f"{key}.label"), old=values[key], new=new))
             values[key] = new
     return values, notes
+
+
+def fixed_fields() -> dict:
+    """The config fields without a slider: the preset's or upload's values, else FIXED_DEFAULTS."""
+    return {**FIXED_DEFAULTS, **st.session_state.get(FIXED_KEY, {})}
 
 
 def _apply_preset() -> None:
@@ -224,39 +247,154 @@ def _apply_preset() -> None:
     st.session_state.update(values)
 
 
+def _reset() -> None:
+    """on_click of "reset to defaults": every sidebar control and fixed field back to the app's defaults."""
+    reset({**DEFAULTS, "cfg.preset": ""})
+
+
 MAX_CONFIG_UPLOAD = 64 * 1024  # bytes: a config.json is ~1 KB
+MAX_JSON_DEPTH = 8  # our file nests 2 levels; a deeper one is refused before parsing
+MAX_POSITIONS = 32_768  # position table rows: max_position_embeddings x H floats are allocated (learned / sinusoidal)
+# JSON type of every field of our config file, and how a message names it (ModelConfig then checks the values)
+_INT, _NUM, _BOOL, _STR = ((int,), "a whole number"), ((int, float), "a number"), ((bool,), "true or false"), ((str,), "a string")
+FIELD_TYPES = {
+    "vocab_size": _INT, "hidden_size": _INT, "num_hidden_layers": _INT, "num_attention_heads": _INT,
+    "num_key_value_heads": ((int, type(None)), "a whole number or null"), "intermediate_size": _INT,
+    "hidden_act": _STR, "mlp_gated": _BOOL, "norm_type": _STR, "norm_position": _STR, "position_embedding": _STR,
+    "max_position_embeddings": _INT, "rope_theta": _NUM, "norm_eps": _NUM, "bias": _BOOL,
+    "attention_bias": ((bool, type(None)), "true, false or null"), "tie_word_embeddings": _BOOL,
+    "initializer_range": _NUM,
+}
 
 
-def parse_config_upload(data: bytes) -> ModelConfig:
-    """Validate an uploaded config JSON (our field names, as written by the download button).
+def json_depth(text: str) -> int:
+    """Deepest nesting of ``[`` / ``{`` in a JSON text (strings skipped), counted without parsing."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _check_types(payload: dict) -> None:
+    """Every known field has its JSON type, and numbers are finite (unknown fields: ModelConfig names them)."""
+    for name, value in payload.items():
+        if name not in FIELD_TYPES:
+            continue
+        kinds, wanted = FIELD_TYPES[name]
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            raise ValueError(f"{name} must be {wanted}, got {show(json.dumps(value, ensure_ascii=False))}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, got {json.dumps(value)}")
+
+
+def parse_upload(data: bytes) -> tuple[ModelConfig, dict]:
+    """Validate an uploaded config file: ``(config, extras)``; extras may hold "seed" and "input".
+
+    Accepts the download button's file (``{"config": {...}, "seed": 0, "input": {...}}``) and a bare config
+    object with our field names. Size and nesting depth are checked before parsing, every field's type after.
 
     Raises:
-        ValueError: too large, not UTF-8 JSON, not an object, unknown fields or invalid values (the message
-            says which).
+        ValueError: a message for the user naming what is wrong.
     """
     if len(data) > MAX_CONFIG_UPLOAD:
         raise ValueError(f"the file has {len(data):,} bytes; a config is at most {MAX_CONFIG_UPLOAD:,} bytes")
     try:
-        payload = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"not a JSON file: {err}") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("not a JSON file: it is not UTF-8 text") from None
+    if json_depth(text) > MAX_JSON_DEPTH:
+        raise ValueError(f"not a config: it nests more than {MAX_JSON_DEPTH} levels deep")
     try:
-        return ModelConfig.from_dict(payload)
+        payload = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"not a JSON file: {err.msg} (line {err.lineno}, column {err.colno})") from None
+    except ValueError:  # a number with thousands of digits
+        raise ValueError("not a config: it contains a number with thousands of digits") from None
+    if not isinstance(payload, dict):
+        raise ValueError(f"config must be a JSON object, got {type(payload).__name__}")
+    extras: dict = {}
+    if isinstance(payload.get("config"), dict):
+        extras = {k: v for k, v in payload.items() if k != "config"}
+        unknown = sorted(set(extras) - {"seed", "input"})
+        if unknown:
+            raise ValueError(f"unknown fields: {', '.join(show(u) for u in unknown)}; valid: config, seed, input")
+        payload = payload["config"]
+        _check_extras(extras)
+    _check_types(payload)
+    positions = payload.get("max_position_embeddings", 0)
+    if positions > MAX_POSITIONS:
+        hidden = payload.get("hidden_size", ModelConfig.hidden_size)
+        raise ValueError(
+            f"max_position_embeddings = {positions:,} is more than this app allows ({MAX_POSITIONS:,}): a position "
+            f"table of {positions:,} × {hidden:,} floats would take {positions * hidden * 4 / 2**30:,.1f} GiB of memory")
+    try:
+        return ModelConfig.from_dict(payload), extras
     except TypeError as err:
         raise ValueError(str(err)) from None
 
 
+def _check_extras(extras: dict) -> None:
+    seed = extras.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**31:
+        raise ValueError(f"seed must be a whole number from 0 to {2**31 - 1:,}, got {show(seed)}")
+    inp = extras.get("input", {})
+    if not isinstance(inp, dict):
+        raise ValueError("input must be an object with mode, text and random_len")
+    mode, text, n = inp.get("mode", "text"), inp.get("text", ""), inp.get("random_len", 8)
+    if mode not in ("text", "random"):
+        raise ValueError(f"input.mode must be \"text\" or \"random\", got {show(mode)}")
+    if not isinstance(text, str):
+        raise ValueError("input.text must be a string")
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 64:
+        raise ValueError(f"input.random_len must be a whole number from 1 to 64, got {show(n)}")
+
+
+def parse_config_upload(data: bytes) -> ModelConfig:
+    """The config of an uploaded file (see :func:`parse_upload`)."""
+    return parse_upload(data)[0]
+
+
+def export_json(config: ModelConfig) -> str:
+    """The download: the config, the seed and the input, so an upload restores the whole view."""
+    s = st.session_state
+    payload = {"config": config.to_dict(), "seed": int(s.get("cfg.seed", 0)),
+               "input": {"mode": s.get("input.mode", "text"), "text": s.get("input.text", DEFAULT_TEXT),
+                         "random_len": int(s.get("input.random_len", 8))}}
+    return json.dumps(payload, indent=2, ensure_ascii=False)
+
+
 def _apply_upload() -> None:
-    """on_change of the config uploader: validate, then copy the values into the widgets."""
+    """on_change of the config uploader: validate, then copy the values (and seed and input) into the widgets."""
     upload = st.session_state.get("cfg.upload")
     if upload is None:
         return
     try:
-        config = parse_config_upload(upload.getvalue())
+        config, extras = parse_upload(upload.getvalue())
     except ValueError as err:
         st.session_state["cfg.upload_msg"] = ("error", t("share.upload_bad", error=str(err)))
         return
     values, notes = config_to_widgets(config)
+    if "seed" in extras:
+        values["cfg.seed"] = float(extras["seed"])
+    inp = extras.get("input", {})
+    values.update({f"input.{k}": v for k, v in inp.items()})
+    if "text" in inp and utf16_len(inp["text"]) > MAX_TEXT:
+        values["input.text"] = cut_utf16(inp["text"])
+        notes.append(t("state.text_cut", n=f"{utf16_len(inp['text']):,}", limit=f"{MAX_TEXT:,}"))
     st.session_state.update(values)
     st.session_state["cfg.preset"] = ""
     st.session_state["cfg.upload_msg"] = ("success", " ".join([t("share.upload_ok")] + notes))
@@ -266,7 +404,7 @@ def share_widgets(config: ModelConfig) -> None:
     """Copy-link button, config download and upload (validated, size-limited)."""
     with st.sidebar.expander(t("share.title")):
         copy_link_button()
-        st.download_button(t("share.download"), config.to_json().encode("utf-8"), file_name="config.json",
+        st.download_button(t("share.download"), export_json(config).encode("utf-8"), file_name="config.json",
                            mime="application/json", key="share.download", on_click="ignore")
         st.file_uploader(t("share.upload"), type=["json"], key="cfg.upload", on_change=_apply_upload,
                          max_upload_size=1)
@@ -298,21 +436,14 @@ def copy_link_button() -> None:
     )
 
 
-def _init_defaults() -> None:
-    for k, v in DEFAULTS.items():
-        st.session_state.setdefault(k, v)
-
-
 def language_picker() -> None:
     """Language switch (zh/en), defaulting to the browser's locale and kept in the URL as ``ui.lang``."""
     asked = st.query_params.get("ui.lang")
     if "ui.lang" not in st.session_state and asked in LANGS:  # also accept ?ui.lang=zh / en in a typed link
         st.session_state["ui.lang"] = asked
-    st.sidebar.segmented_control(
-        "Language / 语言", LANGS, key="ui.lang",
-        default=None if "ui.lang" in st.session_state else browser_lang(),
-        format_func=fixed_label, **WIDGET,
-    )
+        st.session_state.setdefault(CHECKED_KEY, set()).add("ui.lang")
+    control(st.sidebar.segmented_control, "Language / 语言", "ui.lang", browser_lang(), kind="choice",
+            options=list(LANGS), format_func=fixed_label)
     # A click on the selected segment deselects it (value None): current_lang() then falls back to the URL
     # and the browser's locale.
 
@@ -320,57 +451,72 @@ def language_picker() -> None:
 def config_widgets(notes: list[str]) -> ModelConfig:
     """The model sliders; returns the validated config or shows the validation error and stops.
 
-    In presenter mode they sit in a collapsed expander (values kept), leaving the room to the charts.
+    In presenter mode they sit in a collapsed expander (values kept), leaving the room to the charts. Every
+    control is drawn by :func:`ui.state.control` with the app's default as its own (see ui/state.py).
     """
     sb = st.sidebar.expander(t("cfg.section"), expanded=not presenter_mode())
-    sb.selectbox(t("cfg.preset.label"), [""] + list(PRESETS), key="cfg.preset", on_change=_apply_preset,
-                 format_func=labeler("preset.", none_key="cfg.preset.none"),
-                 help=t("cfg.preset.help"), persist_state="session")
+    presets = [""] + list(PRESETS)
+    translated_choice(sb.selectbox, t("cfg.preset.label"), "cfg.preset", "", presets,
+                      labeler("preset.", none_key="cfg.preset.none"), on_pick=_apply_preset, help=t("cfg.preset.help"))
     if st.session_state.get("cfg.preset") in PRESET_SOURCES:
         sb.caption(t("cfg.preset.source", source=PRESET_SOURCES[st.session_state["cfg.preset"]]))
-    sb.select_slider(t("cfg.vocab_size.label"), VOCAB_OPTIONS, key="cfg.vocab_size", help=t("cfg.vocab_size.help"), **WIDGET)
-    sb.select_slider(t("cfg.hidden_size.label"), HIDDEN_OPTIONS, key="cfg.hidden_size", **WIDGET)
-    sb.slider(t("cfg.num_hidden_layers.label"), 1, MAX_LAYERS, key="cfg.num_hidden_layers", **WIDGET)
-    sb.selectbox(t("cfg.position_embedding.label"), ["learned", "sinusoidal", "rope", "none"],
-                 key="cfg.position_embedding", format_func=fixed_label, **WIDGET)
-    hidden = st.session_state["cfg.hidden_size"]
-    rope = st.session_state["cfg.position_embedding"] == "rope"
-    heads = [d for d in _divisors(hidden) if not rope or (hidden // d) % 2 == 0] or [1]
-    _clamp("cfg.num_attention_heads", heads, notes)
-    sb.select_slider(t("cfg.num_attention_heads.label"), heads, key="cfg.num_attention_heads",
-                     help=t("cfg.num_attention_heads.help"), **WIDGET)
-    kv = _divisors(st.session_state["cfg.num_attention_heads"])
-    _clamp("cfg.num_key_value_heads", kv, notes)
-    sb.select_slider(t("cfg.num_key_value_heads.label"), kv, key="cfg.num_key_value_heads",
-                     help=t("cfg.num_key_value_heads.help"), **WIDGET)
-    sb.select_slider(t("cfg.intermediate_size.label"), FFN_OPTIONS, key="cfg.intermediate_size", **WIDGET)
-    c1, c2 = sb.columns(2)
-    c1.radio(t("cfg.norm_type.label"), ["layernorm", "rmsnorm"], key="cfg.norm_type",
-             format_func=fixed_label, **WIDGET)
-    c2.radio(t("cfg.norm_position.label"), ["pre", "post"], key="cfg.norm_position",
-             format_func=fixed_label, **WIDGET)
-    sb.selectbox(t("cfg.ffn.label"), list(FFN_KINDS), key="cfg.ffn", format_func=fixed_label, **WIDGET)
-    sb.toggle(t("cfg.tie_word_embeddings.label"), key="cfg.tie_word_embeddings", help=t("cfg.tie_word_embeddings.help"), **WIDGET)
-    sb.select_slider(t("cfg.initializer_range.label"), INIT_OPTIONS, key="cfg.initializer_range",
-                     help=t("cfg.initializer_range.help"), **WIDGET)
-    sb.number_input(t("cfg.seed.label"), 0, 2**31 - 1, step=1, key="cfg.seed", **WIDGET)
 
-    s = st.session_state
-    act, gated = FFN_KINDS[s["cfg.ffn"]]
+    def choice(widget, key, options, default=None, **kw):
+        return control(widget, t(f"{key}.label"), key, DEFAULTS[key] if default is None else default,
+                       kind="choice", options=options, **kw)
+
+    vocab = choice(sb.select_slider, "cfg.vocab_size", VOCAB_OPTIONS, help=t("cfg.vocab_size.help"))
+    hidden = choice(sb.select_slider, "cfg.hidden_size", HIDDEN_OPTIONS)
+    layers = control(sb.slider, t("cfg.num_hidden_layers.label"), "cfg.num_hidden_layers",
+                     DEFAULTS["cfg.num_hidden_layers"], kind="int", lo=1, hi=MAX_LAYERS)
+    position = choice(sb.selectbox, "cfg.position_embedding", ["learned", "sinusoidal", "rope", "none"],
+                      format_func=fixed_label)
+    rope = position == "rope"
+    heads_options = [d for d in _divisors(hidden) if not rope or (hidden // d) % 2 == 0] or [1]
+    _clamp("cfg.num_attention_heads", heads_options, notes)
+    heads = choice(sb.select_slider, "cfg.num_attention_heads", heads_options,
+                   _nearest(heads_options, DEFAULTS["cfg.num_attention_heads"]), help=t("cfg.num_attention_heads.help"))
+    kv_options = _divisors(heads)
+    _clamp("cfg.num_key_value_heads", kv_options, notes)
+    kv = choice(sb.select_slider, "cfg.num_key_value_heads", kv_options,
+                _nearest(kv_options, DEFAULTS["cfg.num_key_value_heads"]), help=t("cfg.num_key_value_heads.help"))
+    ffn_size = choice(sb.select_slider, "cfg.intermediate_size", FFN_OPTIONS)
+    c1, c2 = sb.columns(2)
+    norm = choice(c1.radio, "cfg.norm_type", ["layernorm", "rmsnorm"], format_func=fixed_label)
+    placement = choice(c2.radio, "cfg.norm_position", ["pre", "post"], format_func=fixed_label)
+    ffn = choice(sb.selectbox, "cfg.ffn", list(FFN_KINDS), format_func=fixed_label)
+    tied = control(sb.toggle, t("cfg.tie_word_embeddings.label"), "cfg.tie_word_embeddings",
+                   DEFAULTS["cfg.tie_word_embeddings"], kind="bool", help=t("cfg.tie_word_embeddings.help"))
+    init = choice(sb.select_slider, "cfg.initializer_range", INIT_OPTIONS, help=t("cfg.initializer_range.help"))
+    # a float input shown without decimals: Streamlit's int input raises on "inf" in a link
+    control(sb.number_input, t("cfg.seed.label"), "cfg.seed", float(DEFAULTS["cfg.seed"]), kind="int", lo=0,
+            hi=2**31 - 1, min_value=0.0, max_value=float(2**31 - 1), step=1.0, format="%.0f")
+
+    rerun_if_pending()  # a bad link value: repair it before anything is built from it
+    act, gated = FFN_KINDS[ffn]
+    fixed = fixed_fields()
     try:
-        return ModelConfig(
-            vocab_size=s["cfg.vocab_size"], hidden_size=s["cfg.hidden_size"], num_hidden_layers=s["cfg.num_hidden_layers"],
-            num_attention_heads=s["cfg.num_attention_heads"], num_key_value_heads=s["cfg.num_key_value_heads"],
-            intermediate_size=s["cfg.intermediate_size"], hidden_act=act, mlp_gated=gated,
-            norm_type=s["cfg.norm_type"], norm_position=s["cfg.norm_position"],
-            position_embedding=s["cfg.position_embedding"],
-            max_position_embeddings=int(s.get("cfg.max_position_embeddings", MAX_TOKENS)),
-            bias=not gated, tie_word_embeddings=s["cfg.tie_word_embeddings"],
-            initializer_range=float(s["cfg.initializer_range"]),
+        config = ModelConfig(
+            vocab_size=vocab, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+            num_key_value_heads=kv, intermediate_size=ffn_size, hidden_act=act, mlp_gated=gated,
+            norm_type=norm, norm_position=placement, position_embedding=position,
+            max_position_embeddings=fixed["max_position_embeddings"], rope_theta=fixed["rope_theta"],
+            norm_eps=fixed["norm_eps"], bias=(not gated) if fixed["bias"] is None else fixed["bias"],
+            attention_bias=fixed["attention_bias"], tie_word_embeddings=tied, initializer_range=float(init),
         )
     except ValueError as err:
         st.error(t("common.bad_config", error=str(err)))
         st.stop()
+    _fixed_caption(sb, config)
+    sb.button(t("state.reset"), key="state.reset", on_click=_reset, help=t("state.reset.help"))
+    return config
+
+
+def _fixed_caption(container, config: ModelConfig) -> None:
+    """The config fields without a slider, read-only (a preset or an upload may have set them)."""
+    qkv = t("cfg.fixed.follows_bias") if config.attention_bias is None else str(config.attention_bias).lower()
+    container.caption(t("cfg.fixed", eps=f"{config.norm_eps:g}", theta=f"{config.rope_theta:g}",
+                        bias=str(config.bias).lower(), qkv=qkv, positions=f"{config.max_position_embeddings:,}"))
 
 
 def input_widgets(config: ModelConfig, notes: list[str], tokenizer: TextTokenizer | None = None
@@ -378,22 +524,29 @@ def input_widgets(config: ModelConfig, notes: list[str], tokenizer: TextTokenize
     """Text or random-id input; returns ``(input_ids [1, T], display tokens, tokenizer or None)``.
 
     ``tokenizer`` is the model's own (a checkpoint's); by default the bundled-corpus BPE at the model's
-    vocabulary size is used.
+    vocabulary size is used. Text longer than MAX_TEXT UTF-16 units (typed, pasted or from a link) is cut, with
+    a message.
     """
     sb = st.sidebar
-    sb.radio(t("input.mode.label"), ["text", "random"], key="input.mode", horizontal=True,
-             format_func=fixed_label, **WIDGET)
+    mode = control(sb.radio, t("input.mode.label"), "input.mode", DEFAULTS["input.mode"], kind="choice",
+                   options=["text", "random"], format_func=fixed_label, horizontal=True)
     limit = min(MAX_TOKENS, config.max_position_embeddings) if config.has_position_limit else MAX_TOKENS
-    if st.session_state["input.mode"] == "random":
-        sb.slider(t("input.random_len.label"), 1, 64, key="input.random_len", **WIDGET)
+    if mode == "random":
+        n = control(sb.slider, t("input.random_len.label"), "input.random_len", DEFAULTS["input.random_len"],
+                    kind="int", lo=1, hi=64)
         gen = torch.Generator().manual_seed(int(st.session_state["cfg.seed"]))
-        ids = torch.randint(0, config.vocab_size, (1, st.session_state["input.random_len"]), generator=gen)
+        ids = torch.randint(0, config.vocab_size, (1, n), generator=gen)
         tokens, note = random_input_tokens(st.session_state.get("cfg.preset"), ids[0].tolist())
         if note:
             sb.caption(note)
         return ids, tokens, None
-    sb.text_area(t("input.text.label"), key="input.text", max_chars=20000, help=t("input.text.help"), **WIDGET)
-    text = st.session_state["input.text"]
+    # no max_chars: the browser would silently refuse a longer paste; it is cut here instead, with a message
+    text = control(sb.text_area, t("input.text.label"), "input.text", DEFAULTS["input.text"], kind="text",
+                   help=t("input.text.help"))
+    if utf16_len(text) > MAX_TEXT:
+        repair("input.text", cut_utf16(text), t("state.text_cut", n=f"{utf16_len(text):,}", limit=f"{MAX_TEXT:,}"))
+        text = cut_utf16(text)
+    rerun_if_pending()
     tok = tokenizer
     if tok is None:
         with st.spinner(t("input.training_tokenizer", size=config.vocab_size)):
@@ -409,7 +562,7 @@ def input_widgets(config: ModelConfig, notes: list[str], tokenizer: TextTokenize
     if unk is not None and all(i == unk for i in ids):
         notes.append(t("input.all_unknown"))
     pieces = tok.token_strings(ids)
-    sb.caption(t("input.pieces", n=len(ids)) + " " + " · ".join(f"`{p}`" for p in pieces[:64]))
+    sb.caption(t("input.pieces", n=len(ids)) + " " + " · ".join(md_code(p) for p in pieces[:64]))
     sb.caption(tokenizer_note(tok))
     return torch.tensor([ids]), pieces, tok
 
@@ -463,9 +616,8 @@ def load_checkpoint(name: str) -> tuple[CausalLM, TextTokenizer | None]:
 
 def source_widgets() -> str:
     """Model source picker; returns "random", "trained" or "checkpoint"."""
-    st.sidebar.radio(t("model.source.label"), SOURCES, key="model.source", horizontal=False,
-                     format_func=labeler("model.source."), persist_state="session")
-    source = st.session_state.get("model.source", "random")
+    source = translated_choice(st.sidebar.radio, t("model.source.label"), "model.source", "random", list(SOURCES),
+                               labeler("model.source."))
     if source == "trained" and TRAINED_KEY not in st.session_state:
         st.sidebar.info(t("model.no_trained"))
         return "random"
@@ -488,12 +640,11 @@ def _checkpoint_model(notes: list[str]) -> tuple[CausalLM, TextTokenizer | None,
         st.stop()
     names = named + [c.name for c in infos]
     sizes = {c.name: c.size_bytes for c in infos}
-    if st.session_state.get("model.checkpoint") not in names:
+    if st.session_state.get("model.checkpoint", names[0]) not in names:  # a listed folder went away
         st.session_state["model.checkpoint"] = names[0]
-    st.sidebar.selectbox(t("model.checkpoint.label"), names, key="model.checkpoint",
-                         format_func=lambda n: model_label(n) if n in named else f"{n} ({sizes[n] / 2**20:.0f} MB)",
-                         **WIDGET)
-    name = st.session_state["model.checkpoint"]
+    name = control(st.sidebar.selectbox, t("model.checkpoint.label"), "model.checkpoint", names[0], kind="choice",
+                   options=names,
+                   format_func=lambda n: model_label(n) if n in named else f"{n} ({sizes[n] / 2**20:.0f} MB)")
     try:
         if name in named:
             prepare_with_progress(name)  # first use: convert the GGUF file once, with a progress bar
@@ -508,9 +659,10 @@ def _checkpoint_model(notes: list[str]) -> tuple[CausalLM, TextTokenizer | None,
 def explorer() -> Explorer:
     """Render the shared sidebar and return the page context (see module docstring)."""
     _leave_legacy_multipage_mode()
-    _init_defaults()
+    apply_pending()
     language_picker()
-    presenter_toggle(**WIDGET)
+    presenter_toggle(**BIND)  # the toggle's own default (False) is the app's default
+    show_messages()
     notes: list[str] = []
     source = source_widgets()
     tok: TextTokenizer | None = None
@@ -531,6 +683,7 @@ def explorer() -> Explorer:
             model = build_model(config_json, seed)
         key = "random:" + hashlib.sha1(f"{config_json}|{seed}".encode()).hexdigest()[:16]
     input_ids, tokens, tok = input_widgets(config, notes, tok)
+    rerun_if_pending()
     for n in notes:
         st.caption("⚠️ " + n)
     share_widgets(config)

@@ -1,0 +1,217 @@
+"""Sidebar state: one mechanism for defaults, URL binding, page switches, bad links and resets.
+
+How Streamlit (1.67) treats a keyed widget created with ``bind="query-params"``:
+
+* the URL holds the widget's value only while it differs from the widget's *own* default (``value=`` /
+  ``index=``; without one, its minimum or first option), and a URL value equal to that default is removed;
+* on a fresh load a URL value that parses seeds the widget; one that does not is dropped silently (or, for a
+  number input given ``inf``, raises);
+* a page switch mounts the widget anew on the next page at its own default unless the server marks a value
+  to restore.
+
+The old sidebar gave its widgets no default and wrote the app's defaults with ``st.session_state.setdefault``
+before creating them. Those values were never in the URL, so on the first click on another page each widget
+mounted at its own default (the slider minimums, an empty text) and nothing restored the app's value. The same
+mismatch made share links drop every value equal to a widget's minimum. Here:
+
+1. every control is created by :func:`control` with the app's default as the widget's own default, so "absent
+   from the URL" always means "the app's default", both when a link is made and when a page is switched;
+2. nothing writes a control's key before its widget is created except callbacks (preset, upload, reset), the
+   clamp of a dependent range, and :func:`repair`;
+3. link values are checked against the control's options before Streamlit sees them; a bad one is named in one
+   sidebar message and repaired to the default on an immediate rerun (:func:`repair`);
+4. config fields without a control (``norm_eps``, ``rope_theta``...) live in :data:`FIXED_KEY`, a plain session
+   value no widget owns, so no widget cleanup or page switch can drop them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+import streamlit as st
+
+from ui.escape import md
+from ui.i18n import current_lang, t
+
+BIND = dict(persist_state="session", bind="query-params")
+PENDING_KEY = "state.pending"  # {widget key: value} to write before the widgets of the next run
+MESSAGES_KEY = "state.messages"  # sidebar messages about the link / repaired values (shown until dismissed)
+CHECKED_KEY = "state.checked"  # widget keys whose link value has been checked in this session
+VALUES_KEY = "state.values"  # {control key: value}: the session's values, which no widget cleanup can drop
+FIXED_KEY = "cfg.fixed"  # config fields without a control, set by a preset or an upload
+MAX_TEXT = 20_000  # UTF-16 code units, as the browser counts a string's length
+_MISSING = object()
+
+
+def utf16_len(text: str) -> int:
+    """Length of ``text`` as JavaScript counts it (an emoji outside the BMP counts 2)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def cut_utf16(text: str, limit: int = MAX_TEXT) -> str:
+    """The longest prefix of ``text`` of at most ``limit`` UTF-16 units (never half a surrogate pair)."""
+    return text.encode("utf-16-le")[: 2 * limit].decode("utf-16-le", errors="ignore")
+
+
+def show(value: Any, limit: int = 40) -> str:
+    """A user-supplied value shortened for a message."""
+    s = str(value)
+    return s if len(s) <= limit else s[:limit] + f"… ({len(s):,})"
+
+
+# ---- messages and repairs ----------------------------------------------------------------------------
+def add_message(text: str) -> None:
+    msgs = st.session_state.setdefault(MESSAGES_KEY, [])
+    if text not in msgs:
+        msgs.append(text)
+
+
+def repair(key: str, value: Any, message: str | None = None) -> None:
+    """Set widget ``key`` to ``value`` on an immediate rerun (a widget's value cannot change after it is drawn)."""
+    st.session_state.setdefault(PENDING_KEY, {})[key] = value
+    if message:
+        add_message(message)
+
+
+def apply_pending() -> None:
+    """Start of a run: write the repairs asked for by the previous run, before any widget is created."""
+    for key, value in st.session_state.pop(PENDING_KEY, {}).items():
+        st.session_state[key] = value
+
+
+def rerun_if_pending() -> None:
+    """End of the sidebar: rerun at once when a repair is waiting (the page then runs on the repaired values)."""
+    if st.session_state.get(PENDING_KEY):
+        st.rerun()
+
+
+def show_messages(container=None) -> None:
+    """The link / repair messages, in one box with a dismiss button."""
+    msgs = st.session_state.get(MESSAGES_KEY)
+    if not msgs:
+        return
+    box = (container or st.sidebar).container(border=True)
+    box.warning("\n\n".join(msgs))
+    box.button(t("state.dismiss"), key="state.dismiss", on_click=lambda: st.session_state.pop(MESSAGES_KEY, None))
+
+
+# ---- link values ----------------------------------------------------------------------------------------
+_INT = re.compile(r"[0-9]{1,12}(\.0*)?")  # a float number input writes "7.0"
+
+
+def link_problem(raw: str, kind: str, options: list | None = None, lo: int | None = None, hi: int | None = None,
+                 labels: Callable[[Any], str] = str) -> str | None:
+    """Why the URL string ``raw`` is not a valid value of a control, or None when it is.
+
+    ``kind``: "choice" (``labels(option)`` for each option), "int" (a whole number in ``lo..hi``), "bool"
+    ("true"/"false") or "text" (any string; its length is checked by the caller).
+    """
+    if kind == "choice":
+        valid = [labels(o) for o in options or []]
+        if raw in valid:
+            return None
+        shown = ", ".join(valid[:8]) + (" …" if len(valid) > 8 else "")
+        return t("state.link.choice", options=shown)
+    if kind == "int":
+        if _INT.fullmatch(raw) and lo <= int(float(raw)) <= hi:
+            return None
+        return t("state.link.int", lo=f"{lo:,}", hi=f"{hi:,}")
+    if kind == "bool":
+        return None if raw.lower() in ("true", "false") else t("state.link.bool")
+    return None
+
+
+def check_link(key: str, label: str, default: Any, kind: str, **spec) -> None:
+    """Before drawing control ``key`` for the first time in this session: check its URL value, if any.
+
+    A bad value is named in one sidebar message and the control is repaired to ``default`` on an immediate
+    rerun, whatever Streamlit made of it (it truncates ``3.5`` to 3 in an int slider, for example).
+    """
+    checked = st.session_state.setdefault(CHECKED_KEY, set())
+    if key in checked:
+        return
+    checked.add(key)
+    if key not in st.query_params:
+        return
+    raw = st.query_params.get_all(key)
+    problem = t("state.link.repeated") if len(raw) > 1 else link_problem(raw[0], kind, **spec)
+    if problem:
+        shown = spec.get("labels", str)(default) if kind == "choice" else int(default) if kind == "int" else default
+        repair(key, default, t("state.link.bad", name=label, param=key, value=md(show(raw[-1])), why=problem,
+                               default=md(show(shown))))
+
+
+# ---- controls -------------------------------------------------------------------------------------------
+def control(widget: Callable, label: str, key: str, default: Any, *, kind: str, options: list | None = None,
+            lo: int | None = None, hi: int | None = None, format_func: Callable[[Any], str] = str,
+            bind: bool = True, **kwargs) -> Any:
+    """Draw a keyed control whose own default is the app's ``default``; return its value.
+
+    ``widget`` is the Streamlit function (``st.sidebar.slider``, ``container.radio``...). ``kind`` says how a
+    URL value is checked (see :func:`link_problem`). Selection widgets get ``index=``, toggles ``value=``,
+    everything else ``value=``.
+    """
+    name = getattr(widget, "__name__", "")
+    if bind:
+        check_link(key, label, default, kind, options=options, lo=lo, hi=hi, labels=format_func)
+    store = st.session_state.setdefault(VALUES_KEY, {})
+    before = st.session_state.get(key, _MISSING)
+    if before is not _MISSING:
+        store[key] = before  # the user's edit, a callback's or a clamp's: this run's value
+    opts = BIND if bind else dict(persist_state="session")
+    if name in ("selectbox", "radio"):
+        value = widget(label, options, index=options.index(default), key=key, format_func=format_func, **opts,
+                       **kwargs)
+    elif name == "segmented_control":
+        value = widget(label, options, default=default, key=key, format_func=format_func, **opts, **kwargs)
+    elif name == "select_slider":
+        value = widget(label, options, value=default, key=key, format_func=format_func, **opts, **kwargs)
+    elif name == "slider":
+        value = widget(label, lo, hi, value=default, step=1, key=key, **opts, **kwargs)
+    else:
+        value = widget(label, value=default, key=key, **opts, **kwargs)
+    if key not in store:
+        store[key] = value
+    elif value != store[key]:
+        # The widget came back with another value than the session holds, without any edit: Streamlit mounts a
+        # widget on a newly opened page with the value its browser side last *sent*, which is its default when
+        # the value was set by the server (a link, a preset, a clamp). Put the session's value back.
+        repair(key, store[key])
+        value = store[key]
+    return value
+
+
+def translated_choice(widget: Callable, label: str, key: str, default: Any, options: list,
+                      format_func: Callable[[Any], str], on_pick: Callable[[], None] | None = None, **kwargs) -> Any:
+    """A radio / select box whose option labels are translated, not bound to the URL; returns its value.
+
+    The browser knows a selection by its label, so after a language switch a widget under the same key has
+    no selection (the old label is not among the new ones). The value therefore lives in ``st.session_state[key]``
+    (a plain value: code and tests may set it) and the widget, keyed ``"<key>.<lang>"``, only shows it: a new
+    language draws a new widget at that value; an edit is copied back by the widget's callback.
+    """
+    wkey = f"{key}.{current_lang()}"
+    value = st.session_state.get(key, default)
+    if value not in options:
+        value = default
+    st.session_state[key] = value
+    if st.session_state.get(wkey, value) != value:  # set by code since the widget was last drawn
+        st.session_state[wkey] = value
+
+    def picked() -> None:
+        st.session_state[key] = st.session_state[wkey]
+        if on_pick:
+            on_pick()
+
+    widget(label, options, index=options.index(value), key=wkey, format_func=format_func, on_change=picked, **kwargs)
+    return st.session_state[key]
+
+
+def reset(defaults: dict[str, Any], keep: tuple[str, ...] = ()) -> None:
+    """Callback of the "reset to defaults" button: every control back to ``defaults``, fixed fields dropped."""
+    for key, value in defaults.items():
+        if key not in keep:
+            st.session_state[key] = value
+    st.session_state.pop(FIXED_KEY, None)
+    st.session_state.pop(MESSAGES_KEY, None)

@@ -1,0 +1,29 @@
+"""Sidebar state: reset, link values that could not be used, long text, fixed config fields."""
+
+EN = {
+    "state.reset": "↺ Reset to defaults",
+    "state.reset.help": "Every model setting, the seed and the input back to the app's defaults.",
+    "state.dismiss": "OK",
+    "state.link.bad": "The link's **{name}** (`{param}`) = “{value}” was ignored: {why} Using {default}.",
+    "state.link.choice": "it must be one of {options}.",
+    "state.link.int": "it must be a whole number from {lo} to {hi}.",
+    "state.link.bool": "it must be true or false.",
+    "state.link.repeated": "it appears more than once.",
+    "state.text_cut": "The text had {n} characters; only the first {limit} are kept.",
+    "cfg.fixed": "Without a slider (set by a preset or an upload): norm_eps {eps} · rope_theta {theta} · bias {bias} · attention_bias {qkv} · max_position_embeddings {positions}",
+    "cfg.fixed.follows_bias": "as bias",
+}
+
+ZH = {
+    "state.reset": "↺ 恢复默认设置",
+    "state.reset.help": "把所有模型设置、随机种子和输入恢复为应用的默认值。",
+    "state.dismiss": "知道了",
+    "state.link.bad": "链接中的 **{name}**（`{param}`）=“{value}”无效，已忽略：{why}现使用 {default}。",
+    "state.link.choice": "它必须是以下之一：{options}。",
+    "state.link.int": "它必须是 {lo} 到 {hi} 之间的整数。",
+    "state.link.bool": "它必须是 true 或 false。",
+    "state.link.repeated": "它出现了不止一次。",
+    "state.text_cut": "文本有 {n} 个字符，只保留前 {limit} 个。",
+    "cfg.fixed": "没有滑块的字段（由预设或上传的配置决定）：norm_eps {eps} · rope_theta {theta} · bias {bias} · attention_bias {qkv} · max_position_embeddings {positions}",
+    "cfg.fixed.follows_bias": "同 bias",
+}
