@@ -28,7 +28,17 @@ PAGES = [
 
 warm_up(path for path, *_ in PAGES)  # compile every page once, before sessions can race (ui/startup.py)
 
-nav = st.navigation(
-    [st.Page(path, title=t(key), url_path=url, icon=icon, default=(i == 0)) for i, (path, key, url, icon) in enumerate(PAGES)]
-)
+pages = [st.Page(path, title=t(key), url_path=url, icon=icon) for path, key, url, icon in PAGES]
+
+
+def _root() -> None:
+    """The app's root URL opens the first page at its own path (with the link's parameters).
+
+    Streamlit serves its default page only at "/", so "/overview" would show "Page not found" if the Overview
+    were the default page; a hidden default page that switches to it gives every page a working path.
+    """
+    st.switch_page(pages[0], query_params=st.query_params.to_dict())
+
+
+nav = st.navigation([st.Page(_root, title=t(PAGES[0][1]), url_path="home", default=True, visibility="hidden"), *pages])
 nav.run()

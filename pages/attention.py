@@ -15,6 +15,7 @@ from ui.figures.common import HEATMAP_MAX_TOKENS
 from ui.i18n import current_lang, t
 from ui.sidebar import explorer, trace
 from ui.widgets import chart, explain
+from ui.escape import md
 
 GRID_MAX_CELLS = 144  # layers x heads small heatmaps drawn at most (GPT-2 small: 12 x 12)
 GRID_MAX_TOKENS = 32  # tokens per small heatmap in the overview grid
@@ -62,7 +63,7 @@ fig = attention_heatmap(df, labels[:n_draw], stage, t("attn.heatmap_title", stag
 chart(fig, df.reset_index(names=t("attn.y")), "attn.heatmap")
 st.caption(t("attn.caption_masked") if stage in ("masked", "softmax") else t("attn.caption_unmasked"))
 if stage == "softmax" and T > 1:
-    st.caption(t("attn.row0", tok=ctx.tokens[0]))
+    st.caption(t("attn.row0", tok=md(ctx.tokens[0])))
 
 # ---- all heads of this layer ----
 st.subheader(t("attn.heads_title", layer=layer))

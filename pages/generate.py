@@ -20,6 +20,7 @@ from ui.i18n import t
 from ui.sidebar import explorer, presenter_mode
 from ui.stepper import Sampling, current_run, history_frame
 from ui.widgets import chart, explain
+from ui.escape import md, plotly
 
 MAX_STEPS = 64
 CONTEXT_LENGTHS = [128, 512, 1024, 2048, 4096, 8192, 32768, 131072]
@@ -86,13 +87,13 @@ prompt_text = ctx.tokenizer.decode(prompt) if ctx.tokenizer is not None else " "
 marks = "".join(f'<mark style="background:#fde68a">{html.escape(piece(i))}</mark>' for i in run.ids[run.prefill_len:])
 st.markdown(f'<div style="font-size:1.15rem;line-height:1.8;white-space:pre-wrap">{html.escape(prompt_text)}{marks}</div>',
             unsafe_allow_html=True)
-labels = [f"{p} {visible_token(s)}" for p, s in enumerate(ctx.token_strings(run.ids))]
+labels = [plotly(f"{p} {visible_token(s)}") for p, s in enumerate(ctx.token_strings(run.ids))]
 
 # ---- the latest step: token, badges, the one new attention row ----
 if n:
     last = run.steps[-1]
     check = last["check"]
-    st.subheader(t("gen.step_title", n=n, pos=last["position"], tok=visible_token(ctx.token_strings([last["token_id"]])[0])))
+    st.subheader(t("gen.step_title", n=n, pos=last["position"], tok=md(visible_token(ctx.token_strings([last["token_id"]])[0]))))
     st.markdown(t("gen.sampled", p=f"{last['probability']:.2%}", raw=f"{last['raw_probability']:.2%}")
                 if do_sample else t("gen.greedy_pick", p=f"{last['raw_probability']:.2%}"))
     badges = st.container(horizontal=True)
@@ -113,7 +114,7 @@ if n:
     chart(fig, one, "gen.query_row")
     top = one.loc[one["weight"].idxmax()]
     st.caption(t("gen.row_caption", s=S, pos=last["position"], j=int(top["key_position"]),
-                 tok=visible_token(str(top["key_token"])), w=f"{top['weight']:.3f}", total=f"{one['weight'].sum():.4f}",
+                 tok=md(visible_token(str(top["key_token"]))), w=f"{top['weight']:.3f}", total=f"{one['weight'].sum():.4f}",
                  full=S * (S + 1) // 2))
 else:
     st.caption(t("gen.press", n=run.prefill_len))  # a caption, not a box: the first chart stays on a projector screen

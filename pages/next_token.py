@@ -14,6 +14,7 @@ from ui.figures.next_token import topk_bar, visible_token
 from ui.i18n import t
 from ui.sidebar import explorer, trace
 from ui.widgets import chart, explain
+from ui.escape import md
 
 K_MAX = 20
 NEW_TOKENS_MAX = 32
@@ -77,7 +78,7 @@ temperature = float(c3.slider(t("next.temperature"), 0.1, 3.0, step=0.1, key="ne
                               help=t("next.temperature_explain"), **PAGE))
 
 # ---- the distribution ----
-st.subheader(t("next.dist_title", pos=pos, tok=ctx.tokens[pos]))
+st.subheader(t("next.dist_title", pos=pos, tok=md(ctx.tokens[pos])))
 logits = out.logits[0, pos]  # (V,)
 df = analysis.next_token_table(logits, lambda i: token_texts(ctx, i), k=k, temperature=temperature)
 fig = topk_bar(df, t("next.chart_title", k=len(df), pos=pos, temp=f"{temperature:.1f}"), t("next.x"), t("next.y"))
@@ -88,7 +89,7 @@ st.caption(t("next.mass", k=len(df), mass=f"{mass:.1%}", v=V, uniform=f"{1 / V:.
 if pos < T - 1:
     target = ids[pos + 1]
     p, rank = analysis.token_probability(logits, target, temperature)
-    st.caption(t("next.actual", tok=visible_token(ctx.tokens[pos + 1]), p=f"{p:.3%}", rank=rank, v=V))
+    st.caption(t("next.actual", tok=md(visible_token(ctx.tokens[pos + 1])), p=f"{p:.3%}", rank=rank, v=V))
 
 # ---- a short continuation ----
 st.subheader(t("next.gen_title"))

@@ -14,6 +14,7 @@ failure shows the real message.
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import re
@@ -338,14 +339,32 @@ BAD_UPLOADS = [
     (b'{"rope_theta": Infinity}', "rope_theta must be a finite number, got Infinity"),
     (b'{"tie_word_embeddings": "false"}', 'tie_word_embeddings must be true or false, got "false"'),
     (b"{" + b" " * (70 * 1024) + b"}", "a config is at most 65,536 bytes"),
+    (b"[" * 30_000 + b"]" * 30_000, "nests more than 8 levels deep"),  # json.loads would hit RecursionError
+    (b'{"a":' * 10_000 + b"1" + b"}" * 10_000, "nests more than 8 levels deep"),
+    (b'{"max_position_embeddings": 1e12}', "max_position_embeddings must be a whole number, got 1000000000000.0"),
+    (b'{"max_position_embeddings": 4000000}', "max_position_embeddings = 4,000,000 is more than this app allows (32,768)"),
+    (b'{"vocab_size": ' + b"9" * 5000 + b"}", "a number with thousands of digits"),
+    (b'{"hidden_size": true}', "hidden_size must be a whole number, got true"),
+    (b'{"hidden_act": ["gelu"]}', 'hidden_act must be a string, got ["gelu"]'),
+    (b'{"attention_bias": 1}', "attention_bias must be true, false or null, got 1"),
+    (b'{"config": {}, "seed": -1}', "seed must be a whole number from 0 to 2,147,483,647, got -1"),
+    (b'{"config": {}, "input": {"text": 5}}', "input.text must be a string"),
+    (b'{"config": {}, "extra": 1}', "unknown fields: extra"),
 ]
 
 
-@pytest.mark.parametrize("data, message", BAD_UPLOADS)
+@pytest.mark.parametrize("data, message", BAD_UPLOADS, ids=[f"bad{i}" for i in range(len(BAD_UPLOADS))])
 def test_parse_config_upload_refuses(data, message):
     with pytest.raises(ValueError) as err:
         parse_config_upload(data)
     assert message in str(err.value)
+    assert "set_int_max_str_digits" not in str(err.value) and "Traceback" not in str(err.value)
+
+
+def test_position_cap_message_says_what_it_would_cost():
+    with pytest.raises(ValueError) as err:
+        parse_config_upload(b'{"max_position_embeddings": 4000000, "hidden_size": 768}')
+    assert "4,000,000 × 768 floats would take 11.4 GiB" in str(err.value)  # 4e6 * 768 * 4 B / 2**30
 
 
 def test_ui_malformed_upload_shows_error_and_keeps_sliders():
@@ -473,3 +492,75 @@ def test_ui_checkpoint_outside_models_dir_is_never_read(models_dir, monkeypatch)
     # the loader itself refuses names that are not listed, even if called directly
     with pytest.raises(CheckpointError, match="no checkpoint named '../../etc'"):
         sidebar.load_checkpoint("../../etc")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Hostile tokens: every token string is escaped for where it is shown (markdown, Plotly)
+# ---------------------------------------------------------------------------------------------------
+
+HOSTILE = ["`x`", "[link](http://example.com/a)", "![img](http://127.0.0.2/i.png)", "<b>bold</b>", "**strong**",
+           "$x^2$", "<img/src=x/onerror=alert(1)>", "a&amp;b", "_u_", "#h"]
+
+
+def _hostile_tokenizer(folder, extra: int = 0):
+    """A word-level tokenizer whose tokens are markup; ``extra`` more tokens than the model has embeddings."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    tokens = ["[UNK]", *HOSTILE] + [f"pad{i}" for i in range(TINY.vocab_size - 1 - len(HOSTILE) + extra)]
+    tok = Tokenizer(models.WordLevel({t: i for i, t in enumerate(tokens)}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok.save(str(folder / "tokenizer.json"))
+
+
+def _hostile_app(models_dir, page: str, extra: int = 0) -> AppTest:
+    root, _ = models_dir
+    _hostile_tokenizer(root / "a_good", extra)
+    sidebar.load_checkpoint.clear()
+    at = _app(page)
+    return _set(at, **{"model.source": "checkpoint", "model.checkpoint": "a_good",
+                       "input.text": " ".join(HOSTILE + [f"pad{TINY.vocab_size - 2 - len(HOSTILE) + extra}"] if extra else HOSTILE)})
+
+
+def test_markdown_and_plotly_escaping_helpers():
+    from ui.escape import md, md_code, plotly
+
+    assert md("[a](http://x)") == r"\[a\]\(http\:\/\/x\)"
+    assert md_code("`x`") == "`` `x` ``" and md_code("a``b") == "```a``b```"
+    assert plotly("<b>x</b> & y") == "&lt;b&gt;x&lt;/b&gt; &amp; y"
+
+
+@pytest.mark.parametrize("page", ["next_token", "attention"])
+def test_hostile_tokens_are_shown_literally(models_dir, page):
+    from ui.escape import md, md_code, plotly
+
+    at = _hostile_app(models_dir, page)
+    _ok(at)
+    caption = next(c.value for c in at.sidebar.caption if "tokens:" in c.value)
+    for tok in HOSTILE:
+        assert md_code(tok) in caption, tok  # in a code span that the token cannot close
+    if page == "next_token":
+        assert md(HOSTILE[-1]) in at.subheader[0].value  # the subheader names the last token, escaped
+    figures = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    texts = json.dumps(figures, ensure_ascii=False)
+    assert "<b>bold</b>" not in texts and "<img" not in texts
+    if page == "attention":  # the heatmaps' tick text names every input token
+        assert plotly("<b>bold</b>") in texts
+
+
+def test_tokenizer_larger_than_the_model_vocabulary_is_said(models_dir):
+    at = _hostile_app(models_dir, "next_token", extra=3)
+    _ok(at)
+    warnings = " ".join(w.value for w in at.sidebar.warning)
+    assert f"has {TINY.vocab_size + 3} tokens but the model has only {TINY.vocab_size} embeddings" in warnings
+    errors = " ".join(e.value for e in at.error)
+    assert "outside the model's vocabulary" in errors and "pad" in errors
+
+
+@pytest.mark.parametrize("text", ["😀" * 10_001, "床" * 25_000])
+def test_long_text_is_cut_at_20000_utf16_units_with_a_message(text):
+    at = _app(**{"input.text": text})
+    _ok(at)
+    kept = at.session_state["input.text"]
+    assert len(kept.encode("utf-16-le")) // 2 == 20_000 and text.startswith(kept)
+    warnings = " ".join(w.value for w in at.sidebar.warning)
+    assert f"had {len(text.encode('utf-16-le')) // 2:,} characters" in warnings

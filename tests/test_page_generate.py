@@ -147,7 +147,7 @@ def test_variants_match_full_forwards(state):
 
 
 def test_position_limit_disables_the_button():
-    at = open_page("generate", **{"input.mode": "random", "input.random_len": 6, "cfg.max_position_embeddings": 8})
+    at = open_page("generate", **{"input.mode": "random", "input.random_len": 6, "cfg.fixed": {"max_position_embeddings": 8}})
     press(at, 2)
     assert at.button(key="gen.next").disabled
     assert "positions stop at max_position_embeddings = 8" in texts(at)

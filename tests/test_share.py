@@ -13,8 +13,8 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from engine import PRESETS, CausalLM
-from ui.sidebar import config_to_widgets, parse_config_upload
+from engine import PRESETS, CausalLM, ModelConfig
+from ui.sidebar import DEFAULTS, config_to_widgets, parse_config_upload
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ["overview", "norms", "prepost", "attention", "loss", "next_token", "generate", "train"]
@@ -100,3 +100,95 @@ def test_config_json_round_trip_and_rejections():
     for bad in (b"{", b"[1]", b'{"hidden_size": 30, "num_attention_heads": 4}', b'{"nope": 1}', b"x" * 100_000):
         with pytest.raises(ValueError):
             parse_config_upload(bad)
+
+
+# ---- presets and uploads build exactly the config they name (issue 11 item 3) ----------------------------
+PROBE = """import streamlit as st
+from ui.sidebar import explorer, export_json
+ctx = explorer()
+st.code(ctx.config.to_json(), language="json")
+st.code(export_json(ctx.config), language="json")
+"""
+
+
+def _probe() -> AppTest:
+    """A one-script app that renders the sidebar and prints the config it built and the download's JSON."""
+    at = AppTest.from_string(PROBE, default_timeout=120)
+    at.session_state["ui.lang"] = "en"
+    return at.run()
+
+
+def _built(at: AppTest) -> ModelConfig:
+    assert not at.exception, [e.message for e in at.exception]
+    return ModelConfig.from_dict(json.loads(at.code[0].value))
+
+
+def _resolved(c: ModelConfig) -> ModelConfig:
+    return c.replace(num_key_value_heads=c.kv_heads)  # None means "as many as query heads"
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_preset_builds_exactly_its_config_and_keeps_unslidden_fields(name):
+    at = _probe()
+    at.sidebar.selectbox(key="cfg.preset.en").set_value(name).run()
+    preset = PRESETS[name]
+    assert _resolved(_built(at)) == _resolved(preset)  # norm_eps, rope_theta, bias... included
+    shown = " ".join(c.value for c in at.sidebar.caption)
+    assert f"norm_eps {preset.norm_eps:g}" in shown and f"max_position_embeddings {preset.max_position_embeddings:,}" in shown
+    at.sidebar.slider(key="cfg.num_hidden_layers").set_value(5).run()  # a slider moves: the rest stays
+    assert _resolved(_built(at)) == _resolved(preset.replace(num_hidden_layers=5))
+
+
+EVERY_FIELD = ModelConfig(  # every field differs from ModelConfig's defaults and from the app's
+    vocab_size=1000, hidden_size=32, num_hidden_layers=3, num_attention_heads=8, num_key_value_heads=2,
+    intermediate_size=128, hidden_act="gelu_new", mlp_gated=True, norm_type="rmsnorm", norm_position="post",
+    position_embedding="rope", max_position_embeddings=1024, rope_theta=500000.0, norm_eps=1e-6, bias=False,
+    attention_bias=True, tie_word_embeddings=False, initializer_range=0.05,
+)
+
+
+def test_every_field_differs_from_the_defaults():
+    for name, value in EVERY_FIELD.to_dict().items():
+        assert value != getattr(ModelConfig(), name), name
+
+
+@pytest.mark.parametrize("wrapped", [True, False])
+def test_upload_builds_exactly_its_config_and_restores_seed_and_text(wrapped):
+    payload = {"config": EVERY_FIELD.to_dict(), "seed": 42, "input": {"mode": "text", "text": "白日依山尽，黄河入海流。"}}
+    data = json.dumps(payload if wrapped else EVERY_FIELD.to_dict(), ensure_ascii=False).encode()
+    at = _probe()
+    at.sidebar.file_uploader(key="cfg.upload").set_value(("config.json", data, "application/json"))
+    at.run()
+    assert _built(at) == EVERY_FIELD
+    if wrapped:
+        assert int(at.session_state["cfg.seed"]) == 42
+        assert at.session_state["input.text"] == "白日依山尽，黄河入海流。"
+        exported = json.loads(at.code[1].value)  # the download carries them back out
+        assert exported["seed"] == 42 and exported["input"]["text"] == "白日依山尽，黄河入海流。"
+        assert ModelConfig.from_dict(exported["config"]) == EVERY_FIELD
+    at.sidebar.select_slider(key="cfg.intermediate_size").set_value(256).run()
+    assert _built(at) == EVERY_FIELD.replace(intermediate_size=256)
+
+
+def test_download_then_upload_round_trips_seed_and_text():
+    at = _probe()
+    at.session_state["cfg.seed"] = 9
+    at.session_state["input.text"] = "In the beginning"
+    at.run()
+    data = at.code[1].value.encode()
+    other = _probe()
+    other.sidebar.file_uploader(key="cfg.upload").set_value(("config.json", data, "application/json"))
+    other.run()
+    assert int(other.session_state["cfg.seed"]) == 9 and other.session_state["input.text"] == "In the beginning"
+    assert _built(other) == _built(at)
+
+
+def test_reset_to_defaults_restores_every_control():
+    at = _probe()
+    at.sidebar.selectbox(key="cfg.preset.en").set_value("llama_small").run()
+    at.button(key="state.reset").click().run()
+    assert not at.exception
+    for key, value in DEFAULTS.items():
+        assert at.session_state[key] == value, key
+    assert at.session_state["cfg.preset"] == ""
+    assert _built(at).norm_eps == 1e-5  # the preset's fixed fields are gone too

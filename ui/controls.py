@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.i18n import t
+from ui.state import control
 
 PAGE = dict(persist_state="session")
 SHARED = dict(persist_state="session", bind="query-params")
@@ -18,8 +19,8 @@ SHARED = dict(persist_state="session", bind="query-params")
 def init_state(key: str, default) -> None:
     """Give ``key`` a starting value unless session state or a bound URL parameter already has one.
 
-    Used instead of a widget's ``value=`` argument so that later clamping through ``st.session_state`` never
-    conflicts with a default passed to the widget.
+    For page widgets that are not bound to the URL. A bound widget must get its default as its own
+    (``value=``, see ui/state.py): a URL holds only values that differ from the widget's own default.
     """
     if key not in st.session_state and key not in st.query_params:
         st.session_state[key] = default
@@ -51,10 +52,9 @@ def index_slider(label: str, lo: int, hi: int, key: str, default: int | None = N
         The selected integer. When ``lo == hi`` no slider is drawn (a caption shows the only value).
     """
     box = container or st
-    init_state(key, lo if default is None else default)
     clamp_state(key, lo, hi, label, box)
     if hi <= lo:
         box.caption(t("ctl.only_one", label=label, value=lo))
         return lo
-    opts = SHARED if bind else PAGE
-    return int(box.slider(label, lo, hi, step=1, key=key, help=help, **opts))
+    start = min(max(lo if default is None else default, lo), hi)  # the slider's own default (ui/state.py)
+    return int(control(box.slider, label, key, start, kind="int", lo=lo, hi=hi, bind=bind, help=help))

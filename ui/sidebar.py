@@ -555,6 +555,12 @@ def input_widgets(config: ModelConfig, notes: list[str], tokenizer: TextTokenize
     if not ids:
         st.info(t("input.empty"))
         st.stop()
+    outside = sorted({i for i in ids if i >= config.vocab_size})
+    if outside:  # a checkpoint whose tokenizer is larger than its model's vocabulary
+        pieces = tok.token_strings(outside[:8])
+        st.error(t("input.outside_vocab", n=len(outside), v=f"{config.vocab_size:,}",
+                   tokens=", ".join(f"{md_code(p)} (id {i:,})" for p, i in zip(pieces, outside))))
+        st.stop()
     if len(ids) > limit:
         notes.append(t("input.truncated", n=len(ids), limit=limit))
         ids = ids[:limit]
@@ -653,6 +659,9 @@ def _checkpoint_model(notes: list[str]) -> tuple[CausalLM, TextTokenizer | None,
     except (CheckpointError, OSError, ValueError) as err:
         st.error(t("model.load_failed", name=name, error=str(err)))
         st.stop()
+    if tok is not None and tok.vocab_size > model.config.vocab_size:  # ids past V would index outside the embedding
+        st.sidebar.warning(t("model.tok_larger", tok=f"{tok.vocab_size:,}", v=f"{model.config.vocab_size:,}",
+                             last=f"{model.config.vocab_size - 1:,}"))
     return model, tok, f"checkpoint:{name}"
 
 

@@ -7,6 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ui.figures.common import base_layout, f32
+from ui.escape import plotly
 from ui.i18n import t
 
 
@@ -32,7 +33,7 @@ def topk_bar(df: pd.DataFrame, title: str, x_title: str, y_title: str) -> go.Fig
         rank, so two ids with the same display text never merge); x = probability × 100.
     """
     k = len(df)
-    ticks = [f"{r}. {visible_token(tok)}" for r, tok in zip(df["rank"], df["token"])]
+    ticks = [plotly(f"{r}. {visible_token(tok)}") for r, tok in zip(df["rank"], df["token"])]
     pct = f32(df["probability"] * 100.0)
     fig = go.Figure(go.Bar(
         x=pct, y=list(range(k)), orientation="h", text=[_num(p, ".3g") + ("%" if np.isfinite(p) else "") for p in pct], textposition="outside",
