@@ -1,7 +1,7 @@
 """Transformer Block Explorer: entry point (``streamlit run app.py``).
 
 Sets the page config and the navigation; each page renders the shared sidebar itself through
-``ui.sidebar.explorer()`` so its widgets behave the same on every page (see shared/GUIDE.md, AppTest note).
+``ui.sidebar.explorer()`` so its widgets behave the same on every page (AppTest renders one page at a time).
 """
 
 import streamlit as st

@@ -180,7 +180,8 @@ class ModelConfig:
 
 
 # ---- presets -------------------------------------------------------------------------------------
-# Each preset reproduces one source tutorial's setup (see shared/seeds/README.md) or a familiar model shape.
+# Each preset reproduces the setup of one of the tutorials this project grew from (MiniMind's block demo, a NumPy
+# GPT decoder, a GPT-2 block walkthrough) or a familiar model shape.
 PRESETS: dict[str, ModelConfig] = {
     # 000: MiniMind block demo: VOCAB, HIDDEN, N_LAYERS, N_HEADS, INTER = 30, 16, 3, 4, 32; RMSNorm, SwiGLU, tied.
     "minimind_demo": ModelConfig(
@@ -223,9 +224,9 @@ PRESET_INPUT_LABELS: dict[str, tuple[str, ...]] = {
 }
 
 PRESET_SOURCES: dict[str, str] = {
-    "minimind_demo": "MiniMind tutorial, ch. 5: Transformer Block and full forward (shared/seeds/000)",
-    "gpt2_walkthrough": "GPT-2 from scratch: the Pre-LN block, 猫吃鱼 with d_model=4 (shared/seeds/004)",
-    "numpy_decoder": "A GPT decoder in NumPy: Post-LN, ReLU FFN, learned positions (shared/seeds/001)",
+    "minimind_demo": "MiniMind tutorial, ch. 5: Transformer Block and full forward",
+    "gpt2_walkthrough": "GPT-2 from scratch: the Pre-LN block, 猫吃鱼 with d_model=4",
+    "numpy_decoder": "A GPT decoder in NumPy: Post-LN, ReLU FFN, learned positions",
     "gpt2_small": "GPT-2 small (Radford et al. 2019), 124M parameters",
     "llama_small": "Llama-family layout (Touvron et al. 2023), scaled down",
 }

@@ -27,7 +27,7 @@ def open_page(page: str, **state) -> AppTest:
     """Run ``app.py``, switch to ``pages/<page>.py`` and rerun it with DEFAULTS updated by ``state``.
 
     Keys use dots, so pass them through a dict: ``open_page("loss", **{"loss.prompt_len": 3})``. Session
-    state is set after the switch (AppTest drops values set before ``switch_page``, see shared/GUIDE.md).
+    state is set after the switch (AppTest drops values set before ``switch_page``: a Streamlit 1.67 limitation).
     """
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run()

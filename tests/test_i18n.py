@@ -39,3 +39,14 @@ def test_every_literal_key_used_in_code_exists():
 def test_t_fills_placeholders_in_both_languages():
     assert t("input.truncated", lang="en", n=300, limit=256).startswith("The text has 300 tokens")
     assert "300" in t("input.truncated", lang="zh", n=300, limit=256)
+
+
+def test_every_preset_names_its_source_in_both_languages_without_paths():
+    """The preset caption names the tutorial by its title, never a folder outside the project."""
+    from engine import PRESETS
+    from ui.i18n import catalogs
+
+    for lang, cat in catalogs().items():
+        for name in PRESETS:
+            text = cat[f"preset_source.{name}"]
+            assert text and "/" not in text and "seeds" not in text, (lang, name, text)

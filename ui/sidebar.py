@@ -459,7 +459,7 @@ def config_widgets(notes: list[str]) -> ModelConfig:
     translated_choice(sb.selectbox, t("cfg.preset.label"), "cfg.preset", "", presets,
                       labeler("preset.", none_key="cfg.preset.none"), on_pick=_apply_preset, help=t("cfg.preset.help"))
     if st.session_state.get("cfg.preset") in PRESET_SOURCES:
-        sb.caption(t("cfg.preset.source", source=PRESET_SOURCES[st.session_state["cfg.preset"]]))
+        sb.caption(t("cfg.preset.source", source=t(f"preset_source.{st.session_state['cfg.preset']}")))
 
     def choice(widget, key, options, default=None, **kw):
         return control(widget, t(f"{key}.label"), key, DEFAULTS[key] if default is None else default,

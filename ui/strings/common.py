@@ -76,6 +76,11 @@ EN = {
     "ui.presenter": "Presenter mode",
     "ui.presenter.help": "Larger fonts on the page and in the charts; the model sliders fold away.",
     "cfg.preset.source": "From: {source}",
+    "preset_source.minimind_demo": "the MiniMind tutorial, chapter 5: the Transformer block and a full forward pass",
+    "preset_source.gpt2_walkthrough": "“GPT-2 from scratch”: the Pre-LN block, 猫吃鱼 with d_model = 4",
+    "preset_source.numpy_decoder": "“A GPT decoder in NumPy”: Post-LN, ReLU FFN, learned positions",
+    "preset_source.gpt2_small": "GPT-2 small (Radford et al. 2019), 124M parameters",
+    "preset_source.llama_small": "the Llama layout (Touvron et al. 2023), scaled down",
 }
 
 ZH = {
@@ -152,4 +157,9 @@ ZH = {
     "ui.presenter": "演示模式",
     "ui.presenter.help": "页面和图表字体放大；模型滑块收起。",
     "cfg.preset.source": "出处：{source}",
+    "preset_source.minimind_demo": "MiniMind 教程第 5 章：Transformer Block 与完整前向传播",
+    "preset_source.gpt2_walkthrough": "《从零实现 GPT-2》：Pre-LN Block，猫吃鱼，d_model = 4",
+    "preset_source.numpy_decoder": "《用 NumPy 写 GPT 解码器》：Post-LN、ReLU 前馈层、可学习位置编码",
+    "preset_source.gpt2_small": "GPT-2 small（Radford 等，2019），1.24 亿参数",
+    "preset_source.llama_small": "Llama 结构（Touvron 等，2023），按比例缩小",
 }
