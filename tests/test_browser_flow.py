@@ -4,18 +4,15 @@
   selects, toggles, the seed and the text, in English and in Chinese, with the defaults, after changing values,
   and after opening a share link.
 * The language switch relabels the whole sidebar in the same rerun (the Model radio keeps its selection).
-* A share link made by the "Copy link" button reopens exactly the same sidebar in a new browser context, for
-  every bound control at its minimum, its maximum and a middle value (values equal to a widget's minimum were
-  dropped from links before).
-* A link with invalid values names each ignored parameter once in the sidebar; ``/overview`` opens the Overview
-  without a "Page not found" dialog.
+* A share link made by the "Copy link" button in random-id mode reopens the same sidebar in a new context.
+* ``/overview`` and the other page paths open without a "Page not found" dialog.
 
 Server and browser fixtures come from ``test_browser.py``.
 """
 
 from __future__ import annotations
 
-from urllib.parse import urlencode, urlparse
+from urllib.parse import urlencode
 
 import pytest
 
@@ -197,85 +194,9 @@ def copy_link(page) -> str:
     return copied
 
 
-def select_option(page, label: str, option: str) -> None:
-    box = page.locator(f'{SIDEBAR} [data-testid="stSelectbox"]').filter(has_text=label)
-    box.locator('input[role="combobox"]').click()
-    page.locator('[role="option"]', has_text=option).first.click()
-    settle(page)
-
-
 def click_radio(page, option: str) -> None:
     page.locator(f'{SIDEBAR} [data-testid="stRadio"] label', has_text=option).first.click()
     settle(page)
-
-
-def set_toggle(page, label: str, on: bool) -> None:
-    box = page.locator(f'{SIDEBAR} [data-testid="stCheckbox"]', has_text=label)
-    if box.locator("input").is_checked() != on:
-        box.locator("label").click()
-        settle(page)
-
-
-def set_number(page, label: str, value: int) -> None:
-    box = page.locator(f'{SIDEBAR} [data-testid="stNumberInput"]').filter(has_text=label)
-    box.locator("input").fill(str(value))
-    box.locator("input").press("Enter")
-    settle(page)
-
-
-def set_text(page, text: str) -> None:
-    area = page.locator(f'{SIDEBAR} [data-testid="stTextArea"] textarea')
-    area.fill(text)
-    area.press("Control+Enter")
-    settle(page)
-
-
-# (position, ffn, norm, placement, tied, seed, text) per extreme; sliders go Home / End / a few steps in
-EXTREMES = {
-    "min": dict(keys=("Home", 0), position="learned 可学习", ffn="ReLU", norm="LayerNorm", placement="Pre-Norm",
-                tied=False, seed=0, text="a"),
-    "max": dict(keys=("End", 0), position="none 无", ffn="SwiGLU", norm="RMSNorm", placement="Post-Norm",
-                tied=True, seed=2**31 - 1, text="床前明月光，疑是地上霜。"),
-    "middle": dict(keys=("Home", 2), position="RoPE", ffn="GELU-tanh (GPT-2)", norm="RMSNorm", placement="Post-Norm",
-                   tied=False, seed=12345, text="In the beginning"),
-}
-SLIDERS = ["Vocabulary size V", "Hidden size H", "Layers L", "Attention heads", "KV heads (GQA)", "FFN size", "Init std"]
-
-
-@pytest.mark.parametrize("extreme", list(EXTREMES))
-def test_share_link_reopens_the_same_sidebar(server, browser, extreme):  # noqa: F811
-    """Set every bound control by hand to its minimum / maximum / a middle value, copy the link, open it in a
-    new browser context: the sidebar is the same."""
-    spec = EXTREMES[extreme]
-    ctx = fresh(browser, "en")
-    try:
-        page = open_app(ctx, server + "/norms?ui.lang=English")
-        select_option(page, "Positions", spec["position"])
-        select_option(page, "FFN activation", spec["ffn"])
-        click_radio(page, spec["norm"])
-        click_radio(page, spec["placement"])
-        set_toggle(page, "Tie LM head to embedding", spec["tied"])
-        key, steps = spec["keys"]
-        for label in SLIDERS:
-            press(page, label, key)
-            if steps:
-                press(page, label, "ArrowRight", steps)
-        set_number(page, "Init seed", spec["seed"])
-        set_text(page, spec["text"])
-        assert_clean(page)
-        before = snapshot(page)
-        link = copy_link(page)
-    finally:
-        ctx.close()
-    ctx = fresh(browser, "en")
-    try:
-        page = open_app(ctx, link)
-        after = snapshot(page)
-        assert after == before, "\n".join(f"  {b} -> {a}" for b, a in zip(before, after) if a != b)
-        # and a second round trip through the new context's own link gives the same URL
-        assert urlparse(copy_link(page)).query == urlparse(link).query
-    finally:
-        ctx.close()
 
 
 def test_random_input_round_trips(server, browser):  # noqa: F811
@@ -293,29 +214,6 @@ def test_random_input_round_trips(server, browser):  # noqa: F811
     try:
         page = open_app(ctx, link)
         assert snapshot(page) == before
-    finally:
-        ctx.close()
-
-
-BAD_VALUES = ["-1", "3.5", "nan", "中文", "x" * 100_000, "inf", "-inf", "+inf", "Infinity", "1e400"]
-
-
-@pytest.mark.parametrize("param", ["cfg.num_hidden_layers", "cfg.seed", "cfg.vocab_size"])
-def test_invalid_link_values_are_named_once(server, browser, param):  # noqa: F811
-    ctx = fresh(browser, "en")
-    try:
-        for bad in BAD_VALUES + (["9" * 400] if param == "cfg.seed" else []):
-            page = open_app(ctx, server + "/overview?" + urlencode({"ui.lang": "English", param: bad}))
-            assert_clean(page)
-            warnings = page.locator(f'{SIDEBAR} [data-testid="stAlertContentWarning"]')
-            text = " ".join(warnings.all_inner_texts())
-            assert text.count(f"({param})") == 1, (bad[:20], text[:300])
-            values = {label: value for _, label, value in snapshot(page)}
-            default = {"cfg.num_hidden_layers": ("Layers L", "2"), "cfg.seed": ("Init seed", "0"),
-                       "cfg.vocab_size": ("Vocabulary size V", "4000")}[param]
-            assert values[default[0]] == default[1], (bad[:20], values)
-            assert param not in urlparse(page.url).query  # the bad value left the URL
-            page.close()
     finally:
         ctx.close()
 
