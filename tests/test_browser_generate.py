@@ -48,7 +48,11 @@ def test_click_to_generate_press_next_and_pagedown(server, browser):
         page.get_by_role("button", name=re.compile("Next token")).wait_for(timeout=180_000)
         page.wait_for_timeout(800)
         assert _steps(page) == 0
-        assert "Prompt: 12 tokens prefilled" in page.locator('[data-testid="stMain"]').inner_text()
+        page.get_by_text(re.compile(r"Prompt: \d+ tokens prefilled")).first.wait_for(timeout=180_000)
+        # the prefilled count is the sidebar's own token count of the typed prompt (11 pieces: 明月 is one token)
+        sidebar_n = re.search(r"(\d+) tokens:", page.locator('[data-testid="stSidebar"]').inner_text()).group(1)
+        assert f"Prompt: {sidebar_n} tokens prefilled" in page.locator('[data-testid="stMain"]').inner_text()
+        assert page.locator('[data-testid="stSidebar"] textarea').first.input_value() == PROMPT
         page.get_by_role("button", name=re.compile("Next token")).click()
         _wait_steps(page, 1)
         page.locator("body").press("PageDown")  # the button's keyboard shortcut, as a presentation clicker sends

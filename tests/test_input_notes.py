@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from page_helpers import figures, open_page, rerun
+from ui.escape import md_code
 
 
 def sidebar_text(at) -> str:
@@ -15,7 +16,7 @@ def sidebar_text(at) -> str:
 @pytest.mark.parametrize("lang, random_words", [("en", "random vectors"), ("zh", "随机向量")])
 def test_walkthrough_preset_rows_are_cat_eats_fish(lang, random_words):
     at = open_page("attention", **{"ui.lang": lang})
-    at.selectbox(key="cfg.preset").set_value("gpt2_walkthrough").run()
+    at.selectbox(key=f"cfg.preset.{lang}").set_value("gpt2_walkthrough").run()
     at = rerun(at, **{"ui.lang": lang})
     assert not at.exception, at.exception
     assert at.session_state["input.mode"] == "random" and at.session_state["input.random_len"] == 3
@@ -39,4 +40,5 @@ def test_sidebar_names_the_tokenizer_in_use():
     note = sidebar_text(at)
     assert "byte-level BPE" in note and "trained on the bundled English text" in note
     assert "not GPT-2's" in note and "3 tokens per character" in note
-    assert "`床` · `` · ``" in note  # the pieces: one character, then its two continuation bytes
+    pieces = " · ".join(md_code(p) for p in ["床", "", ""])  # one character, then its two continuation bytes
+    assert pieces in note

@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_browser import ARGS, CHART, CHROMIUM, _assert_clean, _free_port
+from tests.browser_support import ARGS, CHART, CHROMIUM, free_port as _free_port
+from tests.browser_support import assert_clean as _assert_clean
 
 ROOT = Path(__file__).resolve().parents[1]
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
