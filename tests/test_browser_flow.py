@@ -229,3 +229,17 @@ def test_every_page_path_opens_without_page_not_found(server, browser):  # noqa:
             page.close()
     finally:
         ctx.close()
+
+
+def test_presenter_mode_from_a_link_survives_navigation(server, browser):  # noqa: F811
+    """A lecturer's link with presenter mode on: the mode stays on after clicking to another page."""
+    ctx = fresh(browser, "en")
+    try:
+        page = open_app(ctx, server + "/?ui.lang=English&ui.presenter=true")
+        toggle = page.locator(f'{SIDEBAR} [data-testid="stCheckbox"]', has_text="Presenter mode").locator("input")
+        assert toggle.is_checked()
+        before = snapshot(page)
+        click_through_pages(page, before)
+        assert toggle.is_checked()
+    finally:
+        ctx.close()

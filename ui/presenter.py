@@ -13,6 +13,7 @@ import streamlit as st
 
 from ui.figures.common import FONT_FAMILY
 from ui.i18n import t
+from ui.state import control
 
 PRESENTER_KEY = "ui.presenter"
 PRESENTER_SCALE = 1.5  # chart fonts in presenter mode: 13 px -> 20 px
@@ -57,10 +58,10 @@ def presenter_mode() -> bool:
     return bool(st.session_state.get(PRESENTER_KEY, False))
 
 
-def presenter_toggle(**widget) -> None:
+def presenter_toggle() -> None:
     """The presenter-mode toggle in the sidebar and the page CSS (compact always, large in presenter mode).
 
-    ``widget``: the sidebar's keyword arguments for its widgets (state persistence and URL binding).
+    Drawn by :func:`ui.state.control` like every sidebar control, so a value set by a link survives page switches.
     """
-    st.sidebar.toggle(t("ui.presenter"), key=PRESENTER_KEY, help=t("ui.presenter.help"), **widget)
+    control(st.sidebar.toggle, t("ui.presenter"), PRESENTER_KEY, False, kind="bool", help=t("ui.presenter.help"))
     st.html(PAGE_CSS + (PRESENTER_CSS if presenter_mode() else ""))

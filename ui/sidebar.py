@@ -670,7 +670,7 @@ def explorer() -> Explorer:
     _leave_legacy_multipage_mode()
     apply_pending()
     language_picker()
-    presenter_toggle(**BIND)  # the toggle's own default (False) is the app's default
+    presenter_toggle()
     show_messages()
     notes: list[str] = []
     source = source_widgets()
