@@ -16,7 +16,7 @@ Writes ``bench/results/bench_generate.md`` unless ``--no-write``.
 
 from __future__ import annotations
 
-from common import interleaved_medians, machine_line, markdown_table, timing_args, write_result
+from common import interleaved_medians, machine_line, markdown_table, timing_args, report
 
 import torch  # noqa: E402  (common puts the project root on sys.path first)
 
@@ -80,9 +80,7 @@ def main() -> None:
         "- FLOP ratio: `engine.generation.forward_flops` summed over the steps without / with the cache",
         "",
     ])
-    print(text)
-    if not args.no_write:
-        print("wrote", write_result("bench_generate", text))
+    report("bench_generate", text, write=not args.no_write)
 
 
 if __name__ == "__main__":

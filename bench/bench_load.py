@@ -150,7 +150,7 @@ def main() -> None:
     args = ap.parse_args()
     import os
 
-    from bench.common import machine_line, write_result
+    from bench.common import machine_line, report
 
     s = run(args.students, args.views, args.trainers)
     trainers = "; ".join(f"#{t['trainer']}: {'queued, ' if t['queued'] else ''}step {t['step']}"
@@ -164,9 +164,7 @@ def main() -> None:
             f"| {'yes' if s['maxima_refused'] else 'NO'} ({s['maxima_s'] or float('nan'):.1f}) | {trainers} "
             f"| {s['idle_mb']:.0f} | {s['peak_mb']:.0f} | {100 * s['cpu_after_close']:.0f} % of a core |\n\n"
             f"Maxima message: {s['maxima_refused']}\n\nExceptions: {s['exceptions'][:5]}\n")
-    print(text)
-    if not args.no_write:
-        print("wrote", write_result("bench_load", text))
+    report("bench_load", text, write=not args.no_write)
 
 
 if __name__ == "__main__":

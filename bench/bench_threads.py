@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from bench.common import machine_line, markdown_table, write_result  # noqa: E402
+from bench.common import machine_line, markdown_table, report  # noqa: E402
 from engine import CausalLM, ModelConfig  # noqa: E402
 from engine.tokenizer import load_corpus, train_bpe  # noqa: E402
 from engine.train import TrainConfig  # noqa: E402
@@ -101,9 +101,7 @@ def main() -> None:
             f"--counts {' '.join(map(str, args.counts))} --limit {args.limit}`, load average {os.getloadavg()[0]:.0f} "
             f"from other users of the machine at the end; default model, "
             f"{cfg.steps} steps x {cfg.batch_size} x {cfg.seq_len} tokens per run.\n\n{table}\n")
-    print(text)
-    if not args.no_write:
-        print("wrote", write_result("bench_threads", text))
+    report("bench_threads", text, write=not args.no_write)
 
 
 if __name__ == "__main__":

@@ -129,3 +129,10 @@ def write_result(name: str, text: str) -> Path:
     path = RESULTS / f"{name}.md"
     path.write_text(text)
     return path
+
+
+def report(name: str, text: str, write: bool = True) -> None:
+    """Print a result table and, unless ``write`` is False, save it with :func:`write_result`."""
+    print(text)
+    if write:
+        print("wrote", write_result(name, text))
