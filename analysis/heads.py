@@ -10,7 +10,7 @@ particular key, averaged over the queries for which that key is defined.
   tokens followed by the same n tokens again, the weight from query t in the second copy on key t-n+1, the
   token that followed the earlier occurrence of the current token; averaged over t = n .. 2n-1. An induction
   head scores near 1, a head that ignores the repeat scores about 1/(t+1).
-* entropy: of each query's attention row, in nats, averaged over queries (as ``engine.analysis.head_entropy``).
+* entropy: of each query's attention row, in nats, averaged over queries (as ``analysis.attention.head_entropy``).
 
 References: Olsson et al. 2022; Elhage et al. 2021, "A Mathematical Framework for Transformer Circuits"
 (previous-token heads); Xiao et al. 2023, "Efficient Streaming Language Models with Attention Sinks".

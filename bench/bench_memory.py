@@ -152,7 +152,7 @@ def main() -> None:
         print(f"round {r + 1}: {rounds[-1]:.0f} MiB ({time.time() - t0:.0f} s)", flush=True)
 
     from engine import CausalLM
-    from engine.analysis import run_trace
+    from analysis.trace import run_trace
     from tests.page_helpers import state_config
 
     big_state = max((config_state(i) for i in range(2 * n)),

@@ -75,7 +75,7 @@ def main() -> None:
     from transformers.utils import logging as hf_logging
 
     from engine import CausalLM
-    from engine.analysis import run_trace
+    from analysis.trace import run_trace
     from engine.checkpoints_gguf import find_gguf_file
     from engine.tokenizer import TextTokenizer, load_corpus
 

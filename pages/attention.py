@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine import analysis
+import analysis
 from ui.controls import PAGE, index_slider, init_state
 from ui.figures.attention import attention_heatmap, entropy_bar, entropy_heatmap, heads_grid, layers_heads_grid
 from ui.figures.common import HEATMAP_MAX_TOKENS

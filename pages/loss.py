@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine import analysis
+import analysis
 from engine.loss import mask_positions, mask_prompt
 from ui.controls import SHARED, index_slider, init_state
 from ui.figures.loss import contribution_bar
@@ -25,7 +25,7 @@ KEEP_RTOL = 1e-5  # ... which grows with the logits' size (a trained model's rea
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def keep_check(_model, model_key: str, ids: tuple[int, ...], k: int) -> dict:
-    """Cached :func:`engine.analysis.logits_to_keep_check` on ``ids`` (keyed by model_key, ids and k)."""
+    """Cached :func:`analysis.loss.logits_to_keep_check` on ``ids`` (keyed by model_key, ids and k)."""
     import torch
 
     return analysis.logits_to_keep_check(_model, torch.tensor([ids]), k)

@@ -8,7 +8,7 @@ import html
 import streamlit as st
 import torch
 
-from engine import analysis
+import analysis
 from ui.controls import PAGE, index_slider, init_state
 from ui.figures.next_token import topk_bar, visible_token
 from ui.i18n import t
@@ -50,7 +50,7 @@ def decode(ctx, ids: list[int]) -> str:
 @st.cache_data(max_entries=64, show_spinner=False)
 def continuation(_model, model_key: str, ids: tuple[int, ...], n: int, temperature: float, greedy: bool,
                  seed: int) -> list[int]:
-    """Cached :func:`engine.analysis.generate` (keyed by model_key, the prompt ids and the settings)."""
+    """Cached :func:`analysis.next_token.generate` (keyed by model_key, the prompt ids and the settings)."""
     return analysis.generate(_model, torch.tensor([ids]), n, temperature=temperature, greedy=greedy, seed=seed)
 
 

@@ -4,7 +4,7 @@ import math
 
 import streamlit as st
 
-from engine import analysis
+import analysis
 from ui.figures.common import HEATMAP_MAX_TOKENS
 from ui.figures.norms import residual_norm_heatmap, residual_norm_lines, sublayer_norm_bars
 from ui.i18n import t
@@ -15,7 +15,7 @@ ctx = explorer()
 st.title(t("norms.title"))
 explain(t("norms.explain"))
 
-# ---- one cached forward; every number below comes from engine.analysis ----
+# ---- one cached forward; every number below comes from analysis ----
 out = trace(ctx)
 L = ctx.config.num_hidden_layers
 T = ctx.input_ids.shape[1]

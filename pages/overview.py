@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from engine import analysis
+import analysis
 from ui.figures.overview import activation_heatmap, parameter_bar, step_norm_bar
 from ui.i18n import t
 from ui.sidebar import explorer, trace

@@ -12,7 +12,8 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from engine import CausalLM, ModelConfig, analysis
+import analysis
+from engine import CausalLM, ModelConfig
 from ui.budget import heavy_work, refuse_over_budget, verdict
 from ui.figures.prepost import depth_scaling_lines, divergence_lines, gradient_norm_lines, placement_norm_lines
 from ui.i18n import t

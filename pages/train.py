@@ -18,7 +18,8 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from engine import CausalLM, analysis
+import analysis
+from engine import CausalLM
 from engine.tokenizer import load_corpus
 from engine.train import TrainConfig, head_slot_attention, lr_at, measure_poem_structure, poem_slot_pairs
 from ui import jobs

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from engine import CausalLM, ModelConfig
-from engine.analysis import run_trace
+from analysis.trace import run_trace
 from engine.cost import buffer_count, parameter_count
 from ui import bytecache
 from ui.bytecache import ByteBudgetCache, byte_cached, tensor_bytes

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from torch.utils.flop_counter import FlopCounterMode
 
 from engine import CausalLM, ModelConfig
-from engine.analysis import run_trace
+from analysis.trace import run_trace
 from engine.cost import (
     MIB,
     Budget,

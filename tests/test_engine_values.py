@@ -140,7 +140,7 @@ def test_float16_model_with_large_activations_matches_float32_twin():
 def test_overflow_report_knows_the_dtype():
     """A residual stream of ~1e25 overflows a float32 norm (squares above 3.4e38) but not a float64 one: the report
     flags the float32 model only, and the float64 model's final norm really is a unit-variance output."""
-    from engine.analysis import finite_report, norm_overflow_limit, run_trace
+    from analysis.trace import finite_report, norm_overflow_limit, run_trace
 
     assert norm_overflow_limit(torch.float32) == norm_overflow_limit(torch.float16) == math.sqrt(torch.finfo(torch.float32).max)
     assert norm_overflow_limit(torch.float64) == math.sqrt(torch.finfo(torch.float64).max)

@@ -26,7 +26,7 @@ from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 
 from engine import CausalLM, ModelConfig
-from engine.analysis import finite_report, run_trace
+from analysis.trace import finite_report, run_trace
 from engine.checkpoints import (
     CheckpointError,
     UnsafePathError,

@@ -7,7 +7,8 @@ import torch
 
 from page_helpers import open_page, rerun
 
-from engine import CausalLM, ModelConfig, analysis
+import analysis
+from engine import CausalLM, ModelConfig
 
 
 def test_walkthrough_step_one_is_the_block_input():

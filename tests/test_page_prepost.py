@@ -20,7 +20,8 @@ from streamlit.testing.v1 import AppTest
 from page_helpers import arr, state_config
 from page_helpers import figures as charts
 
-from engine import CausalLM, ModelConfig, analysis
+import analysis
+from engine import CausalLM, ModelConfig
 from engine.tokenizer import train_bpe
 from ui.sidebar import DEFAULTS, MAX_TOKENS, build_model
 

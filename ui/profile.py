@@ -1,4 +1,4 @@
-"""A per-block profile (block 1 .. L) in words, by the one rule of :func:`engine.analysis.depth_profile`.
+"""A per-block profile (block 1 .. L) in words, by the one rule of :func:`analysis.depth.depth_profile`.
 
 The Pre vs Post page and the Training lab's race both describe gradient norms by depth with it, so the two
 pages never disagree about what a profile shows.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from engine import analysis
+import analysis
 from ui.i18n import t
 
 

@@ -22,7 +22,7 @@ import streamlit as st
 import torch
 
 from engine import PRESET_SOURCES, PRESETS, CausalLM, ModelConfig
-from engine.analysis import finite_report, run_trace
+from analysis.trace import finite_report, run_trace
 from engine.model import CausalLMOutput
 from engine.seeding import seeded
 from engine.checkpoints import (
