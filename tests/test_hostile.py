@@ -423,7 +423,7 @@ def models_dir(tmp_path, monkeypatch):
     (root / "pickled_raw" / "pytorch_model.bin").write_bytes(pickle.dumps({"w": _Evil(str(marker))}))
     torch.save({"w": _Evil(str(marker))}, root / "pickled_zip" / "pytorch_model.bin")
     monkeypatch.setenv("EXPLORER_MODELS_DIR", str(root))
-    monkeypatch.setattr("engine.checkpoints._hub_cache_dir", lambda: tmp_path / "empty_hub")  # only ours listed
+    monkeypatch.setattr("engine.checkpoints.discovery.default_hub_cache_dir", lambda: tmp_path / "empty_hub")  # only ours listed
     monkeypatch.setattr(sidebar, "named_models", lambda: [])  # nor SmolLM2 from its pip package
     sidebar.available_checkpoints.clear()
     sidebar.load_checkpoint.clear()

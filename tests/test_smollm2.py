@@ -15,7 +15,8 @@ import torch
 
 from engine import CausalLM
 from engine.checkpoints import CheckpointError
-from engine import checkpoints_gguf as cg
+from engine.checkpoints import smollm2 as cg
+from engine.checkpoints.gguf import unpermute_rope_rows
 from engine.layers import apply_rope, rope_cos_sin
 from engine.tokenizer import TextTokenizer
 
@@ -43,7 +44,7 @@ def llama_cpp_permute(w: torch.Tensor, n_heads: int) -> torch.Tensor:
 
 def test_unpermute_inverts_llama_cpp_permute():
     w = torch.randn(3 * 8, 5)
-    assert torch.equal(cg.unpermute_rope_rows(llama_cpp_permute(w, 3), 3), w)
+    assert torch.equal(unpermute_rope_rows(llama_cpp_permute(w, 3), 3), w)
     assert not torch.equal(llama_cpp_permute(w, 3), w)
 
 
@@ -60,7 +61,7 @@ def test_interleaved_rope_on_gguf_rows_equals_rotate_half_on_unpermuted_rows():
     rot = torch.view_as_complex(q.contiguous()) * torch.polar(torch.ones_like(angle), angle)[:, None, :]
     q_cpp = torch.view_as_real(rot).reshape(T, n_heads, hd).transpose(0, 1)  # (nh, T, hd)
     # ours: rotate-half on the un-permuted rows
-    wq = cg.unpermute_rope_rows(wq_gguf, n_heads)
+    wq = unpermute_rope_rows(wq_gguf, n_heads)
     q_hf = (x @ wq.T).view(T, n_heads, hd).transpose(0, 1)  # (nh, T, hd)
     cos, sin = rope_cos_sin(torch.arange(T), hd, theta)
     q_ours = apply_rope(q_hf[None], cos, sin)[0]

@@ -24,7 +24,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from engine import CausalLM  # noqa: E402
-from engine.checkpoints_gguf import find_gguf_file  # noqa: E402
+from engine.checkpoints import find_gguf_file  # noqa: E402
 from engine.generation import generate  # noqa: E402
 from engine.parity import PARITY_RTOL, REFERENCE_FILE, attention_paths_agree, load_reference, reference_check  # noqa: E402
 from engine.tokenizer import TextTokenizer  # noqa: E402

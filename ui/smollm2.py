@@ -1,7 +1,7 @@
 """SmolLM2-135M-Instruct in the app: its first conversion from the GGUF file (with a progress bar) and its
 parity badge.
 
-The engine side is :mod:`engine.checkpoints_gguf` (conversion) and :mod:`engine.parity` (the two checks); this
+The engine side is :mod:`engine.checkpoints.smollm2` (conversion) and :mod:`engine.parity` (the two checks); this
 module turns their results into Streamlit elements.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
-from engine.checkpoints_gguf import GGUF_MODELS, cache_ready, ensure_converted, gguf_model_available
+from engine.checkpoints import GGUF_MODELS, cache_ready, ensure_converted, gguf_model_available
 from engine.parity import PARITY_RTOL, attention_paths_agree, reference_check
 from ui.i18n import t
 
