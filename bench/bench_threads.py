@@ -34,7 +34,7 @@ from engine import CausalLM, ModelConfig  # noqa: E402
 from engine.tokenizer import load_corpus, train_bpe  # noqa: E402
 from engine.train import TrainConfig  # noqa: E402
 from ui import admission, jobs  # noqa: E402
-from ui.sidebar import DEFAULTS  # noqa: E402
+from ui.sidebar import DEFAULTS, MAX_TOKENS  # noqa: E402
 
 
 def default_model() -> tuple[CausalLM, torch.Tensor]:
@@ -43,7 +43,7 @@ def default_model() -> tuple[CausalLM, torch.Tensor]:
                          num_hidden_layers=DEFAULTS["cfg.num_hidden_layers"],
                          num_attention_heads=DEFAULTS["cfg.num_attention_heads"],
                          intermediate_size=DEFAULTS["cfg.intermediate_size"],
-                         max_position_embeddings=DEFAULTS["cfg.max_position_embeddings"])
+                         max_position_embeddings=MAX_TOKENS)
     torch.manual_seed(0)
     ids = torch.tensor(train_bpe(config.vocab_size).encode(load_corpus("zh")))
     return CausalLM(config), ids

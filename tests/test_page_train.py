@@ -264,3 +264,22 @@ def test_before_after_mean_loss_covers_the_whole_input_like_the_loss_page():
     with torch.no_grad():
         init_loss = float(job.init(ids, labels=ids).loss)
     assert any(m.value == f"{init_loss:.4f}" for m in loss_page.metric)
+
+
+def test_race_states_its_own_work_and_promises_no_constant_time():
+    """Before a race starts the page says how much work it is (engine/cost.py's estimate for these settings, which
+    follows the depth slider); no help text promises a fixed duration (it said "about 12 s"), since the time left
+    is measured from the race's own steps once it runs."""
+    import re
+
+    from engine.cost import race_cost
+    from ui.budget import flops
+
+    for depth in (4, 8):
+        at = open_page("train", **{**SIDEBAR, "train.view": "race", "train.race_depth": depth, "train.race_steps": 10})
+        assert not at.exception
+        config = state_config(**SIDEBAR)[0].replace(num_hidden_layers=depth)
+        work = flops(race_cost(config, steps=10, batch=8, seq_len=32, eval_every=2).gflop)
+        assert any(work in c.value and "measured from its own first steps" in c.value for c in at.caption), work
+        helps = [w.help or "" for w in list(at.number_input) + list(at.slider) + list(at.toggle)]
+        assert not any(re.search(r"\d\s*(s|seconds)\b", h) for h in helps), helps

@@ -11,9 +11,10 @@ at any time (its stop event), e.g. when its browser tab was closed.
 
 Settings (environment, read when the process first asks):
     ``EXPLORER_MAX_HEAVY_JOBS``: how many heavy jobs run at once (default: the number of CPU cores, at least 1).
-    ``EXPLORER_TORCH_THREADS``: torch threads inside each job (default 2, chosen by ``bench/bench_threads.py``:
-    on this project's 2-core machine, 4 and 8 default runs at once finished about twice as fast with 2 threads per
-    run as with 1; see the README's table).
+    ``EXPLORER_TORCH_THREADS``: torch threads inside each job (default 1, chosen by ``bench/bench_threads.py``:
+    on this project's shared 2-core machine a default run with 2 threads took 8.5x as long as with 1 while other
+    processes kept the cores busy: an OpenMP team waits at every operation for a thread the OS has parked; see
+    the README's table).
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ def _env_int(name: str, default: int) -> int:
 
 
 def torch_threads() -> int:
-    """Torch intra-op threads for one heavy job (``EXPLORER_TORCH_THREADS``, default 2)."""
-    return _env_int(ENV_THREADS, 2)
+    """Torch intra-op threads for one heavy job (``EXPLORER_TORCH_THREADS``, default 1)."""
+    return _env_int(ENV_THREADS, 1)
 
 
 @dataclass(eq=False)

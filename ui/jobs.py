@@ -88,6 +88,11 @@ class BackgroundJob:
         """Ask the run to end: the update in progress finishes, no further one starts."""
         self.stop_event.set()
 
+    @property
+    def progress_history(self) -> list[StepInfo]:
+        """The StepInfo of the updates done so far, one per step of ``total`` (what the progress bar counts)."""
+        raise NotImplementedError
+
     def _work(self, token_ids: torch.Tensor) -> None:
         raise NotImplementedError
 
@@ -147,6 +152,10 @@ class TrainJob(BackgroundJob):
     result: Optional[TrainResult] = None
     published: bool = False
 
+    @property
+    def progress_history(self) -> list[StepInfo]:
+        return self.history
+
     def _work(self, token_ids: torch.Tensor) -> None:
         self.result = train(self.model, token_ids, self.cfg, callback=self.history.append, stop=self.stop_event)
 
@@ -172,6 +181,11 @@ class RaceJob(BackgroundJob):
     config: ModelConfig
     histories: dict[str, list[StepInfo]] = field(default_factory=lambda: {"pre": [], "post": []})
     result: Optional[RaceResult] = None
+
+    @property
+    def progress_history(self) -> list[StepInfo]:
+        """Post-Norm's updates: it moves second in each step, so its count is the race's completed steps."""
+        return self.histories["post"]
 
     def _callback(self, placement: str, info: StepInfo) -> None:
         self.histories[placement].append(info)

@@ -1,0 +1,166 @@
+"""What the Training lab's two sections share: session keys, the corpus cache, number formats, the job's place in
+the server's line and its live progress bar (with the ETA measured from the run's own steps).
+
+The sections themselves are :mod:`ui.train_panel` (train a copy of the sidebar model) and :mod:`ui.race_panel`
+(Pre-Norm vs Post-Norm race); ``pages/train.py`` wires them. Jobs run in background threads held in this browser
+session's ``st.session_state`` (:mod:`ui.jobs`); a ``st.fragment(run_every=LIVE_EVERY_S)`` redraws a live panel.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import streamlit as st
+
+from engine.config import ModelConfig
+from engine.tokenizer import load_corpus
+from engine.train import StepInfo, TrainConfig
+from ui import jobs
+from ui.admission import admission
+from ui.controls import init_state
+from ui.i18n import t
+from ui.sidebar import MAX_TOKENS, TRAINED_KEY, tokenizer_for
+
+JOB_KEY = "train.job"  # the session's latest training job (ui.jobs.TrainJob)
+RACE_KEY = "train.race_job"  # the session's latest race (ui.jobs.RaceJob)
+CORPORA = ("zh", "en", "all")
+LR_OPTIONS = [1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2]
+MIN_STEPS = 10
+DEFAULT = TrainConfig()  # defaults of the controls (steps 300, lr 3e-3, warmup 30, batch 16, seq 64)
+LIVE_EVERY_S = 1.0
+
+
+@st.cache_data(max_entries=12, show_spinner=False)
+def corpus_ids(vocab_size: int, corpus: str) -> np.ndarray:
+    """The bundled corpus ``corpus`` ("zh" / "en" / "all") encoded with the sidebar's BPE at ``vocab_size``
+    (``tokenizer_for``), so the trained model reads the ids the pages show. 1-D int64."""
+    return np.asarray(tokenizer_for(vocab_size).encode(load_corpus(corpus)), dtype=np.int64)
+
+
+def token_limit(config: ModelConfig) -> int:
+    """The longest training window the model takes: its position limit, at most the app's token limit."""
+    return min(MAX_TOKENS, config.max_position_embeddings) if config.has_position_limit else MAX_TOKENS
+
+
+def placement_names() -> dict[str, str]:
+    return {"pre": t("cfg.norm_position.pre"), "post": t("cfg.norm_position.post")}
+
+
+# ---- formats -----------------------------------------------------------------------------------------------
+def num(v, spec: str = ".3f") -> str:
+    """A number for the page; None/NaN/Inf become "—"."""
+    return format(float(v), spec) if v is not None and math.isfinite(float(v)) else "—"
+
+
+def pct(p: float) -> str:
+    """A probability as a percentage with enough digits for tiny values; "—" when not finite."""
+    if p is None or not math.isfinite(p):
+        return "—"
+    return f"{p:.1%}" if p >= 0.01 else f"{p:.3%}" if p >= 1e-5 else f"{p:.1e}"
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None or not math.isfinite(seconds):
+        return "—"
+    if seconds < 10:
+        return t("train.seconds", s=f"{seconds:.1f}")
+    s = int(round(seconds))
+    return f"{s // 60}:{s % 60:02d}" if s >= 60 else t("train.seconds", s=s)
+
+
+def nearest(options: list, key: str, default) -> None:
+    """Give a select_slider key a starting value and move a stale value to the nearest option (with a note)."""
+    init_state(key, default if default in options else options[-1])
+    value = st.session_state.get(key)
+    if value not in options:
+        try:
+            new = min(options, key=lambda o: abs(o - value))
+        except TypeError:
+            new = default if default in options else options[-1]
+        st.session_state[key] = new
+        st.caption("⚠️ " + t("common.clamped", name=t(f"{key}.label"), old=value, new=new))
+
+
+# ---- jobs ------------------------------------------------------------------------------------------------------
+def publish_finished_job() -> None:
+    """Hand a finished run's model to the sidebar, once; before ``explorer()`` so the sidebar shows it now.
+
+    A run stopped before its first update, or one that failed, publishes nothing.
+    """
+    job = st.session_state.get(JOB_KEY)
+    if job is None or not job.done or job.published:
+        return
+    job.published = True
+    if job.error is None and job.result is not None and job.result.steps_done > 0:
+        st.session_state[TRAINED_KEY] = {"model": job.model, "id": job.id}
+        st.session_state["model.source"] = "trained"
+
+
+def busy() -> bool:
+    """A training run or a race of this session is running (one at a time: they share the CPU)."""
+    return any(j is not None and j.running for j in (st.session_state.get(JOB_KEY), st.session_state.get(RACE_KEY)))
+
+
+def stop_job(key: str) -> None:
+    job = st.session_state.get(key)
+    if job is not None:
+        job.stop()
+
+
+def start_stop(job_key: str, start_label: str, start_key: str, stop_key: str, can_start: bool, on_start, args: tuple,
+               other_key: str, other_note: str) -> None:
+    """Start and Stop of the job in ``job_key``; while this session's other job (``other_key``) runs, say so and
+    follow its progress bar (it reruns the page when that job ends, so Start comes back)."""
+    job = st.session_state.get(job_key)
+    b1, b2, _ = st.columns([1, 1, 3])
+    b1.button(start_label, key=start_key, type="primary", disabled=busy() or not can_start, on_click=on_start,
+              args=args)
+    b2.button(t("train.stop"), key=stop_key, disabled=not (job is not None and job.running), on_click=stop_job,
+              args=(job_key,))
+    other = st.session_state.get(other_key)
+    if other is not None and other.running:
+        st.caption(other_note)
+        live_progress(other_key)
+
+
+def queue_note(job: jobs.BackgroundJob) -> bool:
+    """While ``job`` waits for a slot of the server's heavy-job line: say how many runs are ahead; True then."""
+    if not job.queued:
+        return False
+    line, ahead = admission(), job.ahead
+    if ahead is None:  # admitted between the two reads
+        return False
+    key = "queue.next" if ahead == 0 else "queue.waiting_one" if ahead == 1 else "queue.waiting"
+    st.info(t(key, ahead=ahead, running=line.running, limit=line.limit))
+    return True
+
+
+def progress(job: jobs.BackgroundJob | None) -> list[StepInfo] | None:
+    """The live progress of ``job``: its place in line while it waits (None), else the progress bar with the time
+    left at the pace of the run's own last steps (:func:`ui.jobs.eta_from_history`) and the steps so far.
+
+    Reruns the whole page once the job has ended (so it shows the results, or publishes the trained model).
+    """
+    if job is None:
+        return None
+    if job.done:
+        st.rerun()
+    if queue_note(job):
+        return None
+    hist = list(job.progress_history)
+    elapsed = time.perf_counter() - job.started
+    st.progress(min(1.0, len(hist) / job.total), text=t("train.progress", step=len(hist), total=job.total,
+                                                         elapsed=duration(elapsed),
+                                                         eta=duration(jobs.eta_from_history(hist, job.total))))
+    if job.stop_event.is_set():
+        st.caption(t("train.stopping"))
+    return hist
+
+
+@st.fragment(run_every=LIVE_EVERY_S)
+def live_progress(key: str) -> None:
+    """The progress bar alone of the job in ``st.session_state[key]`` (shown in the other section, so a run that
+    ends there is still published and the Start buttons come back)."""
+    progress(st.session_state.get(key))
