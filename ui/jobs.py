@@ -99,7 +99,11 @@ class BackgroundJob:
     def _run(self, token_ids: torch.Tensor) -> None:
         line = admission()
         try:
-            if line.wait(self.ticket, self.stop_event):  # False: stopped (or the tab closed) while waiting
+            admitted = line.wait(self.ticket, self.stop_event)  # False: stopped (or the tab closed) while waiting
+            if admitted and self.alive is not None and not self.alive():  # closed since the watchdog last looked
+                self.stop()
+                admitted = False
+            if admitted:
                 self.started = time.perf_counter()
                 torch.set_num_threads(torch_threads())  # this thread's torch threads (see ui/admission.py)
                 self._work(token_ids)
