@@ -11,7 +11,8 @@ Modules, one per concern (the page that shows it in brackets):
 * ``norms`` (Layer norms), ``attention`` (Attention), ``loss`` (Loss & masking), ``next_token`` (Next token).
 * ``prepost`` (Pre vs Post): the twin model with the other norm placement, divergence, gradient norms by depth;
   ``depth``: the one rule that puts a per-block profile into words, and power-law fits.
-* ``training`` (Training lab): a run's loss and gradient logs as frames.
+* ``training`` (Training lab): a run's loss and gradient logs as frames; ``probes``: what a model trained on the
+  Tang poems learned (where the punctuation goes, which heads look at the same slot of the previous line).
 * ``generation`` (Generate), and for the views that need a real model: ``heads`` (head roles), ``lens`` (logit
   lens), ``massive`` (massive activations and attention sinks), ``tokenizers`` (tokens as bytes, comparison).
 

@@ -54,6 +54,6 @@ def layer_grad_profile(history: Sequence) -> pd.DataFrame:
 
 
 def slot_attention_table(scores: Sequence[tuple[int, int, float]]) -> pd.DataFrame:
-    """``engine.train.head_slot_attention`` output as a frame: columns ``layer``, ``head`` (0-based) and
+    """``analysis.probes.head_slot_attention`` output as a frame: columns ``layer``, ``head`` (0-based) and
     ``score`` (mean attention probability to the same slot of the previous line, in [0, 1])."""
     return pd.DataFrame(list(scores), columns=["layer", "head", "score"])

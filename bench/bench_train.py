@@ -1,4 +1,4 @@
-"""Benchmark of the default "learn the poem structure" run (engine/train.py) on this machine's CPU.
+"""Benchmark of the default "learn the poem structure" run (engine/train/) on this machine's CPU.
 
 Usage: ``python bench/bench_train.py [--threads N] [--steps 300]``
 
@@ -22,7 +22,7 @@ Measures, in one process:
   run with what PyTorch reaches on one mid-sized matmul here, not with the hardware;
 * the wall time of the whole run (validation included);
 * p("，") after the 5th character and p("。") after the 10th of the corpus's 5-character lines, trained vs
-  at initialisation (:func:`engine.train.measure_poem_structure`).
+  at initialisation (:func:`analysis.probes.measure_poem_structure`).
 
 Prints a markdown table (header + one row). Timings depend on the load of the machine: on a shared machine
 run it twice.
@@ -43,7 +43,8 @@ import torch  # noqa: E402
 from engine.config import ModelConfig  # noqa: E402
 from engine.model import CausalLM  # noqa: E402
 from engine.tokenizer import load_corpus, train_bpe  # noqa: E402
-from engine.train import TrainConfig, clone_model, measure_poem_structure, train  # noqa: E402
+from analysis.probes import measure_poem_structure  # noqa: E402
+from engine.train import TrainConfig, clone_model, train  # noqa: E402
 
 
 def matmul_flops(n: int = 512, reps: int = 20, rounds: int = 5) -> float:

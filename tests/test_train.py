@@ -1,4 +1,4 @@
-"""Tests of engine/train.py: schedule, data, determinism, stop, cloning, gradient norms, race, poem probes.
+"""Tests of engine/train/ and analysis/probes.py: schedule, data, determinism, stop, cloning, gradient norms, race, poem probes.
 
 Every test uses a tiny model (hidden 16-32, 1-4 layers) so each runs in well under 10 s on 2 CPU cores.
 """
@@ -11,21 +11,9 @@ import threading
 import pytest
 import torch
 
+from analysis.probes import LINE_OFFSET_5, head_slot_attention, measure_poem_structure, poem_slot_pairs
 from engine import CausalLM, ModelConfig
-from engine.train import (
-    LINE_OFFSET_5,
-    StepInfo,
-    TrainConfig,
-    clone_model,
-    get_batch,
-    head_slot_attention,
-    lr_at,
-    measure_poem_structure,
-    poem_slot_pairs,
-    race_pre_post,
-    split_ids,
-    train,
-)
+from engine.train import StepInfo, TrainConfig, clone_model, get_batch, lr_at, race_pre_post, split_ids, train
 
 V = 32
 

@@ -19,7 +19,8 @@ import torch
 
 import analysis
 from engine import CausalLM
-from engine.train import TrainConfig, head_slot_attention, lr_at, measure_poem_structure, poem_slot_pairs
+from analysis.probes import head_slot_attention, measure_poem_structure, poem_slot_pairs
+from engine.train import TrainConfig, lr_at
 from ui import jobs
 from ui.admission import session_liveness
 from ui.budget import flops, refusal, verdict
