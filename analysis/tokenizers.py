@@ -13,7 +13,8 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from engine.tokenizer import TextTokenizer, bytes_to_unicode
+from engine.tokenizer import TextTokenizer
+from engine.tokenizer.pieces import unicode_to_bytes
 
 WHITESPACE = {" ": "␣", "\n": "↵", "\r": "␍", "\t": "⇥"}  # visible stand-ins
 
@@ -47,15 +48,11 @@ def is_whole_utf8(data: bytes) -> bool:
         return False
 
 
-def _u2b() -> dict[str, int]:
-    return {c: b for b, c in bytes_to_unicode().items()}
-
-
 def vocab_bytes(tok: TextTokenizer, ids: Sequence[int]) -> list[bytes | None]:
     """The bytes each vocabulary entry stands for; None for special tokens and for entries that are no text
     (``[UNK]``). Byte-level entries are mapped back through GPT-2's byte-to-unicode table."""
     special = special_ids(tok)
-    u2b = _u2b()
+    u2b = unicode_to_bytes()
     out: list[bytes | None] = []
     for i, raw in zip(ids, tok.raw_tokens(ids)):
         if i in special:

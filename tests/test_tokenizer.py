@@ -1,4 +1,4 @@
-"""Tests for engine/tokenizer.py and the bundled corpus in engine/data (offline only)."""
+"""Tests for engine/tokenizer/ and the bundled corpus in engine/data (offline only)."""
 
 from __future__ import annotations
 
