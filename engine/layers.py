@@ -14,13 +14,15 @@ References:
 from __future__ import annotations
 
 import math
-from typing import Callable
+from dataclasses import dataclass
+from typing import Callable, Optional
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 from .config import ModelConfig
+from .recorder import NO_RECORDING, ActivationRecorder
 
 # ---------------------------------------------------------------------------------------------------
 # Norms
@@ -163,7 +165,8 @@ def rope_cos_sin(position_ids: torch.Tensor, head_dim: int, theta: float) -> tup
         ``(cos, sin)``, each ``[T, head_dim]`` float32: frequency i is repeated at columns i and
         i + head_dim/2, matching transformers ``LlamaRotaryEmbedding``.
     """
-    inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))  # (hd/2,)
+    even = torch.arange(0, head_dim, 2, dtype=torch.float32, device=position_ids.device)  # (hd/2,): 0, 2, 4 ...
+    inv_freq = 1.0 / (theta ** (even / head_dim))  # (hd/2,)
     freqs = position_ids.float()[:, None] * inv_freq[None, :]  # (T, hd/2)
     emb = torch.cat([freqs, freqs], dim=-1)  # (T, hd)
     return emb.cos(), emb.sin()
@@ -197,10 +200,58 @@ def causal_future_mask(T: int, device: torch.device | str | None = None, key_len
     usual strict upper triangle. A top-left-aligned mask (what ``scaled_dot_product_attention(is_causal=True)``
     builds) would let a single new query against five keys see only key 0.
 
-    :class:`engine.model.CausalLM` builds it once per forward pass and hands it to every layer.
+    :class:`engine.model.CausalLM` builds it once per forward pass and hands it to every layer (:class:`AttentionContext`).
     """
     S = T if key_length is None else key_length
     return torch.ones(T, S, dtype=torch.bool, device=device).triu(S - T + 1)  # (T, S)
+
+
+@dataclass(frozen=True)
+class AttentionContext:
+    """What every layer's attention shares in one forward pass; :class:`engine.model.CausalLM` builds it once.
+
+    Fields:
+        attention: the function from :data:`ATTENTION_FUNCTIONS` (eager or SDPA).
+        future_mask: :func:`causal_future_mask` ``[T, S]``, True where a query may NOT see a key.
+        rope: ``(cos, sin)``, each ``[T, head_dim]`` (:func:`rope_cos_sin`), or None without RoPE.
+        past_key_values: the :class:`engine.kv_cache.KVCache` (updated in place), or None.
+    """
+
+    attention: Callable[..., torch.Tensor]
+    future_mask: torch.Tensor
+    rope: Optional[tuple[torch.Tensor, torch.Tensor]] = None
+    past_key_values: Optional[object] = None
+
+
+def eager_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, future_mask: torch.Tensor,
+                    rec: ActivationRecorder = NO_RECORDING) -> torch.Tensor:
+    """``softmax(mask(Q K^T / sqrt(head_dim))) V``, written out: the reference, and the only path whose weights
+    can be shown. The causal mask is a boolean fill of ``-inf``, so future keys get weight exactly 0.
+
+    Shapes: q ``[B, n_heads, T, head_dim]``; k, v ``[B, n_heads, S, head_dim]``; returns ``[B, n_heads, T, head_dim]``.
+    Records ``hook_attn_scores_raw``, ``hook_attn_scores`` and ``hook_pattern``.
+    """
+    raw = rec("hook_attn_scores_raw", q @ k.transpose(-2, -1))  # (B, nh, T, S): Q K^T, before scaling and masking
+    scores = raw / math.sqrt(q.shape[-1])  # (B, nh, T, S)
+    scores = rec("hook_attn_scores", scores.masked_fill(future_mask, float("-inf")))  # (B, nh, T, S), as in TL
+    pattern = rec("hook_pattern", torch.softmax(scores, dim=-1))  # (B, nh, T, S): exact zeros on future keys
+    return pattern @ v  # (B, nh, T, hd)
+
+
+def sdpa_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, future_mask: torch.Tensor,
+                   rec: ActivationRecorder = NO_RECORDING) -> torch.Tensor:
+    """The same result through ``F.scaled_dot_product_attention`` (fused, no weights to show or record)."""
+    T, S = q.shape[2], k.shape[2]
+    if S == T:  # no cache: the square causal mask, which is_causal=True builds (top-left = bottom-right)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, nh, T, hd)
+    if T == 1:  # one new query, the last position: it may see every key, so no mask at all
+        return F.scaled_dot_product_attention(q, k, v)  # (B, nh, 1, hd)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=~future_mask)  # (B, nh, T, hd); True = may attend
+
+
+#: Attention implementations by name, like transformers' ``attn_implementation``. ``CausalLM.forward`` picks
+#: "eager" when weights or activations are requested, else "sdpa"; a test proves both agree.
+ATTENTION_FUNCTIONS: dict[str, Callable[..., torch.Tensor]] = {"eager": eager_attention, "sdpa": sdpa_attention}
 
 
 class CausalSelfAttention(nn.Module):
@@ -208,13 +259,8 @@ class CausalSelfAttention(nn.Module):
 
     ``q_proj`` maps H -> n_heads*head_dim, ``k_proj``/``v_proj`` map H -> n_kv_heads*head_dim and ``o_proj``
     maps back to H. KV head j serves query heads ``j*g ... j*g+g-1`` with ``g = n_heads / n_kv_heads``.
-
-    Two paths compute the same result:
-      * eager (the reference, used whenever weights or activations are requested): explicit
-        ``softmax(mask(QK^T / sqrt(head_dim)))`` with the causal mask applied by a boolean fill of ``-inf``;
-      * ``F.scaled_dot_product_attention`` when nothing but the output is needed.
-    There is no dropout, so the weights are the eval-mode probabilities: rows sum to 1 and the upper
-    triangle is exactly 0.
+    The score/softmax step is :data:`ATTENTION_FUNCTIONS`' eager or SDPA function (``ctx.attention``). There is
+    no dropout, so the weights are the eval-mode probabilities: rows sum to 1 and the upper triangle is exactly 0.
     """
 
     def __init__(self, config: ModelConfig, layer_idx: int = 0):
@@ -223,80 +269,40 @@ class CausalSelfAttention(nn.Module):
         self.n_heads = config.num_attention_heads
         self.n_kv_heads = config.kv_heads
         self.head_dim = config.head_dim
-        self.use_rope = config.position_embedding == "rope"
-        self.rope_theta = config.rope_theta
         H, hd = config.hidden_size, config.head_dim
         self.q_proj = nn.Linear(H, self.n_heads * hd, bias=config.qkv_bias)
         self.k_proj = nn.Linear(H, self.n_kv_heads * hd, bias=config.qkv_bias)
         self.v_proj = nn.Linear(H, self.n_kv_heads * hd, bias=config.qkv_bias)
         self.o_proj = nn.Linear(self.n_heads * hd, H, bias=config.bias)
 
-    def forward(
-        self,
-        x: torch.Tensor,
-        position_ids: torch.Tensor,
-        activations: dict[str, torch.Tensor] | None = None,
-        prefix: str = "attn.",
-        need_weights: bool = False,
-        future_mask: torch.Tensor | None = None,
-        past_key_values=None,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Attend causally, over the cached keys too when a KV cache is given.
+    def forward(self, x: torch.Tensor, ctx: AttentionContext, rec: ActivationRecorder = NO_RECORDING) -> torch.Tensor:
+        """Attend causally, over the cached keys too when ``ctx.past_key_values`` is given.
 
         Args:
             x: ``[B, T, H]`` normalised (Pre-Norm) or raw (Post-Norm) residual stream.
-            position_ids: ``[T]`` positions (used by RoPE).
-            activations: if given, activations are stored under ``prefix + hook_*`` (TransformerLens names);
-                forces the eager path.
-            need_weights: return the attention probabilities (forces the eager path).
-            future_mask: optional precomputed :func:`causal_future_mask` ``[T, S]`` for the eager path (built
-                here when ``None``).
-            past_key_values: optional :class:`engine.kv_cache.KVCache`; this layer's new keys and values are
-                appended to it and the queries attend over all ``S = T_cached + T`` keys.
+            ctx: the forward pass's shared inputs (attention function, causal mask, RoPE tables, KV cache).
+            rec: records ``hook_q/k/v`` (after RoPE, k and v repeated for GQA), the eager path's scores and
+                pattern, and ``hook_z``.
         Returns:
-            ``(out [B, T, H], pattern [B, n_heads, T, S] or None)``.
+            ``[B, T, H]``.
         """
         B, T, _ = x.shape
         q = self.q_proj(x).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)  # (B, nh, T, hd)
         k = self.k_proj(x).view(B, T, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, nkv, T, hd)
         v = self.v_proj(x).view(B, T, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, nkv, T, hd)
-        if self.use_rope:
-            cos, sin = rope_cos_sin(position_ids, self.head_dim, self.rope_theta)  # (T, hd) each
-            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)  # shapes unchanged
-        if past_key_values is not None:  # cached keys/values first, then this forward's: positions 0 .. S-1
-            k, v = past_key_values.update(k, v, self.layer_idx)  # (B, nkv, S, hd) each
-        S = k.shape[2]  # number of keys: T without a cache, T_cached + T with one
+        if ctx.rope is not None:
+            q, k = apply_rope(q, *ctx.rope), apply_rope(k, *ctx.rope)  # shapes unchanged
+        if ctx.past_key_values is not None:  # cached keys/values first, then this forward's: positions 0 .. S-1
+            k, v = ctx.past_key_values.update(k, v, self.layer_idx)  # (B, nkv, S, hd) each
         groups = self.n_heads // self.n_kv_heads
         if groups > 1:  # GQA; with groups == 1 (multi-head attention) repeat_interleave would only copy
             k = k.repeat_interleave(groups, dim=1)  # (B, nh, S, hd): kv head j -> query heads j*g .. j*g+g-1
             v = v.repeat_interleave(groups, dim=1)  # (B, nh, S, hd)
-
-        if activations is None and not need_weights:
-            if S == T:  # no cache: the square causal mask, which is_causal=True builds (top-left = bottom-right)
-                z = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, nh, T, hd)
-            elif T == 1:  # one new query, the last position: it may see every key, so no mask at all
-                z = F.scaled_dot_product_attention(q, k, v)  # (B, nh, 1, hd)
-            else:  # several new queries after a cache: bottom-right-aligned mask (True = may attend)
-                allowed = ~causal_future_mask(T, x.device, key_length=S)  # (T, S)
-                z = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)  # (B, nh, T, hd)
-            pattern = None
-        else:
-            raw = q @ k.transpose(-2, -1)  # (B, nh, T, S): raw Q K^T
-            scores = raw / math.sqrt(self.head_dim)  # (B, nh, T, S)
-            future = future_mask if future_mask is not None else causal_future_mask(T, x.device, key_length=S)
-            scores = scores.masked_fill(future, float("-inf"))  # (B, nh, T, S)
-            pattern = torch.softmax(scores, dim=-1)  # (B, nh, T, S): exact zeros on future keys
-            z = pattern @ v  # (B, nh, T, hd)
-            if activations is not None:
-                activations[prefix + "hook_q"] = q
-                activations[prefix + "hook_k"] = k
-                activations[prefix + "hook_v"] = v
-                activations[prefix + "hook_attn_scores_raw"] = raw  # before scaling and masking (extra key)
-                activations[prefix + "hook_attn_scores"] = scores  # scaled and masked (-inf), as in TransformerLens
-                activations[prefix + "hook_pattern"] = pattern
-                activations[prefix + "hook_z"] = z.transpose(1, 2)  # (B, T, nh, hd), TransformerLens layout
+        q, k, v = rec("hook_q", q), rec("hook_k", k), rec("hook_v", v)  # (B, nh, T or S, hd)
+        z = ctx.attention(q, k, v, ctx.future_mask, rec)  # (B, nh, T, hd)
+        rec("hook_z", z.transpose(1, 2))  # (B, T, nh, hd), TransformerLens layout
         out = z.transpose(1, 2).reshape(B, T, self.n_heads * self.head_dim)  # (B, T, nh*hd)
-        return self.o_proj(out), (pattern if need_weights else None)  # (B, T, H)
+        return self.o_proj(out)  # (B, T, H)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -320,15 +326,11 @@ class MLP(nn.Module):
         self.up_proj = nn.Linear(H, I, bias=config.bias)
         self.down_proj = nn.Linear(I, H, bias=config.bias)
 
-    def forward(self, x: torch.Tensor, activations: dict[str, torch.Tensor] | None = None,
-                prefix: str = "mlp.") -> torch.Tensor:
+    def forward(self, x: torch.Tensor, rec: ActivationRecorder = NO_RECORDING) -> torch.Tensor:
         if self.gate_proj is not None:
-            pre = self.gate_proj(x)  # (B, T, I)
-            post = self.act_fn(pre) * self.up_proj(x)  # (B, T, I)
+            pre = rec("hook_pre", self.gate_proj(x))  # (B, T, I)
+            post = rec("hook_post", self.act_fn(pre) * self.up_proj(x))  # (B, T, I)
         else:
-            pre = self.up_proj(x)  # (B, T, I)
-            post = self.act_fn(pre)  # (B, T, I)
-        if activations is not None:
-            activations[prefix + "hook_pre"] = pre
-            activations[prefix + "hook_post"] = post
+            pre = rec("hook_pre", self.up_proj(x))  # (B, T, I)
+            post = rec("hook_post", self.act_fn(pre))  # (B, T, I)
         return self.down_proj(post)  # (B, T, H)

@@ -18,8 +18,18 @@ import torch.nn as nn
 
 from .config import ModelConfig
 from .kv_cache import KVCache
-from .layers import ADDITIVE_POSITIONS, MLP, CausalSelfAttention, build_norm, causal_future_mask
+from .layers import (
+    ADDITIVE_POSITIONS,
+    ATTENTION_FUNCTIONS,
+    MLP,
+    AttentionContext,
+    CausalSelfAttention,
+    build_norm,
+    causal_future_mask,
+    rope_cos_sin,
+)
 from .loss import mean_supervised_loss, shifted_token_losses
+from .recorder import NO_RECORDING, ActivationRecorder
 
 
 @dataclass
@@ -104,46 +114,22 @@ class TransformerBlock(nn.Module):
         self.post_attention_layernorm = build_norm(config)
         self.mlp = MLP(config)
 
-    def forward(
-        self,
-        x: torch.Tensor,
-        position_ids: torch.Tensor,
-        activations: dict[str, torch.Tensor] | None = None,
-        prefix: str = "",
-        need_weights: bool = False,
-        future_mask: torch.Tensor | None = None,
-        past_key_values: KVCache | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Returns ``(block output [B, T, H], attention pattern [B, n_heads, T, S] or None)``.
-
-        ``future_mask`` (``[T, S]`` bool, optional) is passed to attention so the causal mask is built once
-        per forward pass rather than once per layer; ``past_key_values`` is the KV cache (S = cached + T keys).
-        """
-        store = (lambda k, v: activations.__setitem__(prefix + k, v)) if activations is not None else (lambda k, v: None)
-        store("hook_resid_pre", x)
-        if self.pre_norm:
-            h = self.input_layernorm(x)  # (B, T, H)
-            store("ln1.hook_normalized", h)
-            attn_out, pattern = self.self_attn(h, position_ids, activations, prefix + "attn.", need_weights,
-                                               future_mask, past_key_values)  # (B, T, H)
-            mid = x + attn_out  # (B, T, H): residual around attention
-            h = self.post_attention_layernorm(mid)  # (B, T, H)
-            store("ln2.hook_normalized", h)
-            mlp_out = self.mlp(h, activations, prefix + "mlp.")  # (B, T, H)
-            out = mid + mlp_out  # (B, T, H): residual around the MLP
-        else:
-            attn_out, pattern = self.self_attn(x, position_ids, activations, prefix + "attn.", need_weights,
-                                               future_mask, past_key_values)  # (B, T, H)
-            mid = self.input_layernorm(x + attn_out)  # (B, T, H): norm of the residual sum
-            store("ln1.hook_normalized", mid)
-            mlp_out = self.mlp(mid, activations, prefix + "mlp.")  # (B, T, H)
-            out = self.post_attention_layernorm(mid + mlp_out)  # (B, T, H)
-            store("ln2.hook_normalized", out)
-        store("hook_attn_out", attn_out)
-        store("hook_resid_mid", mid)
-        store("hook_mlp_out", mlp_out)
-        store("hook_resid_post", out)
-        return out, pattern
+    def forward(self, x: torch.Tensor, ctx: AttentionContext, rec: ActivationRecorder = NO_RECORDING) -> torch.Tensor:
+        """``[B, T, H] -> [B, T, H]``. ``ctx`` holds what every layer's attention shares in this forward pass (causal
+        mask, RoPE tables, KV cache, eager or SDPA); ``rec`` records under ``blocks.{i}.`` names."""
+        rec("hook_resid_pre", x)
+        if self.pre_norm:  # the tutorials' two lines: x = x + attn(norm(x)); x = x + mlp(norm(x))
+            h = rec("ln1.hook_normalized", self.input_layernorm(x))  # (B, T, H)
+            mid = x + rec("hook_attn_out", self.self_attn(h, ctx, rec.scope("attn")))  # (B, T, H): residual
+            h = rec("ln2.hook_normalized", self.post_attention_layernorm(mid))  # (B, T, H)
+            out = mid + rec("hook_mlp_out", self.mlp(h, rec.scope("mlp")))  # (B, T, H): residual
+        else:  # Post-Norm: x = norm(x + attn(x)); x = norm(x + mlp(x))
+            attn_out = rec("hook_attn_out", self.self_attn(x, ctx, rec.scope("attn")))  # (B, T, H)
+            mid = rec("ln1.hook_normalized", self.input_layernorm(x + attn_out))  # (B, T, H): norm of the sum
+            mlp_out = rec("hook_mlp_out", self.mlp(mid, rec.scope("mlp")))  # (B, T, H)
+            out = rec("ln2.hook_normalized", self.post_attention_layernorm(mid + mlp_out))  # (B, T, H)
+        rec("hook_resid_mid", mid)  # (B, T, H)
+        return rec("hook_resid_post", out)  # (B, T, H)
 
 
 class CausalLM(nn.Module):
@@ -227,6 +213,23 @@ class CausalLM(nn.Module):
                 f"for {self.config.position_embedding} positions"
             )
 
+    def attention_context(self, position_ids: torch.Tensor, past_key_values: KVCache | None,
+                          attn_implementation: str | None, eager: bool) -> AttentionContext:
+        """What every layer's attention shares in one forward pass, built once: the attention function (``eager``:
+        weights or activations are wanted), the causal mask over cached + new keys, and the RoPE tables."""
+        name = attn_implementation or ("eager" if eager else "sdpa")
+        if name not in ATTENTION_FUNCTIONS:
+            raise ValueError(f"attn_implementation must be one of {', '.join(ATTENTION_FUNCTIONS)}, got {name!r}")
+        if eager and name != "eager":
+            raise ValueError(f"attention weights and activations need attn_implementation='eager', got {name!r}")
+        T = position_ids.shape[0]
+        S = T + (past_key_values.get_seq_length() if past_key_values is not None else 0)  # keys: cached + new
+        future = causal_future_mask(T, position_ids.device, key_length=S)  # (T, S)
+        rope = None
+        if self.config.position_embedding == "rope":
+            rope = rope_cos_sin(position_ids, self.config.head_dim, self.config.rope_theta)  # (T, hd) each
+        return AttentionContext(ATTENTION_FUNCTIONS[name], future, rope, past_key_values)
+
     def forward(
         self,
         input_ids: torch.Tensor,
@@ -237,6 +240,7 @@ class CausalLM(nn.Module):
         output_activations: bool = False,
         past_key_values: KVCache | None = None,
         use_cache: bool = False,
+        attn_implementation: str | None = None,
     ) -> CausalLMOutput:
         """Run the model.
 
@@ -251,11 +255,15 @@ class CausalLM(nn.Module):
                 tokens *after* the cached ones, their positions start at the cache length, and they attend over
                 the cached keys too. The cache is updated in place and returned.
             use_cache: return a KV cache (a new one when ``past_key_values`` is None) in ``past_key_values``.
+            attn_implementation: a key of :data:`engine.layers.ATTENTION_FUNCTIONS` (``"eager"``, ``"sdpa"``);
+                default ``"eager"`` when attentions or activations are requested (only it has weights), else
+                ``"sdpa"``.
         Returns:
             :class:`CausalLMOutput`.
         Raises:
             ValueError: invalid ``input_ids`` (see :meth:`check_input_ids`), negative ``logits_to_keep``,
-                ``labels`` together with ``logits_to_keep > 0``, or labels of the wrong shape or range.
+                ``labels`` together with ``logits_to_keep > 0``, labels of the wrong shape or range, or an unknown
+                ``attn_implementation`` (or ``"sdpa"`` with attentions or activations requested).
         """
         if use_cache and past_key_values is None:
             past_key_values = KVCache()
@@ -267,35 +275,25 @@ class CausalLM(nn.Module):
             raise ValueError("labels need logits at every position; use logits_to_keep=0 when passing labels")
         B, T = input_ids.shape
         position_ids = torch.arange(past_length, past_length + T, device=input_ids.device)  # (T,): after the cache
-        acts: dict[str, torch.Tensor] | None = {} if output_activations else None
+        wanted = None if output_activations else ("attn.hook_pattern",)  # attentions alone: record only the patterns
+        record: dict[str, torch.Tensor] | None = {} if output_activations or output_attentions else None
+        rec = ActivationRecorder(record, only=wanted)  # one dict per call: nothing is kept on the (shared) modules
+        ctx = self.attention_context(position_ids, past_key_values, attn_implementation, eager=record is not None)
 
-        x = self.embed_tokens(input_ids)  # (B, T, H)
-        if acts is not None:
-            acts["hook_embed"] = x
+        x = rec("hook_embed", self.embed_tokens(input_ids))  # (B, T, H)
         if self.embed_positions is not None:
             pos = self.embed_positions(position_ids)  # (T, H)
+            rec("hook_pos_embed", pos.expand(B, T, -1))  # (B, T, H)
             x = x + pos  # (B, T, H), broadcast over B
-            if acts is not None:
-                acts["hook_pos_embed"] = pos.expand(B, T, -1)
         hidden_states = [x] if output_hidden_states else None
-        attentions = [] if output_attentions else None
-        eager = output_attentions or output_activations  # explicit softmax attention, which needs the causal mask
-        S = past_length + T  # keys each query row can be masked against: cached + new
-        future = causal_future_mask(T, input_ids.device, key_length=S) if eager else None  # (T, S), once for all layers
-
         for i, layer in enumerate(self.layers):
-            x, pattern = layer(x, position_ids, acts, f"blocks.{i}.", need_weights=output_attentions,
-                               future_mask=future, past_key_values=past_key_values)  # (B, T, H)
+            x = layer(x, ctx, rec.scope(f"blocks.{i}"))  # (B, T, H)
             if hidden_states is not None:
                 hidden_states.append(x)
-            if attentions is not None:
-                attentions.append(pattern)  # (B, nh, T, S)
 
-        x = self.norm(x)  # (B, T, H)
+        x = rec("ln_final.hook_normalized", self.norm(x))  # (B, T, H)
         if hidden_states is not None:
             hidden_states[-1] = x  # transformers' convention: the last entry is after the final norm
-        if acts is not None:
-            acts["ln_final.hook_normalized"] = x
         if logits_to_keep > 0:
             x = x[:, -logits_to_keep:, :]  # (B, T_kept, H)
         logits = self.lm_head(x)  # (B, T_kept, V)
@@ -309,8 +307,9 @@ class CausalLM(nn.Module):
             loss=loss,
             token_losses=token_losses,
             hidden_states=tuple(hidden_states) if hidden_states is not None else None,
-            attentions=tuple(attentions) if attentions is not None else None,
-            activations=acts,
+            attentions=tuple(record[f"blocks.{i}.attn.hook_pattern"] for i in range(len(self.layers)))
+            if output_attentions else None,  # each (B, nh, T, S)
+            activations=record if output_activations else None,
             past_key_values=past_key_values,
         )
 
