@@ -1,6 +1,6 @@
 """Load test of one `streamlit run` server on loopback: a class clicking through pages while some train.
 
-Usage: ``python bench/bench_load.py [--students 30] [--views 4] [--trainers 4] [--no-write]``
+Usage: ``python bench/bench_load.py [--students 30] [--views 4] [--trainers 4] [--omp-threads 1] [--no-write]``
 
 ``--students`` simulated students (websocket clients speaking Streamlit's protocol, ``bench/loadsim.py``) each
 open ``--views`` pages in turn (overview, norms, Pre vs Post, attention, loss, next token) with their own small
@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.loadsim import MAXIMA, Server, Student, step_of  # noqa: E402
+from bench.loadsim import MAXIMA, Server, Student, follow_run, queued, step_of  # noqa: E402
 
 PAGES = ["", "norms", "pre-vs-post", "attention", "loss", "next-token"]
 TEXT = "床前明月光，疑是地上霜。举头望明月，低头思故乡。"
@@ -67,20 +67,9 @@ async def trainer(port: int, i: int, done: asyncio.Event, out: list, steps: int 
     async with Student(port) as s:
         page = await s.run(query, "train", timeout=600)
         view = await s.click("▶ Start", page)
-        record = {"trainer": i, "queued": any("ahead of you" in a or "you are next" in a for a in view.alerts),
-                  "step": step_of(view) or 0, "exceptions": list(view.exceptions) + list(page.exceptions),
-                  "finished_run": False}
-        while not done.is_set() or time.perf_counter() < done.at + linger:
-            await asyncio.sleep(1.0)
-            for f in await s.refresh_fragments():
-                record["exceptions"] += f.exceptions
-                waiting = any("ahead of you" in a or "you are next" in a for a in f.alerts)
-                record["queued"] |= waiting
-                record["step"] = max(record["step"], step_of(f) or 0)
-                if not waiting and not f.progress:  # the run ended: the page reran without the live panel
-                    record["finished_run"] = True
-            if record["finished_run"]:
-                break
+        record = {"trainer": i, "queued": queued(view), "step": step_of(view) or 0, "result": None,
+                  "exceptions": list(view.exceptions) + list(page.exceptions), "finished_run": False}
+        await follow_run(s, record, lambda: not done.is_set() or time.perf_counter() < done.at + linger)
         out.append(record)
 
 
@@ -146,18 +135,24 @@ def main() -> None:
     ap.add_argument("--students", type=int, default=30)
     ap.add_argument("--views", type=int, default=4)
     ap.add_argument("--trainers", type=int, default=4)
+    ap.add_argument("--omp-threads", default="1",
+                    help="OMP_NUM_THREADS of the server, as in the README's run command ('' leaves it unset)")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     import os
 
     from bench.common import machine_line, report
 
-    s = run(args.students, args.views, args.trainers)
+    load0 = os.getloadavg()[0]
+    s = run(args.students, args.views, args.trainers, env={"OMP_NUM_THREADS": args.omp_threads} if args.omp_threads else {})
     trainers = "; ".join(f"#{t['trainer']}: {'queued, ' if t['queued'] else ''}step {t['step']}"
                          + (" (finished)" if t["finished_run"] else "") for t in sorted(s["trainers"], key=lambda t: t["trainer"]))
     text = (f"# Load test: {args.students} students x {args.views} page views, {args.trainers} training, 1 at the maxima\n\n"
-            f"{machine_line()}; load average {os.getloadavg()[0]:.0f} at the end (other users of the machine)\n\n"
-            f"`python bench/bench_load.py --students {args.students} --views {args.views} --trainers {args.trainers}`\n\n"
+            f"{machine_line()}; load average {load0:.0f} at the start and {os.getloadavg()[0]:.0f} at the end (other users "
+            "of the machine)\n\n"
+            f"`python bench/bench_load.py --students {args.students} --views {args.views} --trainers {args.trainers} "
+            f"--omp-threads '{args.omp_threads}'` (server: OMP_NUM_THREADS={args.omp_threads or 'unset'}, "
+            f"EXPLORER_TORCH_THREADS={os.environ.get('EXPLORER_TORCH_THREADS', 'default')})\n\n"
             "| page views ok / all | exceptions | p50 s | p95 s | max s | maxima refused (s) | trainers | idle RSS MB | "
             "peak RSS MB | server CPU after every tab closed |\n|---|---|---|---|---|---|---|---|---|---|\n"
             f"| {s['ok']} / {s['views']} | {len(s['exceptions'])} | {s['p50']:.1f} | {s['p95']:.1f} | {s['max']:.1f} "

@@ -108,6 +108,7 @@ class View:
     progress: list[str] = field(default_factory=list)
     charts: int = 0
     buttons: dict[str, tuple[str, bool]] = field(default_factory=dict)  # label -> (widget id, disabled)
+    numbers: dict[str, str] = field(default_factory=dict)  # number input label -> widget id
     finished: bool = False
 
 
@@ -119,6 +120,7 @@ class Student:
         self.ws = None
         self.query = ""
         self.page = ""
+        self.page_hash = ""  # the page's script hash, from the server's navigation message (as a browser keeps it)
         self.fragments: dict[str, float] = {}  # fragment id -> rerun interval (s), from auto_rerun messages
 
     async def __aenter__(self) -> "Student":
@@ -134,6 +136,8 @@ class Student:
         cs = msg.rerun_script
         cs.query_string = query
         cs.page_name = page
+        if self.page_hash:  # a rerun of the page shown (a click, a fragment): the browser names it by its hash
+            cs.page_script_hash = self.page_hash
         if fragment_id:
             cs.fragment_id = fragment_id
             cs.is_auto_rerun = True
@@ -145,6 +149,8 @@ class Student:
                   timeout: float = 300) -> View:
         """Ask for a script run (a page view, a click, or a fragment rerun) and read until it finished."""
         if not fragment_id:
+            if page != self.page:
+                self.page_hash = ""
             self.query = query if isinstance(query, str) else urlencode(query)
             self.page = page
         view, t0 = View(), time.perf_counter()
@@ -170,6 +176,10 @@ class Student:
                     view.charts += 1
                 elif what == "button":
                     view.buttons[el.button.label] = (el.button.id, el.button.disabled)
+                elif what == "number_input":
+                    view.numbers[el.number_input.label] = el.number_input.id
+            elif kind == "navigation":  # the page this run shows (st.navigation), as the browser records it
+                self.page_hash = fm.navigation.page_script_hash
             elif kind == "auto_rerun":
                 self.fragments[fm.auto_rerun.fragment_id] = fm.auto_rerun.interval
             elif kind == "script_finished":
@@ -191,9 +201,44 @@ class Student:
         ws = WidgetState(id=widget_id, trigger_value=True)
         return await self.run(self.query, self.page, widgets=[ws])
 
+    async def type_number(self, label: str, value: int, before: View) -> View:
+        """Type the integer ``value`` into the number input ``label`` of the page ``before`` showed."""
+        from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+        return await self.run(self.query, self.page, widgets=[WidgetState(id=before.numbers[label], int_value=value)])
+
     async def refresh_fragments(self) -> list[View]:
         """Rerun every live fragment once (what the browser does every ``interval`` seconds)."""
         return [await self.run(fragment_id=fid) for fid in list(self.fragments)]
+
+
+WAITING = ("ahead of you", "you are next")  # the English queue notes (ui/strings/server.py)
+
+
+def queued(view: View) -> bool:
+    """The view shows the Training lab's place-in-line note."""
+    return any(w in a for a in view.alerts for w in WAITING)
+
+
+async def follow_run(s: Student, record: dict, keep_going) -> None:
+    """Keep a Training lab tab's live panel updating once a second, as a browser does, while ``keep_going()``.
+
+    Updates ``record``: ``queued`` (a place-in-line note was seen), ``step`` (the highest step shown),
+    ``exceptions``, ``finished_run`` and ``result`` (the result message, once the run ended and the page reran
+    without the live panel).
+    """
+    while keep_going():
+        await asyncio.sleep(1.0)
+        for f in await s.refresh_fragments():
+            record["exceptions"] += f.exceptions
+            waiting = queued(f)
+            record["queued"] |= waiting
+            record["step"] = max(record["step"], step_of(f) or 0)
+            if not waiting and not f.progress:  # the run ended: the page reran without the live panel
+                record["finished_run"] = True
+                record["result"] = next((a for a in f.alerts if "steps" in a), None)
+        if record["finished_run"]:
+            return
 
 
 def step_of(view: View) -> Optional[int]:
