@@ -136,7 +136,8 @@ class CausalLM(nn.Module):
     """Decoder-only language model: embedding -> positions -> L blocks -> final norm -> LM head.
 
     Module names follow Llama (``embed_tokens``, ``layers``, ``norm``, ``lm_head``); ``embed_positions`` holds
-    learned or sinusoidal positions; RoPE lives inside attention.
+    learned or sinusoidal positions; RoPE rotates q and k inside attention, with cos/sin tables built once per
+    forward (:meth:`attention_context`).
 
     The final norm ``norm`` is applied in both placements. Under Pre-Norm the residual stream is never
     normalised inside the blocks, so ``norm`` is what scales it before the head. Under Post-Norm every block
