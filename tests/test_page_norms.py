@@ -62,13 +62,20 @@ def check_against_engine(at: AppTest, state: dict) -> None:
         states = list(out.hidden_states[:-1]) + [last, model.norm(last)]
     norms = torch.stack([torch.linalg.vector_norm(h[0].double(), dim=-1) for h in states])  # (L+2, T)
     resid, sub, heat = charts(at)
-    # residual chart: T thin position lines, then the bold mean (last trace)
-    assert len(resid["data"]) == T + 1
-    mean = arr(resid["data"][-1]["y"])
-    np.testing.assert_allclose(mean, norms.mean(dim=1).numpy(), rtol=1e-5)
-    np.testing.assert_allclose(arr(resid["data"][0]["y"]), norms[:, 0].numpy(), rtol=1e-5)
+    # residual chart: T thin position lines over embed .. block L, then their bold mean; the final norm's
+    # per-position dots and their mean on a second axis of its own (its jump to √H would flatten the blocks)
+    assert len(resid["data"]) == T + 3
+    mean = arr(resid["data"][T]["y"])
+    np.testing.assert_allclose(mean, norms[: L + 1].mean(dim=1).numpy(), rtol=1e-5)
+    np.testing.assert_allclose(arr(resid["data"][0]["y"]), norms[: L + 1, 0].numpy(), rtol=1e-5)
+    final_dots, final_mean = resid["data"][T + 1], resid["data"][T + 2]
+    assert final_dots["xaxis"] == final_mean["xaxis"] == "x2" and final_dots["yaxis"] == "y2"
+    np.testing.assert_allclose(arr(final_dots["y"]), norms[L + 1].numpy(), rtol=1e-5)
+    np.testing.assert_allclose(arr(final_mean["y"]), [norms[L + 1].mean()], rtol=1e-5)
     ticks = resid["layout"]["xaxis"]["ticktext"]
-    assert ticks[0] == "embed" and ticks[-1] == "final norm"
+    assert ticks[0] == "embed" and ticks[-1] == f"block {L}"
+    assert resid["layout"]["xaxis2"]["ticktext"] == ["final norm"]
+    assert sum(bool(d.get("showlegend", True)) for d in resid["data"]) == 2  # positions, mean: no 22-entry legend
     # sub-layer bars: attention and MLP outputs, one bar per block
     assert [len(arr(d["y"])) for d in sub["data"]] == [L, L]
     # heatmap: L+2 rows (embed .. final norm), capped columns, embedding row at the top
@@ -85,7 +92,8 @@ def test_defaults_match_engine_and_post_norm_is_flat():
     check_against_engine(at, {})
     at = run_page(**{"cfg.norm_position": "post"})
     check_against_engine(at, {"cfg.norm_position": "post"})
-    mean = arr(charts(at)[0]["data"][-1]["y"])
+    resid = charts(at)[0]
+    mean = np.concatenate([arr(resid["data"][-3]["y"]), arr(resid["data"][-1]["y"])])  # blocks, then final norm
     # Post-Norm: every block ends in a norm with weight 1, so L2 = sqrt(H) (up to eps) from block 1 on
     np.testing.assert_allclose(mean[1:], math.sqrt(DEFAULTS["cfg.hidden_size"]), rtol=1e-4)
 
@@ -122,7 +130,8 @@ def test_chinese_labels():
     assert not at.exception
     resid = charts(at)[0]
     assert resid["layout"]["xaxis"]["ticktext"][0] == "嵌入"
-    assert resid["data"][-1]["name"] == "各位置平均"
+    assert resid["data"][-3]["name"] == resid["data"][-1]["name"] == "各位置平均"
+    assert resid["layout"]["xaxis2"]["ticktext"] == ["最终归一化"]
 
 
 def test_huge_init_never_shows_nan_as_a_number():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from ui.figures.common import CELL_TEXT_MAX_TOKENS, base_layout, f32, position_axis
 
@@ -35,35 +36,66 @@ def depth_axis(labels: list[str], max_ticks: int = 26) -> dict:
 def residual_norm_lines(df: pd.DataFrame, depth_labels: list[str], position_names: list[str], title: str,
                         x_title: str, y_title: str, mean_name: str, sqrt_h: float | None = None,
                         sqrt_h_name: str = "", positions_name: str = "") -> go.Figure:
-    """Residual L2 norm by depth: one thin line per position plus the bold mean over positions.
+    """Residual L2 norm by depth: one thin line per position plus the bold mean, the final norm on its own axis.
+
+    Under Pre-Norm the final norm brings every position back to about √H, often 10-40 × the block values; on a
+    shared axis that jump would flatten the per-block growth the page describes. So the embedding and the
+    blocks (depths 0..L) are drawn in the wide left panel, and the output of the final norm (depth L+1) in a
+    narrow right panel with its own y axis (one dot per position, the mean as a bar-like marker, √H dotted).
 
     Args:
         df: ``engine.analysis.residual_norms`` (columns depth, stage, position, token, norm); depth runs
             0..L+1 (embedding, blocks, after the final norm).
-        depth_labels: L+2 tick texts for the depths; position_names: one legend/hover name per position.
-        sqrt_h: if given, a dotted reference line at √H (the L2 norm of a norm's output with weight 1).
-    The mean trace is the last one and is named ``mean_name``; its y are the mean over positions (float32).
+        depth_labels: L+2 tick texts for the depths; position_names: one hover name per position.
+        sqrt_h: if given, a dotted reference line at √H (the L2 norm of a norm's output with weight 1) in the
+            right panel, and in the left one too when the blocks reach near it (Post-Norm).
+    Returns:
+        Traces: T position lines (x, y over depths 0..L), then the mean over positions on the left (named
+        ``mean_name``, float32), then the final norm's per-position dots and its mean (on ``xaxis2``/``yaxis2``).
+        Two legend entries: the positions and the mean.
     """
-    fig = go.Figure()
     wide = df.pivot(index="depth", columns="position", values="norm").sort_index()  # (L+2, T)
-    depths = wide.index.to_numpy()
-    for i, pos in enumerate(wide.columns):  # one legend entry for all positions (hover names each one)
+    blocks, final = wide.iloc[:-1], wide.iloc[-1]  # (L+1, T), (T,)
+    depths = blocks.index.to_numpy()
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.86, 0.14], horizontal_spacing=0.07)
+    for i, pos in enumerate(blocks.columns):  # one legend entry for all positions (hover names each one)
         fig.add_trace(go.Scatter(
-            x=depths, y=f32(wide[pos]), mode="lines", name=positions_name or position_names[pos], legendgroup="positions",
-            showlegend=i == 0, line=dict(width=1, color=POSITION_LINE_COLOR),
-            customdata=np.array(depth_labels, dtype=object),
+            x=depths, y=f32(blocks[pos]), mode="lines", name=positions_name or position_names[pos],
+            legendgroup="positions", showlegend=i == 0, line=dict(width=1, color=POSITION_LINE_COLOR),
+            customdata=np.array(depth_labels[:-1], dtype=object),
             hovertemplate="%{customdata}: %{y:.3f}<extra>" + position_names[pos] + "</extra>",
-        ))
-    if sqrt_h is not None:
-        fig.add_hline(y=sqrt_h, line=dict(dash="dot", color="gray", width=1), annotation_text=sqrt_h_name,
-                      annotation_position="top left")
+        ), row=1, col=1)
     fig.add_trace(go.Scatter(
-        x=depths, y=f32(wide.mean(axis=1)), mode="lines+markers", name=mean_name,
-        line=dict(width=4, color=MEAN_LINE_COLOR), customdata=np.array(depth_labels, dtype=object),
+        x=depths, y=f32(blocks.mean(axis=1)), mode="lines+markers", name=mean_name, legendgroup="mean",
+        line=dict(width=4, color=MEAN_LINE_COLOR), customdata=np.array(depth_labels[:-1], dtype=object),
         hovertemplate="%{customdata}: %{y:.3f}<extra>" + mean_name + "</extra>",
-    ))
+    ), row=1, col=1)
+    T = len(final)
+    fig.add_trace(go.Scatter(
+        x=np.zeros(T), y=f32(final), mode="markers", name=positions_name, legendgroup="positions", showlegend=False,
+        marker=dict(size=7, color=POSITION_LINE_COLOR), customdata=np.array(position_names[:T], dtype=object),
+        hovertemplate=depth_labels[-1] + ": %{y:.3f}<extra>%{customdata}</extra>",
+    ), row=1, col=2)
+    fig.add_trace(go.Scatter(
+        x=[0], y=f32([final.mean()]), mode="markers", name=mean_name, legendgroup="mean", showlegend=False,
+        marker=dict(size=22, symbol="line-ew-open", line=dict(width=4, color=MEAN_LINE_COLOR)),
+        hovertemplate=depth_labels[-1] + ": %{y:.3f}<extra>" + mean_name + "</extra>",
+    ), row=1, col=2)
+    if sqrt_h is not None:
+        fig.add_hline(y=sqrt_h, line=dict(dash="dot", color="gray", width=1), row=1, col=2)
+        block_max = np.nanmax(np.where(np.isfinite(blocks.to_numpy()), blocks.to_numpy(), np.nan), initial=0.0)
+        if sqrt_h <= 1.5 * block_max:  # the blocks reach √H (Post-Norm): the reference helps on the left too
+            fig.add_hline(y=sqrt_h, line=dict(dash="dot", color="gray", width=1), annotation_text=sqrt_h_name,
+                          annotation_position="top left", row=1, col=1)
+        else:  # name the line in the right panel
+            fig.add_annotation(x=0, y=sqrt_h, xref="x2", yref="y2", text=sqrt_h_name, showarrow=False,
+                               yshift=12, font=dict(color="gray"))
     base_layout(fig, title, x_title, y_title, height=460)
-    fig.update_xaxes(**depth_axis(depth_labels))
+    fig.update_xaxes(title_text=None, row=1, col=2)
+    fig.update_yaxes(title_text=None, row=1, col=2)
+    fig.update_xaxes(**depth_axis(depth_labels[:-1]), row=1, col=1)
+    fig.update_xaxes(tickmode="array", tickvals=[0], ticktext=[depth_labels[-1]], range=[-0.6, 0.6],
+                     showgrid=False, row=1, col=2)
     fig.update_yaxes(rangemode="tozero")
     return fig
 

@@ -7,8 +7,9 @@ EN = {
                      "residual norm usually grows with depth and only the final norm brings it back to about √H. "
                      "Under Post-Norm every block ends in a norm, so from block 1 on each position's norm sits flat "
                      "at RMS ≈ weight, i.e. L2 ≈ √H · weight (√H with the initial weight 1). The thin lines are "
-                     "single positions and the bold line is their mean; the bars show how much each attention and "
-                     "MLP sub-layer writes into the stream.",
+                     "single positions and the bold line is their mean; the output of the final norm has its own "
+                     "axis at the right, so its jump to √H does not flatten the growth from block to block. The bars "
+                     "show how much each attention and MLP sub-layer writes into the stream.",
     "norms.tick.embed": "embed",
     "norms.tick.block": "block {i}",
     "norms.tick.final": "final norm",
@@ -36,7 +37,7 @@ ZH = {
     "norms.explain": "Pre-Norm 下每个 Block 把输出加到一条从不归一化的残差流上，所以残差范数通常随深度增长，"
                      "只有最后的归一化把它拉回约 √H。Post-Norm 下每个 Block 都以归一化结尾，所以从第 1 层起每个位置的范数"
                      "都平稳地停在 RMS ≈ weight，即 L2 ≈ √H · weight（初始 weight 为 1 时就是 √H）。细线是单个位置，"
-                     "粗线是它们的平均；柱状图显示每个注意力和 MLP 子层向残差流写入了多大的量。",
+                     "粗线是它们的平均；最终归一化的输出画在右侧自己的坐标轴上，这样它跳到 √H 不会把逐层的增长压平。柱状图显示每个注意力和 MLP 子层向残差流写入了多大的量。",
     "norms.tick.embed": "嵌入",
     "norms.tick.block": "第 {i} 层",
     "norms.tick.final": "最终归一化",
