@@ -18,12 +18,13 @@ Each load runs in a fresh subprocess so peak RSS is its own. Usage: ``python ben
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from common import ROOT, interleaved_medians, machine_line, markdown_table, timing_args, write_result
+from common import ROOT, interleaved_medians, machine_line, markdown_table, report, timing_args
 
 import torch  # noqa: E402
 
@@ -71,6 +72,7 @@ def run_json(script: str, *args: str) -> dict:
 def main() -> None:
     args = timing_args(__doc__.splitlines()[0])
     torch.set_num_threads(args.threads)
+    load_start = os.getloadavg()[0]
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
 
@@ -125,11 +127,11 @@ def main() -> None:
     table = markdown_table(["what", "ours", "reference (same run)", "ratio"], rows)
     text = (f"# SmolLM2-135M-Instruct (bench/bench_smollm2.py)\n\n{machine_line()}\n\n"
             f"{load['params']:,} parameters; max |Δlogit| vs transformers on these 64 tokens: {diff:.1e} of the "
-            f"largest logit. Medians of {args.repeats} interleaved rounds after {args.warmup} warm-up rounds.\n\n"
+            f"largest logit. Medians of {args.repeats} interleaved rounds after {args.warmup} warm-up rounds. "
+            f"Load average (1 min) at the start: {load_start:.1f}, at the end: {os.getloadavg()[0]:.1f} (a shared "
+            f"machine: absolute times vary, the ratios are what count).\n\n"
             f"{table}\n")
-    print(text)
-    if not args.no_write:
-        print(f"wrote {write_result('bench_smollm2', text)}")
+    report("bench_smollm2", text, write=not args.no_write)
 
 
 if __name__ == "__main__":

