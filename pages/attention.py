@@ -12,7 +12,7 @@ import analysis
 from ui.controls import PAGE, index_slider, init_state
 from ui.figures.attention import attention_heatmap, entropy_bar, entropy_heatmap, heads_grid, layers_heads_grid
 from ui.figures.common import HEATMAP_MAX_TOKENS
-from ui.i18n import current_lang, t
+from ui.i18n import current_lang, labeler, t
 from ui.sidebar import explorer, trace
 from ui.widgets import chart, explain
 from ui.escape import md
@@ -41,13 +41,12 @@ n_draw = min(T, HEATMAP_MAX_TOKENS)
 
 # ---- which head, which stage ----
 # Math, not words: the same in both languages, so a shared link (the URL holds the label) opens in either.
-STAGE_LABELS = {"raw": "QKᵀ", "scaled": "QKᵀ/√d", "masked": "QKᵀ/√d + mask", "softmax": "softmax"}
 c1, c2, c3 = st.columns([1, 1, 2])  # one row of controls: the heatmap starts high on a projector
 layer = index_slider(t("attn.layer"), 1, L, "attn.layer", container=c1)
 head = index_slider(t("attn.head"), 1, nh, "attn.head", container=c2)
 init_state("attn.stage", "softmax")
 stage = c3.segmented_control(t("attn.stage"), list(analysis.ATTENTION_STAGES), key="attn.stage", required=True,
-                             format_func=STAGE_LABELS.get, help=t("attn.stage_help"),
+                             format_func=labeler("attn.stage."), help=t("attn.stage_help"),
                              bind="query-params", **PAGE) or "softmax"
 
 # ---- one head ----
@@ -58,7 +57,7 @@ if n_draw < T:
     st.warning(t("attn.capped", n=n_draw, total=T))
 df = pd.DataFrame(mat, index=labels[:n_draw], columns=labels[:n_draw])
 unit = t("attn.unit_prob") if stage == "softmax" else t("attn.unit_score")
-fig = attention_heatmap(df, labels[:n_draw], stage, t("attn.heatmap_title", stage=STAGE_LABELS[stage], layer=layer,
+fig = attention_heatmap(df, labels[:n_draw], stage, t("attn.heatmap_title", stage=t(f"attn.stage.{stage}"), layer=layer,
                                                       head=head), t("attn.x"), t("attn.y"), unit)
 chart(fig, df.reset_index(names=t("attn.y")), "attn.heatmap")
 st.caption(t("attn.caption_masked") if stage in ("masked", "softmax") else t("attn.caption_unmasked"))

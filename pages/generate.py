@@ -170,7 +170,8 @@ m1, m2 = st.columns(2)
 T_mem = int(m1.select_slider(t("gen.mem_ctx"), CONTEXT_LENGTHS, key="gen.ctx", **PAGE))
 dtype = m2.selectbox(t("gen.mem_dtype"), list(BYTES), key="gen.dtype", **PAGE)
 mem = gen.memory_table(config, t("gen.mem_current"), T_mem, BYTES[dtype])
-chart(memory_bars(mem, t("gen.mem_chart", T=f"{T_mem:,}", dtype=dtype), t("gen.mem_x"), t("gen.mem_y")), mem, "gen.memory")
+chart(memory_bars(mem, t("gen.mem_chart", T=f"{T_mem:,}", dtype=dtype), t("gen.mem_x"), t("gen.mem_y"),
+                  t("gen.mcol.kv_heads")), mem, "gen.memory")
 st.latex(r"\text{bytes} = 2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot T \cdot b")
 llama = mem[mem["model"] == "Llama-3-8B"].set_index("attention")["mib"]
 st.caption(t("gen.mem_caption", T=f"{T_mem:,}", dtype=dtype, gqa=f"{llama['GQA']:,.0f}", mha=f"{llama['MHA']:,.0f}",

@@ -93,10 +93,10 @@ LANG_LABEL = {"en": "English", "zh": "中文"}
 PRESENTER_LABEL = {"en": "Presenter mode", "zh": "演示模式"}
 
 
-def settle(page, ms: int = 800) -> None:
+def settle(page, ms: int = 800, timeout: int = 120_000) -> None:
     """Wait until Streamlit has finished its rerun (no "running" indicator), then a little more."""
     page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=120_000)
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout)
     page.wait_for_timeout(ms)
 
 
@@ -122,15 +122,16 @@ def open_app(browser, url: str, width: int = 1440, height: int = 1000, lang: str
     return page
 
 
-def click_nav(page, index: int) -> str:
-    """Click the index-th link of the sidebar navigation; returns the page's URL path after the click."""
+def click_nav(page, index: int, timeout: int = 120_000) -> str:
+    """Click the index-th link of the sidebar navigation; returns the page's URL path after the click.
+    ``timeout`` (ms) bounds the wait for the page's title and for its rerun to finish."""
     link = page.locator(NAV_LINKS).nth(index)
     href = link.get_attribute("href") or ""
     link.click()
     path = href.rstrip("/").rsplit("/", 1)[-1].split("?")[0]
     page.wait_for_function("p => location.pathname.endsWith('/' + p)", arg=path, timeout=60_000)
-    page.wait_for_selector('[data-testid="stMain"] h1', timeout=120_000)
-    settle(page)
+    page.wait_for_selector('[data-testid="stMain"] h1', timeout=timeout)
+    settle(page, timeout=timeout)
     return path
 
 

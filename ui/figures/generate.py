@@ -84,12 +84,14 @@ def filter_bars(df: pd.DataFrame, stage_labels: dict[str, str], title: str, x_ti
     return fig
 
 
-def memory_bars(df: pd.DataFrame, title: str, x_title: str, y_title: str) -> go.Figure:
+def memory_bars(df: pd.DataFrame, title: str, x_title: str, y_title: str, kv_heads_name: str = "n_kv_heads"
+                ) -> go.Figure:
     """Grouped bars of KV-cache MiB per model, one colour per attention kind; the configured variant is outlined
     in black and labelled with its size.
 
     Args:
         df: ``analysis.generation.memory_table``.
+        kv_heads_name: the hover's name for the number of KV heads (translated).
     """
     fig = go.Figure()
     for kind, color in ATTENTION_COLORS.items():
@@ -98,7 +100,7 @@ def memory_bars(df: pd.DataFrame, title: str, x_title: str, y_title: str) -> go.
                     marker_line_width=[3 if c else 0 for c in part["configured"]], marker_line_color="black",
                     text=[f"{m:,.1f}" for m in part["mib"]], textposition="outside",
                     customdata=part["kv_heads"].tolist(),
-                    hovertemplate="%{x} " + kind + " (n_kv_heads = %{customdata}): %{y:,.2f} MiB<extra></extra>")
+                    hovertemplate=f"%{{x}} {kind} ({kv_heads_name} = %{{customdata}}): %{{y:,.2f}} MiB<extra></extra>")
     base_layout(fig, title, x_title, y_title, height=440)
     fig.update_layout(barmode="group")
     fig.update_yaxes(type="log")

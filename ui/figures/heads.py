@@ -18,6 +18,11 @@ SELECT_TRACE = 1  # index of the clickable scatter trace in :func:`role_map`
 HIGHLIGHT = "#d62728"
 
 
+def _cell_hover(x_title: str, y_title: str) -> str:
+    """Hover label of one (layer, head) cell in the page's language, from the axis titles ("layer 3, head 2")."""
+    return f"{y_title} %{{y}}, {x_title} %{{x}}"
+
+
 def _cell_text(z: np.ndarray, fmt: str) -> list[list[str]]:
     return [["" if not np.isfinite(v) else format(float(v), fmt) for v in row] for row in z]
 
@@ -29,7 +34,7 @@ def layers_heads_heatmap(z: np.ndarray, colorscale: str, zmax: float, title: str
     L, nh = z.shape
     trace = go.Heatmap(z=f32(z), x=np.arange(1, nh + 1), y=np.arange(1, L + 1), colorscale=colorscale, zmin=0.0,
                        zmax=max(zmax, 1e-9), colorbar=dict(title=dict(text=colorbar_title, side="right")),
-                       hovertemplate="layer %{y}, head %{x}: %{z:.3f}<extra></extra>")
+                       hovertemplate=_cell_hover(x_title, y_title) + ": %{z:.3f}<extra></extra>")
     if L * nh <= 400:
         trace.update(text=_cell_text(z, ".2f"), texttemplate="%{text}", textfont=dict(size=10))
     fig = go.Figure(trace)
@@ -61,7 +66,7 @@ def role_map(roles: pd.DataFrame, column: str, title: str, x_title: str, y_title
         x=head + 1, y=layer + 1, mode="markers", customdata=np.stack([layer, head], 1), showlegend=False,
         marker=dict(size=max(6, min(28, 600 // max(L, nh))), symbol="square", color="rgba(0,0,0,0)"),
         text=[_fmt(v) for v in z.reshape(-1)],
-        hovertemplate=f"layer %{{y}}, head %{{x}}: %{{text}} {hover_label}<extra></extra>",
+        hovertemplate=_cell_hover(x_title, y_title) + f": %{{text}} {hover_label}<extra></extra>",
     )
     fig.add_trace(points)
     fig.update_layout(clickmode="event+select", dragmode=False)

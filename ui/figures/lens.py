@@ -35,7 +35,8 @@ def lens_heatmap(df: pd.DataFrame, top_labels: dict[int, str], depth_labels: lis
         depth_labels: one label per depth ("embed", "block 1", ...); position_labels: one per drawn position.
         hover: format string with ``{top}``, ``{top_prob}``, ``{final}``, ``{p_final}`` placeholders.
     Returns:
-        One ``go.Heatmap`` on integer coordinates (x = column index of the drawn positions, y = depth), the last
+        One ``go.Heatmap`` on integer coordinates (its ``meta.token_fields`` names the fields that hold model
+        tokens: the zh-page test reads interface text only) (x = column index of the drawn positions, y = depth), the last
         depth at the top; per-cell text only up to :data:`LENS_TEXT_MAX_CELLS` cells.
     """
     positions = sorted(df["position"].unique())
@@ -53,7 +54,8 @@ def lens_heatmap(df: pd.DataFrame, top_labels: dict[int, str], depth_labels: lis
                                  final=plotly_text(top_labels[fin]), p_final=f"{pf:.3f}")
     trace = go.Heatmap(z=z, x=np.arange(P), y=np.arange(D), colorscale="Blues", zmin=0.0, zmax=1.0,
                        customdata=np.array(hov, dtype=object), hovertemplate="%{customdata}<extra></extra>",
-                       colorbar=dict(title=dict(text=colorbar_title, side="right")))
+                       colorbar=dict(title=dict(text=colorbar_title, side="right")),
+                       meta=dict(token_fields=["text", "customdata"]))  # model output, not interface text
     if D * P <= LENS_TEXT_MAX_CELLS:
         trace.update(text=text, texttemplate="%{text}", textfont=dict(size=10))
     fig = go.Figure(trace)

@@ -111,7 +111,7 @@ ZH = {
     "nav.generate": "逐步生成（KV 缓存）",
     "gen.title": "看它生成：先预填充，再一次一个 token",
     "gen.explain": "侧边栏的文本先整体通过模型一次（预填充），填满每一层的键/值缓存。每按一次“下一个 token”（或 PageDown），"
-                   "就选出一个 token 并只把它送入模型：它的 query 是唯一新算的一行注意力，要关注所有已缓存的 key（包括它自己的）。"
+                   "就选出一个 token 并只把它送入模型：它的查询是唯一新算的一行注意力，要关注所有已缓存的键（包括它自己的）。"
                    "缓存得到的 logits 与完整重算相同，计算量却只是一小部分。",
     "gen.sample": "采样",
     "gen.sample_help": "关闭：贪心（总选概率最高的 token）。打开：从经过温度、top-k、top-p、min-p 过滤后的分布中抽取。",
@@ -141,20 +141,20 @@ ZH = {
     "gen.badge_flops": "本步 FLOPs：用缓存 {cached}，完整重算 {full}（少 {x} 倍）",
     "gen.layer": "层",
     "gen.head": "注意力头",
-    "gen.row_title": "新 query 的注意力行，第 {layer} 层第 {head} 个头：覆盖 {s} 个已缓存 key 的一行",
-    "gen.row_x": "key 的位置与 token（虚线：提示词 | 生成部分）",
-    "gen.row_y": "query {pos}",
+    "gen.row_title": "新查询的注意力行，第 {layer} 层第 {head} 个头：覆盖 {s} 个已缓存键的一行",
+    "gen.row_x": "键的位置与 token（虚线：提示词 | 生成部分）",
+    "gen.row_y": "查询 {pos}",
     "gen.weight": "权重",
-    "gen.row_caption": "只计算新 token（位置 {pos}）这一个 query。它关注全部 {s} 个已缓存的 key；最大的权重 {w} 落在 key {j}"
-                       "“{tok}”上，权重之和为 {total}。如果不用缓存，要把因果三角形里全部 {full} 个 query–key 对重新算一遍。",
-    "gen.press": "提示词（{n} 个 token）已预填充：缓存里存着它的 key 和 value。按“下一个 token”（或 PageDown）解码一步。",
+    "gen.row_caption": "只计算新 token（位置 {pos}）这一个查询。它关注全部 {s} 个已缓存的键；最大的权重 {w} 落在键 {j}"
+                       "“{tok}”上，权重之和为 {total}。如果不用缓存，要把因果三角形里全部 {full} 个查询–键对重新算一遍。",
+    "gen.press": "提示词（{n} 个 token）已预填充：缓存里存着它的键和值。按“下一个 token”（或 PageDown）解码一步。",
     "gen.src.prefill": "预填充（提示词）",
     "gen.src.decode": "解码（生成部分）",
     "gen.cache_title": "每层缓存的位置数：每一层都是 {s} 个",
-    "gen.cache_x": "已缓存的位置（key 与 value）",
+    "gen.cache_x": "已缓存的位置（键与值）",
     "gen.cache_y": "层",
     "gen.cache_caption": "{L} 层中的每一层都把 K 和 V 存成 [1, {kv}, {s}, {hd}]（[批次, KV 头数, 位置数, head_dim]）："
-                         "{kv} 个 KV 头服务 {h} 个 query 头。实测大小 {bytes} 字节 = 2 · {L} · {kv} · {hd} · {s} · {b} 字节 = {formula}。",
+                         "{kv} 个 KV 头服务 {h} 个查询头。实测大小 {bytes} 字节 = 2 · {L} · {kv} · {hd} · {s} · {b} 字节 = {formula}。",
     "gen.dist_title": "概率分布，以及每个过滤器去掉了什么",
     "gen.view": "查看第几步的分布",
     "gen.view_help": "最后一个值是下一次按键将要从中抽取的分布。",
@@ -195,12 +195,12 @@ ZH = {
     "gen.mem_chart": "一条 {T} 个 token 的序列在 {dtype} 下的 KV 缓存（黑框：模型本身的注意力形式）",
     "gen.mem_x": "模型",
     "gen.mem_y": "缓存大小（MiB，对数坐标）",
-    "gen.mem_caption": "在 {T} 个 token、{dtype} 下，Llama-3-8B 的形状用它的 GQA（32 个 query 头配 8 个 KV 头）需要 {gqa} MiB，"
+    "gen.mem_caption": "在 {T} 个 token、{dtype} 下，Llama-3-8B 的形状用它的 GQA（32 个查询头配 8 个 KV 头）需要 {gqa} MiB，"
                        "改成 MHA 需要 {mha} MiB，改成 MQA 需要 {mqa} MiB：分组省下 {x} 倍。",
     "gen.mcol.model": "模型",
     "gen.mcol.attention": "注意力形式",
     "gen.mcol.layers": "层数 L",
-    "gen.mcol.heads": "query 头数",
+    "gen.mcol.heads": "查询头数",
     "gen.mcol.kv_heads": "KV 头数",
     "gen.mcol.head_dim": "head_dim",
     "gen.mcol.bytes": "字节",

@@ -70,7 +70,7 @@ EN = {
 
 ZH = {
     "nav.heads": "注意力头的角色与汇聚点",
-    "views.random_model": "当前模型是随机权重：下面的头角色、注意力汇聚点、巨量激活和 logit lens 需要预训练模型才能看出规律"
+    "views.random_model": "当前模型是随机权重：下面的头角色、注意力汇聚点、巨量激活和 logit 透镜需要预训练模型才能看出规律"
                           "（在侧边栏加载 SmolLM2-135M 或其他检查点）。随机权重下每个头的注意力都接近均匀。",
     "views.trained_model": "当前模型只在本次会话中训练了几秒：最多能看到很弱的角色。预训练检查点（SmolLM2-135M）能清楚地显示它们。",
     "heads.title": "注意力头的角色：每个头在做什么",
@@ -87,24 +87,24 @@ ZH = {
     "heads.score.first_token": "首词元（汇聚点）",
     "heads.score.entropy": "熵",
     "heads.map_title": "每个头的{score}分数（点击格子打开该头）",
-    "heads.map_title_entropy": "每个头的平均注意力熵，单位 nat（点击格子打开该头）",
+    "heads.map_title_entropy": "每个头的平均注意力熵，单位奈特（点击格子打开该头）",
     "heads.head_axis": "头",
     "heads.layer_axis": "层",
     "heads.unit_score": "平均权重",
-    "heads.unit_nats": "nat",
+    "heads.unit_nats": "奈特",
     "heads.induction_note": "归纳分数不是在侧边栏文本上测的，而是在 {n} 个随机词元后接同样 {n} 个词元的序列上测的（种子 0，"
                             "不含特殊词元）：第二遍中查询 t 对键 t−{n}+1 的权重。均匀注意力的得分是 {uniform}。",
     "heads.top_sentence": "{score}分数最高的头：{heads}。均匀注意力的得分是 {uniform}。",
     "heads.top_item": "第 {layer} 层第 {head} 头（{value}）",
     "heads.none_stands_out": "没有突出的头：最高的{score}分数是 {value}（第 {layer} 层第 {head} 头），不到均匀注意力得分 {uniform} 的两倍。",
-    "heads.entropy_sentence": "最集中的头（熵最低）：{heads}。在可见词元上均匀分布的注意力的熵是 {uniform} nat。",
+    "heads.entropy_sentence": "最集中的头（熵最低）：{heads}。在可见词元上均匀分布的注意力的熵是 {uniform} 奈特。",
     "heads.layer": "层",
     "heads.head": "头",
     "heads.selected_title": "第 {layer} 层第 {head} 头在侧边栏文本上",
     "heads.metric.prev_token": "前一词元",
     "heads.metric.induction": "归纳",
     "heads.metric.first_token": "首词元",
-    "heads.metric.entropy": "熵（nat）",
+    "heads.metric.entropy": "熵（奈特）",
     "heads.metric.text_induction": "本文本上的归纳",
     "heads.no_repeat": "—",
     "heads.text_induction_help": "对于侧边栏文本中此前出现过的词元：落在它上次出现之后那个词元上的权重（没有重复词元时为 —）。",
@@ -121,7 +121,7 @@ ZH = {
     "heads.col.prev_token": "前一词元",
     "heads.col.induction": "归纳",
     "heads.col.first_token": "首词元",
-    "heads.col.entropy": "熵（nat）",
+    "heads.col.entropy": "熵（奈特）",
     "heads.col.text_induction": "文本上的归纳",
     "heads.too_short": "文本只有一个词元：前一词元和首词元分数至少需要两个词元。",
 }

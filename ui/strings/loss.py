@@ -73,18 +73,18 @@ ZH = {
     "loss.masked_dropped": "掩码位置 {dropped} 在当前输入中已不存在，已被移除。",
     "loss.labels_caption": "标签（输入 id，−100 = 掩码）：",
     "loss.formula_title": "平均损失及其分母",
-    "loss.formula_caption": "ℓ_t = −log p(第 t+1 个 token | 前 t 个 token)，单位为奈特（nats）。N = {total} 个目标中受监督的 {n} 个；"
+    "loss.formula_caption": "ℓ_t = −log p(第 t+1 个 token | 前 t 个 token)，单位为奈特。N = {total} 个目标中受监督的 {n} 个；"
                             "被掩码的 {masked} 个既不计入求和，也不计入 N。",
     "loss.none_supervised": "没有受监督的 token：全部 {n} 个目标都被掩码，没有可以平均的项，损失没有定义（0 / 0）。"
                             "取消部分掩码即可得到损失。",
     "loss.latex_supervised": "受监督",
-    "loss.metric_loss": "平均损失（nats）",
+    "loss.metric_loss": "平均损失（奈特）",
     "loss.metric_n": "受监督目标数 N",
-    "loss.metric_ppl": "困惑度 e^loss",
+    "loss.metric_ppl": "困惑度 e^损失",
     "loss.per_pos_title": "每个位置的贡献",
     "loss.bar_title": "每个位置对平均损失的贡献 ℓ_t / N（N = {n}）",
     "loss.bar_x": "位置 t：输入 token → 目标 token",
-    "loss.bar_y": "贡献（nats）",
+    "loss.bar_y": "贡献（奈特）",
     "loss.masked_hover": "已掩码（标签 −100）：没有损失",
     "loss.bar_caption": "柱子加起来等于平均损失。灰色带上的空缺处是被掩码的目标：它们根本没有损失，这和损失为 0 不同。"
                         "随机模型给每个目标的损失大约是 ln V 奈特。",
@@ -92,21 +92,21 @@ ZH = {
     "loss.col.input": "输入 token（t）",
     "loss.col.target": "目标 token（t+1）",
     "loss.col.masked": "掩码",
-    "loss.col.loss": "损失（nats）",
+    "loss.col.loss": "损失（奈特）",
     "loss.col.share": "占平均值比例",
     "loss.masked_yes": "🚫 已掩码（−100）",
     "loss.table_all_masked": "所有行都被掩码，因此没有任何一行有损失（显示为 —）。",
     "loss.keep_title": "logits_to_keep：只保留需要的位置",
     "loss.keep_explain": "训练需要每个位置的 logits，而生成下一个 token 只需要最后一个位置：下一个 token 由最后一个位置预测。"
                          "`model(input_ids, logits_to_keep=k)` 仍会在全部 T 个 token 上运行每个 Block（注意力需要所有的键），"
-                         "但只对最后 k 个位置应用 LM Head——那个很大的 H × V 矩阵。",
+                         "但只对最后 k 个位置应用输出头（lm_head）——那个很大的 H × V 矩阵。",
     "loss.keep": "保留的位置数 k",
     "loss.keep_shape": "保留的 logits 形状",
     "loss.full_shape": "完整 logits 形状",
     "loss.keep_diff": "最大 |保留 − 完整末尾|",
-    "loss.keep_equal": "保留的 logits 与完整 logits 的最后 {k} 行完全相等（torch.equal 为 True）。",
-    "loss.keep_close": "保留的 logits 与完整 logits 的最后 {k} 行在 float32 舍入误差内相等（最大差 {diff} ≤ {tol}）。"
-                       "torch.equal 为 False，是因为对更少的行做矩阵乘法时求和顺序可能不同；两者是同一个计算。",
+    "loss.keep_equal": "保留的 logits 与完整 logits 的最后 {k} 行完全相等（逐元素比较 torch.equal 返回“真”）。",
+    "loss.keep_close": "保留的 logits 与完整 logits 的最后 {k} 行在单精度浮点（float32）舍入误差内相等（最大差 {diff} ≤ {tol}）。"
+                       "逐元素比较（torch.equal）返回“假”，是因为对更少的行做矩阵乘法时求和顺序可能不同；两者是同一个计算。",
     "loss.keep_differ": "保留的 logits 与完整 logits 的末尾相差 {diff}：这不应该发生。",
-    "loss.keep_saving": "产生的 logit 数值：所有位置共 {full} 个，保留后 {kept} 个；LM Head 省去了 {flops} 次乘加运算。",
+    "loss.keep_saving": "产生的 logit 数值：所有位置共 {full} 个，保留后 {kept} 个；输出头省去了 {flops} 次乘加运算。",
 }

@@ -46,9 +46,9 @@ EN = {
 
 ZH = {
     "massive.title": "巨量激活与注意力汇聚点",
-    "massive.explain": "Sun 等（2024，《Massive Activations in Large Language Models》）发现，许多预训练模型的残差流中有少数数值"
-                       "比其余数值大几千倍（他们的标准：|h| > 100，且约为 |h| 中位数的 1000 倍）。Xiao 等（2023，《Efficient "
-                       "Streaming Language Models with Attention Sinks》）发现许多注意力头把大量注意力放在第一个词元上。"
+    "massive.explain": "Sun 等（2024，《大语言模型中的巨量激活》）发现，许多预训练模型的残差流中有少数数值"
+                       "比其余数值大几千倍（他们的标准：|h| > 100，且约为 |h| 中位数的 1000 倍）。Xiao 等（2023，《带注意力汇聚点的"
+                       "高效流式语言模型》）发现许多注意力头把大量注意力放在第一个词元上。"
                        "下面是当前模型在侧边栏文本上的表现。",
     "massive.chart_title": "每个深度残差流的最大 |h| 与 |h| 中位数（对数刻度）",
     "massive.x": "深度（哪一层的输出）",

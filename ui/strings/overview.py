@@ -57,12 +57,12 @@ EN = {
 ZH = {
     "overview.title": "总览：解码器 Block 的结构",
     "overview.explain": "解码器 Block 从头到尾保持残差流形状 [T, H] 不变：注意力在位置之间交换信息，FFN 对每个位置单独变换，"
-                        "两次残差相加把输入一路带下去。参数图显示权重分布在哪里；绑定 LM Head 时输出矩阵不额外占参数。",
+                        "两次残差相加把输入一路带下去。参数图显示权重分布在哪里；绑定输出头（lm_head）时输出矩阵不额外占参数。",
     "overview.params_title": "各组件参数量（共 {total}）",
     "overview.params_x": "组件",
     "overview.params_y": "参数量",
     "overview.tying_saved": "权重绑定节省了 {saved} 个参数（V × H = {v} × {h}）。",
-    "overview.tying_off": "LM Head 未绑定：它自己有 V × H = {saved} 个参数。",
+    "overview.tying_off": "输出头（lm_head）未绑定：它自己有 V × H = {saved} 个参数。",
     "overview.shape_title": "逐步拆解一个 Block（第 {layer} 层，{n} 个 token）",
     "overview.shape_explain": "单条序列的形状为 [T, H]；平均范数是各位置 L2 范数的平均值。",
     "overview.layer": "要拆解的 Block",

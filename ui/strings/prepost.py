@@ -81,10 +81,10 @@ ZH = {
     "prepost.depth.note": "本页使用 {depth} 层；侧边栏的模型有 {layers} 层。",
     "prepost.depth.fixed": "已加载的检查点或训练好的模型不能在这里改层数；本页使用它的 {layers} 层。",
     "prepost.computing": "正在用 {depth} 层运行两种放置方式（前向与反向）…",
-    "prepost.same_weights": "同一组权重：{other} 模型由当前模型的 state dict 构建，直接共享同一批张量；侧边栏的模型本身从不被修改。",
+    "prepost.same_weights": "同一组权重：{other} 模型由当前模型的状态字典（state_dict）构建，直接共享同一批张量；侧边栏的模型本身从不被修改。",
     "prepost.tick.embed": "嵌入",
     "prepost.tick.block": "第 {i} 层",
-    "prepost.tick.final_head": "最终归一化 + Head",
+    "prepost.tick.final_head": "最终归一化 + 输出头",
     "prepost.depth_x": "深度",
     "prepost.norm_title": "残差平均 L2 范数随深度的变化（同一组权重，同样的 {n} 个 token）",
     "prepost.norm_y": "L2 范数（各位置平均）",
@@ -102,14 +102,14 @@ ZH = {
     "prepost.nonfinite": "有些数值不是有限数（NaN 或 Inf）：{parts}。图中已略去这些点；初始化标准差可能过大。",
     "prepost.part.divergence": "隐藏状态",
     "prepost.part.gradients": "梯度",
-    "prepost.tied_head": "LM Head 与词嵌入绑定，它的梯度计入“嵌入”；此时“最终归一化 + Head”只包含最终归一化。",
+    "prepost.tied_head": "输出头（lm_head）与词嵌入绑定，它的梯度计入“嵌入”；此时“最终归一化 + 输出头”只包含最终归一化。",
     "prepost.measured": "本图实测（第 1 … {layers} 层）：",
     "prepost.last_ratio": "在第 {layers} 层，Post-Norm 的梯度范数是 Pre-Norm 的 {ratio} 倍。",
     "prepost.scaling_header": "最后一层的梯度随深度的变化（Xiong 等人 2020）",
-    "prepost.xiong": "Xiong 等人 2020 年的论文《On Layer Normalization in the Transformer Architecture》研究初始化时的梯度。"
-                     "其定理 1 给出最后一层权重梯度的量级：Post-LN 为 d·√(ln d)，与层数 L 无关；Pre-LN 为 d·√(ln d / L)，"
-                     "即随层数增加按 1/√L 缩小。论文的实验（图 3）显示，Post-LN 的梯度范数随层号增大，而 Pre-LN 在各层大致相同。"
-                     "靠近输出处的梯度过大，正是 Post-LN 需要学习率预热、而 Pre-LN 可以不用预热的原因。"
+    "prepost.xiong": "Xiong 等人 2020 年的论文《论 Transformer 架构中的层归一化》研究初始化时的梯度。"
+                     "其定理 1 给出最后一层权重梯度的量级：Post-Norm（论文记作 Post-LN）为 d·√(ln d)，与层数 L 无关；Pre-Norm 为 d·√(ln d / L)，"
+                     "即随层数增加按 1/√L 缩小。论文的实验（图 3）显示，Post-Norm 的梯度范数随层号增大，而 Pre-Norm 在各层大致相同。"
+                     "靠近输出处的梯度过大，正是 Post-Norm 需要学习率预热、而 Pre-Norm 可以不用预热的原因。"
                      "下图在当前模型上重复定理 1 的测量；各图下方的文字说明的是这一次初始化实际显示的结果。",
     "prepost.scaling_random_only": "这张图要用同样的设置和随机种子在其他深度重建模型，已加载的检查点或训练好的模型做不到："
                                    "把模型来源切换为随机初始化即可看到。",

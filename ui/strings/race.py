@@ -72,7 +72,7 @@ ZH = {
     "race.profile_title": "各 Block 的梯度 L2 范数（对所有步取平均）",
     "race.block_x": "Block",
     "race.profile_y": "平均梯度 L2 范数（对数坐标）",
-    "race.losses": "验证损失：Pre-Norm {pre0} → **{pre1}** nats，Post-Norm {post0} → **{post1}** nats。",
+    "race.losses": "验证损失：Pre-Norm {pre0} → **{pre1}** 奈特，Post-Norm {post0} → **{post1}** 奈特。",
     "race.ratios": "整个运行中各 Block 的平均梯度范数：",
     "race.as_expected": "这次运行呈现了上面描述的规律：从第 2 个到第 {L} 个 Block，Post-Norm 的梯度向输出端增大，"
                               "Pre-Norm 的则减小。",

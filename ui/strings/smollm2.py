@@ -27,7 +27,7 @@ EN = {
 ZH = {
     "smollm2.stage.verify": "正在校验已转换的 SmolLM2 文件（{done}/{total}）…",
     "smollm2.stage.read": "首次使用：正在读取 SmolLM2 的 GGUF 文件（约 20 秒，每台机器只需一次）…",
-    "smollm2.stage.tensors": "正在把 SmolLM2 的权重反量化为 float32：第 {done} / {total} 个张量…",
+    "smollm2.stage.tensors": "正在把 SmolLM2 的权重反量化为单精度浮点（float32）：第 {done} / {total} 个张量…",
     "smollm2.stage.tokenizer": "正在根据文件中的词表和合并规则构建 SmolLM2 的分词器…",
     "smollm2.stage.write": "正在把转换后的模型写入缓存…",
     "smollm2.badge.computing": "正在用两种方式核对 SmolLM2 的 logits…",
@@ -36,9 +36,9 @@ ZH = {
     "smollm2.badge.paths": "**当前文本**（{n} 个 token）：显式 softmax 注意力（热力图显示的就是它）与 PyTorch 融合的 "
                            "`scaled_dot_product_attention` 相比：最大 |Δlogit| = {diff}，为最大 |logit|（{scale}）的 {share}。",
     "smollm2.badge.reference": "**参考提示词**（{n} 条，共 {tokens} 个 token，数值随测试一起提供）：我们的 logits 与 "
-                               "transformers 自己加载同一个 GGUF 文件得到的 logits 相比：最大 |Δlogit| = {diff}，"
+                               "transformers 库自己加载同一个 GGUF 文件得到的 logits 相比：最大 |Δlogit| = {diff}，"
                                "为最大 |logit| 的 {share}；每个位置的 top-1 token 都相同：{top1}。",
-    "smollm2.badge.same_text": "当前文本正是其中一条参考提示词：在它上面，我们的 logits 与 transformers 的最多相差 {diff}。",
+    "smollm2.badge.same_text": "当前文本正是其中一条参考提示词：在它上面，我们的 logits 与 transformers 库的最多相差 {diff}。",
     "smollm2.badge.rule": "每个差值都不超过最大 |logit| 的 {rtol} 倍且 top-1 token 一致时显示绿色。",
     "smollm2.badge.yes": "是",
     "smollm2.badge.no": "否",

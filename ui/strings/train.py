@@ -173,7 +173,7 @@ ZH = {
                      "“竞赛”部分则让 Pre-Norm 与 Post-Norm 从同一组权重出发、在同样的批次上训练。",
     "train.checkpoint": "训练实验室只训练由侧边栏滑块构建的模型（或继续训练本会话中训练过的模型），不在这里训练已加载的检查点。"
                         "请把侧边栏的模型切换为“随机初始化（滑块）”后再使用本页。",
-    "train.checkpoint_cost": "为什么不训练这个模型：它有 {params} 个参数（float32 权重共 {weights} GiB）。训练它仅这一个会话就要"
+    "train.checkpoint_cost": "为什么不训练这个模型：它有 {params} 个参数（单精度浮点（float32）权重共 {weights} GiB）。训练它仅这一个会话就要"
                              "再占用约 {extra} GiB 内存（每个参数一份梯度和 Adam 的两个动量：每个参数 12 字节），而且每一步都要在"
                              "服务器的 CPU 上把全部 {layers} 个块前向、反向各算一遍，而这颗 CPU 是所有用户共用的。",
     "train.corpus.label": "训练文本",
@@ -183,7 +183,7 @@ ZH = {
     "train.corpus.all": "两者",
     "train.view.label": "部分",
     "train.view.lab": "训练",
-    "train.view.race": "Pre 与 Post 竞赛",
+    "train.view.race": "Pre-Norm 与 Post-Norm 竞赛",
     "train.encoding": "正在用 {size} 个 token 的 BPE 对{corpus}文本分词…",
     "train.corpus_tokens": "{corpus}：用 {size} 个 token 的 BPE 分词后共 {n} 个 token。",
     "train.seconds": "{s} 秒",
@@ -203,7 +203,7 @@ ZH = {
                              "现在预热已关闭（W = {w}）：余弦衰减直接从峰值 {peak} 开始，所以第 1 次更新用 {first}，"
                              "最后一次更新时降到峰值的 {floor}。",
     "train.lr.label": "学习率（峰值）",
-    "train.lr.help": "AdamW 的峰值步长（betas 0.9 / 0.95）。",
+    "train.lr.help": "AdamW 的峰值步长（动量系数 betas 0.9 / 0.95）。",
     "train.batch.label": "批大小",
     "train.batch.help": "每次更新使用的窗口数。",
     "train.seq_len.label": "序列长度",
@@ -214,16 +214,16 @@ ZH = {
     "train.start": "▶ 开始",
     "train.stop": "■ 停止",
     "train.not_started": "本会话还没有训练过。点击“开始”：这次训练的计算量约为 {work}。开始运行后，剩余时间按它自己最初几步的实际速度估算（其他同学的训练也在共用这台服务器）。",
-    "train.race_running": "Pre 与 Post 竞赛正在进行（见竞赛部分）；结束后才能开始训练。",
+    "train.race_running": "Pre-Norm 与 Post-Norm 竞赛正在进行（见竞赛部分）；结束后才能开始训练。",
     "train.train_running": "训练正在进行（见训练部分）；结束后才能开始竞赛。",
     # ---- live panel ----
     "train.progress": "第 {step} / {total} 步 · 已用 {elapsed} · 约剩 {eta}",
     "train.stopping": "当前这一步完成后停止…",
     "train.first_step": "正在准备第一步（先测量初始化时的验证损失）…",
-    "train.live_numbers": "最近一步：训练损失 {loss} nats · 学习率 {lr} · 梯度范数 {gnorm} · 每秒 {tps} 个 token",
+    "train.live_numbers": "最近一步：训练损失 {loss} 奈特 · 学习率 {lr} · 梯度范数 {gnorm} · 每秒 {tps} 个 token",
     "train.loss_title": "每一步的损失",
     "train.step_x": "步",
-    "train.loss_y": "损失（每个 token 的 nats）",
+    "train.loss_y": "损失（每个 token 的奈特数）",
     "train.train_loss": "训练批次",
     "train.val_loss": "验证集",
     "train.val_short": "（验证集）",
@@ -235,13 +235,13 @@ ZH = {
     "train.results_title": "结果",
     "train.finished": "已完成全部 {total} 步。",
     "train.stopped_at": "在 {total} 步中的第 {done} 步后停止。",
-    "train.summary": "在{corpus}文本上用时 {secs}，验证损失 {v0} → {v1} nats。",
+    "train.summary": "在{corpus}文本上用时 {secs}，验证损失 {v0} → {v1} 奈特。",
     "train.published": "训练好的模型现在是侧边栏的模型（“本会话中训练的模型”）：所有页面都显示它。再次点击“开始”会在它的基础上"
                        "继续训练；若要从头开始，请把侧边栏切回“随机初始化”。",
     "train.published_other": "这次训练的模型保存在“本会话中训练的模型”中；在侧边栏选择它，即可在所有页面查看。",
     "train.failed": "训练失败：{error}",
     "train.no_steps": "训练在第一次更新之前就被停止了，因此没有训练好的模型。",
-    "train.loss_caption": "点线是 ln V = {lnv} nats（V = {v}）：给每个 token 相同概率的模型的损失。验证损失每次都在同一批留出数据"
+    "train.loss_caption": "点线是 ln V = {lnv} 奈特（V = {v}）：给每个 token 相同概率的模型的损失。验证损失每次都在同一批留出数据"
                           "上测量，所以各点可以互相比较。",
     "train.grad_caption": "梯度范数在裁剪之前测量（之后全局范数被裁剪到 1.0）。颜色越亮表示梯度越大；一直偏暗的 Block 得到的训练信号很少。",
     # ---- before / after ----
@@ -263,7 +263,7 @@ ZH = {
     "train.ba_bar_init": "训练前：各位置在平均损失中所占的 ℓₜ / N",
     "train.ba_bar_trained": "训练后：各位置在平均损失中所占的 ℓₜ / N",
     "train.pos_x": "位置：输入 → 目标",
-    "train.contrib_y": "ℓₜ / N（nats）",
+    "train.contrib_y": "ℓₜ / N（奈特）",
     "train.ba_loss_caption": "平均损失 = 侧边栏输入中每个被预测 token 的 ℓₜ 的平均：N = {n} 个目标（第 2 … {total} 个 "
                              "token），与“损失”页在不遮盖任何位置时显示的平均值相同。两张图的纵轴范围相同，每张图的柱子"
                              "相加等于它的平均损失。训练后柱子变低，说明模型现在能预料到这些 token。",

@@ -1,0 +1,139 @@
+"""Screenshots of every page for a person to look at, taken the way a user gets there: a fresh browser context,
+the language and presenter mode switched in the sidebar, every page reached by clicking the navigation.
+
+    python tools/screenshots.py [--langs en zh] [--modes normal presenter] [--sizes 1440x1000 1280x720]
+                                [--no-smollm2] [--no-docs]
+
+For each language x mode x size: one PNG per page of the default (random-init) model, as the viewport shows it
+(what a projector shows without scrolling): ``screenshots/<size>-<mode>-<lang>-<page>.png``. Then, unless
+``--no-smollm2``, SmolLM2-135M-Instruct is chosen in the sidebar and the views that need a real model (Head
+roles & massive activations, Logit lens & tokenizers) are shot at the same sizes, every chart of theirs as its
+own PNG too (``...-smollm2-<page>-chart<i>.png``), since their lower charts lie below the first screen. Finally
+``docs/screenshot-attention.png`` (the README's picture: English, 1440 x 1100) is regenerated unless
+``--no-docs``. Starts its own ``streamlit run app.py`` on a free port and stops it at the end. Offline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.browser_support import (  # noqa: E402
+    ARGS, CHART, CHROMIUM, NAV_LINKS, SHOTS, assert_clean, click_nav, open_app, settle, start_server,
+)
+from ui.strings import common as common_strings  # noqa: E402
+
+SMOLLM2_PAGES = {"heads": 4, "lens": 8}  # navigation index of the real-model views (app.PAGES order)
+STRINGS = {"en": common_strings.EN, "zh": common_strings.ZH}
+
+
+def wait_for_chart(page, path: str) -> None:
+    """Wait for the page's first chart (the training lab draws charts only once a run starts: not waited for)."""
+    if path != "train":
+        page.wait_for_selector(f'[data-testid="stMain"] {CHART}', timeout=300_000)
+    settle(page, 1200)
+
+
+def choose_smollm2(page, lang: str) -> None:
+    """Pick "pretrained checkpoint" in the sidebar (SmolLM2 is the first checkpoint) and wait for the model."""
+    s = STRINGS[lang]
+    page.locator('[data-testid="stSidebar"]').get_by_text(s["model.source.checkpoint"], exact=True).click()
+    page.wait_for_selector(f'[data-testid="stSidebar"] :text("{s["model.readonly"]}")', timeout=600_000)
+    settle(page)
+
+
+def shoot(page, name: str, charts: bool = False) -> list[Path]:
+    """Save the viewport as ``screenshots/<name>.png`` (and, with ``charts``, every chart as its own PNG)."""
+    SHOTS.mkdir(exist_ok=True)
+    paths = [SHOTS / f"{name}.png"]
+    page.screenshot(path=str(paths[0]))
+    if charts:
+        for i, el in enumerate(page.locator(f'[data-testid="stMain"] [data-testid="stPlotlyChart"]').all()):
+            el.scroll_into_view_if_needed()
+            page.wait_for_timeout(400)
+            paths.append(SHOTS / f"{name}-chart{i}.png")
+            el.screenshot(path=str(paths[-1]))
+        page.locator('[data-testid="stMain"] h1').first.scroll_into_view_if_needed()
+    return paths
+
+
+def pages_run(browser, url: str, lang: str, mode: str, size: tuple[int, int], smollm2: bool) -> list[Path]:
+    w, h = size
+    tag = f"{w}x{h}-{mode}-{lang}"
+    page = open_app(browser, url, w, h, lang=lang, presenter=mode == "presenter")
+    out = []
+    try:
+        if smollm2:
+            choose_smollm2(page, lang)
+            for path, index in SMOLLM2_PAGES.items():
+                assert click_nav(page, index) == path
+                wait_for_chart(page, path)
+                assert_clean(page)
+                out += shoot(page, f"{tag}-smollm2-{path}", charts=True)
+                print("  ", out[-1].name, flush=True)
+            return out
+        for i in range(page.locator(NAV_LINKS).count()):
+            path = (click_nav(page, i) if i else "") or "overview"
+            wait_for_chart(page, path)
+            assert_clean(page)
+            out += shoot(page, f"{tag}-{path}")
+            print("  ", out[-1].name, flush=True)
+    finally:
+        page.close()
+    return out
+
+
+def docs_picture(browser, url: str) -> Path:
+    page = open_app(browser, url, 1440, 1100, lang="en")
+    try:
+        assert click_nav(page, 3) == "attention"
+        wait_for_chart(page, "attention")
+        target = ROOT / "docs" / "screenshot-attention.png"
+        page.screenshot(path=str(target))
+        return target
+    finally:
+        page.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--langs", nargs="+", default=["en", "zh"], choices=["en", "zh"])
+    parser.add_argument("--modes", nargs="+", default=["normal", "presenter"], choices=["normal", "presenter"])
+    parser.add_argument("--sizes", nargs="+", default=["1440x1000", "1280x720"])
+    parser.add_argument("--no-default", action="store_true", help="skip the default model's pages")
+    parser.add_argument("--no-smollm2", action="store_true", help="skip the SmolLM2 views")
+    parser.add_argument("--no-docs", action="store_true", help="do not regenerate docs/screenshot-attention.png")
+    args = parser.parse_args()
+    sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes]
+
+    from playwright.sync_api import sync_playwright
+
+    proc, url = start_server()
+    t0 = time.time()
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            try:
+                for smollm2 in [False] * (not args.no_default) + [True] * (not args.no_smollm2):
+                    for lang in args.langs:
+                        for mode in args.modes:
+                            for size in sizes:
+                                print(f"{'SmolLM2' if smollm2 else 'default'} {lang} {mode} {size}", flush=True)
+                                pages_run(browser, url, lang, mode, size, smollm2)
+                if not args.no_docs:
+                    print("wrote", docs_picture(browser, url))
+            finally:
+                browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    print(f"done in {time.time() - t0:.0f} s; screenshots in {SHOTS}")
+
+
+if __name__ == "__main__":
+    main()
