@@ -138,3 +138,26 @@ def click_nav(page, index: int, timeout: int = 120_000) -> str:
 def assert_clean(page) -> None:
     exc = page.locator('[data-testid="stException"]')
     assert exc.count() == 0, exc.first.inner_text()
+
+
+def checkpoint_shown(page, lang: str) -> str:
+    """The text of the sidebar's checkpoint picker (its selected entry)."""
+    from ui.strings.common import EN, ZH
+
+    label = {"en": EN, "zh": ZH}[lang]["model.checkpoint.label"]
+    select = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').filter(has_text=label)
+    return select.locator('input[role="combobox"]').input_value()
+
+
+def choose_smollm2(page, lang: str, timeout: int = 420_000) -> None:
+    """Pick "pretrained checkpoint" in the sidebar's Model radio, as a user would; SmolLM2 is the checkpoint
+    picker's first entry. Waits until it is loaded (its read-only configuration is shown; the first use converts
+    the GGUF file with a progress bar) and a chart is drawn again."""
+    from ui.strings.common import EN, ZH
+
+    s = {"en": EN, "zh": ZH}[lang]
+    page.locator('[data-testid="stSidebar"]').get_by_text(s["model.source.checkpoint"], exact=True).click()
+    page.wait_for_selector(f'[data-testid="stSidebar"] :text("{s["model.readonly"]}")', timeout=timeout)
+    assert "SmolLM2" in checkpoint_shown(page, lang)
+    page.wait_for_selector(f'[data-testid="stMain"] {CHART}', timeout=timeout)
+    settle(page, timeout=timeout)

@@ -24,12 +24,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.browser_support import (  # noqa: E402
-    ARGS, CHART, CHROMIUM, NAV_LINKS, SHOTS, assert_clean, click_nav, open_app, settle, start_server,
+    ARGS, CHART, CHROMIUM, NAV_LINKS, SHOTS, assert_clean, choose_smollm2, click_nav, open_app, settle, start_server,
 )
-from ui.strings import common as common_strings  # noqa: E402
 
 SMOLLM2_PAGES = {"heads": 4, "lens": 8}  # navigation index of the real-model views (app.PAGES order)
-STRINGS = {"en": common_strings.EN, "zh": common_strings.ZH}
 
 
 def wait_for_chart(page, path: str) -> None:
@@ -39,21 +37,13 @@ def wait_for_chart(page, path: str) -> None:
     settle(page, 1200)
 
 
-def choose_smollm2(page, lang: str) -> None:
-    """Pick "pretrained checkpoint" in the sidebar (SmolLM2 is the first checkpoint) and wait for the model."""
-    s = STRINGS[lang]
-    page.locator('[data-testid="stSidebar"]').get_by_text(s["model.source.checkpoint"], exact=True).click()
-    page.wait_for_selector(f'[data-testid="stSidebar"] :text("{s["model.readonly"]}")', timeout=600_000)
-    settle(page)
-
-
 def shoot(page, name: str, charts: bool = False) -> list[Path]:
     """Save the viewport as ``screenshots/<name>.png`` (and, with ``charts``, every chart as its own PNG)."""
     SHOTS.mkdir(exist_ok=True)
     paths = [SHOTS / f"{name}.png"]
     page.screenshot(path=str(paths[0]))
     if charts:
-        for i, el in enumerate(page.locator(f'[data-testid="stMain"] [data-testid="stPlotlyChart"]').all()):
+        for i, el in enumerate(page.locator('[data-testid="stMain"] [data-testid="stPlotlyChart"]').all()):
             el.scroll_into_view_if_needed()
             page.wait_for_timeout(400)
             paths.append(SHOTS / f"{name}-chart{i}.png")
@@ -69,16 +59,16 @@ def pages_run(browser, url: str, lang: str, mode: str, size: tuple[int, int], sm
     out = []
     try:
         if smollm2:
-            choose_smollm2(page, lang)
+            choose_smollm2(page, lang, timeout=600_000)
             for path, index in SMOLLM2_PAGES.items():
-                assert click_nav(page, index) == path
+                assert click_nav(page, index, timeout=600_000) == path
                 wait_for_chart(page, path)
                 assert_clean(page)
                 out += shoot(page, f"{tag}-smollm2-{path}", charts=True)
                 print("  ", out[-1].name, flush=True)
             return out
         for i in range(page.locator(NAV_LINKS).count()):
-            path = (click_nav(page, i) if i else "") or "overview"
+            path = (click_nav(page, i, timeout=600_000) if i else "") or "overview"
             wait_for_chart(page, path)
             assert_clean(page)
             out += shoot(page, f"{tag}-{path}")

@@ -39,8 +39,10 @@ def layers_heads_heatmap(z: np.ndarray, colorscale: str, zmax: float, title: str
         trace.update(text=_cell_text(z, ".2f"), texttemplate="%{text}", textfont=dict(size=10))
     fig = go.Figure(trace)
     base_layout(fig, title, x_title, y_title, height=max(320, min(900, 130 + 24 * L)))
-    fig.update_yaxes(autorange="reversed", dtick=1 if L <= 24 else 2, showgrid=False)
-    fig.update_xaxes(dtick=1, showgrid=False)
+    # explicit ranges (layer 1 at the top): the clickable markers of role_map would pad the axes to a phantom
+    # layer 0 / head 0 tick
+    fig.update_yaxes(range=[L + 0.5, 0.5], tick0=1, dtick=1 if L <= 24 else 2, showgrid=False)
+    fig.update_xaxes(range=[0.5, nh + 0.5], tick0=1, dtick=1, showgrid=False)
     return fig
 
 
