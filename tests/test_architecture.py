@@ -1,0 +1,173 @@
+"""The layers hold: the engine loads no pandas/streamlit/plotly, analysis no streamlit/plotly, and no import cycle.
+
+Layering (docs/architecture.md): engine (torch) -> analysis (DataFrames) -> ui (figures, Streamlit state) -> pages.
+The layer tests import every module of a package in a fresh interpreter (pkgutil walks the package, so a new
+module is covered without touching this file) and report the first module that pulled a forbidden library in.
+The cycle test reads the source with ``ast`` (module-level and function-local imports, relative imports
+resolved), so a cycle hidden in a function body is found too.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Imports the package and every module under it, one by one; prints {forbidden library: first importer}.
+_IMPORT_ALL = """
+import importlib, json, pkgutil, sys
+package, forbidden = sys.argv[1], sys.argv[2].split(",")
+first = {}
+def note(name):
+    for lib in forbidden:
+        if lib in sys.modules and lib not in first:
+            first[lib] = name
+root = importlib.import_module(package)
+note(package)
+names = sorted(m.name for m in pkgutil.walk_packages(root.__path__, package + "."))
+for name in names:
+    importlib.import_module(name)
+    note(name)
+print(json.dumps({"modules": [package] + names, "first_importer": first}))
+"""
+
+
+def import_everything(package: str, forbidden: tuple[str, ...]) -> dict:
+    """Import ``package`` and all its modules in a fresh interpreter; which forbidden libraries got loaded."""
+    proc = subprocess.run([sys.executable, "-c", _IMPORT_ALL, package, ",".join(forbidden)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"importing every module of {package} failed:\n{proc.stderr[-3000:]}"
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_every_engine_module_loads_torch_only_never_pandas_streamlit_or_plotly():
+    result = import_everything("engine", ("pandas", "streamlit", "plotly"))
+    assert "engine.model" in result["modules"] and len(result["modules"]) > 10  # the walk did find the modules
+    assert not result["first_importer"], (
+        "the engine must stay PyTorch-only; loaded by (library: first module that pulled it in): "
+        f"{result['first_importer']}")
+
+
+def test_every_analysis_module_loads_no_streamlit_or_plotly():
+    result = import_everything("analysis", ("streamlit", "plotly"))
+    assert "analysis.trace" in result["modules"]
+    assert not result["first_importer"], (
+        "analysis turns model outputs into DataFrames and never draws or touches Streamlit; loaded by: "
+        f"{result['first_importer']}")
+
+
+# ---- import cycles ----------------------------------------------------------------------------------------
+
+PACKAGES = ("engine", "analysis", "ui")
+
+
+def module_files(root: Path = ROOT) -> dict[str, Path]:
+    """Dotted module name -> file, for every ``.py`` under the layered packages (``__init__`` = the package)."""
+    files = {}
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            files[".".join(parts)] = path
+    return files
+
+
+def _type_checking_only(tree: ast.AST) -> set[int]:
+    """ids of import nodes inside ``if TYPE_CHECKING:`` blocks (never executed, so never part of a cycle)."""
+    skip = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    return skip
+
+
+def import_graph(files: dict[str, Path]) -> dict[str, set[str]]:
+    """Module -> the project modules it imports, anywhere in its body (module level or inside a function).
+
+    ``import a.b.c`` points at the longest prefix that is a project module; ``from a import b`` at the module
+    ``a.b`` when it exists, else at ``a``; relative imports are resolved against the importing module's package.
+    """
+    graph: dict[str, set[str]] = {}
+    for mod, path in files.items():
+        package = mod.split(".") if path.name == "__init__.py" else mod.split(".")[:-1]
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        skip = _type_checking_only(tree)
+        deps: set[str] = set()
+        for node in ast.walk(tree):
+            if id(node) in skip:
+                continue
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    parts = alias.name.split(".")
+                    prefixes = (".".join(parts[:k]) for k in range(len(parts), 0, -1))
+                    deps.update(next(([p] for p in prefixes if p in files), []))
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base_parts = package[: len(package) - (node.level - 1)]
+                    base = ".".join(base_parts + ([node.module] if node.module else []))
+                else:
+                    base = node.module or ""
+                for alias in node.names:
+                    if f"{base}.{alias.name}" in files:
+                        deps.add(f"{base}.{alias.name}")
+                    elif base in files:
+                        deps.add(base)
+        deps.discard(mod)
+        graph[mod] = deps
+    return graph
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every cycle a depth-first search closes, each as ``[a, b, ..., a]`` (one per back edge)."""
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+    path: list[str] = []
+
+    def visit(u: str) -> None:
+        state[u] = 1
+        path.append(u)
+        for v in sorted(graph.get(u, ())):
+            if state.get(v) == 1:
+                cycles.append(path[path.index(v):] + [v])
+            elif v not in state:
+                visit(v)
+        path.pop()
+        state[u] = 2
+
+    for u in sorted(graph):
+        if u not in state:
+            visit(u)
+    return cycles
+
+
+def test_import_graph_resolves_relative_and_function_local_imports_and_names_the_cycle(tmp_path):
+    sources = {
+        "engine/__init__.py": "from .a import f\n",
+        "engine/a.py": "def f():\n    from .sub import g  # function-local, relative\n",
+        "engine/sub/__init__.py": "from . import c\n",
+        "engine/sub/c.py": ("from typing import TYPE_CHECKING\nimport engine.a.missing\nfrom ..a import f\n"
+                            "if TYPE_CHECKING:\n    from engine.sub import d\n"),
+        "analysis/__init__.py": "import numpy\n",
+        "ui/__init__.py": "from engine.sub import c\n",
+    }
+    for name, text in sources.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    graph = import_graph(module_files(tmp_path))
+    assert graph == {"engine": {"engine.a"}, "engine.a": {"engine.sub"}, "engine.sub": {"engine.sub.c"},
+                     "engine.sub.c": {"engine.a"}, "analysis": set(), "ui": {"engine.sub.c"}}
+    assert find_cycles(graph) == [["engine.a", "engine.sub", "engine.sub.c", "engine.a"]]
+    assert find_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycle_in_engine_analysis_ui():
+    graph = import_graph(module_files())
+    assert len(graph) > 30 and "analysis.trace" in graph["analysis.norms"]  # the real packages were read
+    cycles = find_cycles(graph)
+    assert not cycles, "import cycles (each closes where it starts):\n" + "\n".join(" -> ".join(c) for c in cycles)
