@@ -26,11 +26,8 @@ import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from bench.common import RESULTS, write_result  # noqa: E402
+from common import ROOT, write_result  # noqa: E402  (first: puts the project root on sys.path)
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

@@ -24,11 +24,12 @@ import argparse
 import asyncio
 import random
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+try:
+    import common  # noqa: F401  (run as a script: puts the project root on sys.path)
+except ModuleNotFoundError:  # imported by tests/test_load.py, where the root is already on sys.path
+    pass
 
 from bench.loadsim import MAXIMA, Server, Student, follow_run, queued, step_of  # noqa: E402
 

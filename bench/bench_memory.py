@@ -21,17 +21,14 @@ from __future__ import annotations
 
 import argparse
 import gc
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from common import RESULTS, ROOT, write_result  # noqa: E402  (first: puts the project root on sys.path)
 
 import torch  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from bench.common import RESULTS, write_result  # noqa: E402
 from ui.sidebar import DEFAULTS  # noqa: E402
 
 PAGES = ["pages/overview.py", "pages/attention.py", "pages/prepost.py"]

@@ -19,19 +19,16 @@ from __future__ import annotations
 import argparse
 import re
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from common import RESULTS, ROOT  # noqa: E402  (first: puts the project root on sys.path)
 
 import torch  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 from streamlit.testing.v1 import local_script_runner  # noqa: E402
 
-from bench.common import RESULTS  # noqa: E402
 from ui.sidebar import DEFAULTS  # noqa: E402
 
 PAGES = re.findall(r'"(pages/\w+\.py)"', (ROOT / "app.py").read_text())

@@ -24,15 +24,12 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from common import machine_line, markdown_table, report  # noqa: E402  (first: puts the project root on sys.path)
 
 import torch  # noqa: E402
 
-from bench.common import machine_line, markdown_table, report  # noqa: E402
 from engine import CausalLM, ModelConfig  # noqa: E402
 from engine.tokenizer import load_corpus, train_bpe  # noqa: E402
 from engine.train import TrainConfig  # noqa: E402

@@ -32,11 +32,13 @@ from __future__ import annotations
 
 import argparse
 import platform
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+try:
+    import common  # noqa: F401  (run as a script: puts the project root on sys.path)
+except ModuleNotFoundError:  # loaded by tests/test_bench_train.py, where the root is already on sys.path
+    pass
 
 import torch  # noqa: E402
 

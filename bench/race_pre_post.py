@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import common  # noqa: E402,F401  (first project import: puts the project root on sys.path)
 
 import torch  # noqa: E402
 

@@ -14,6 +14,8 @@ import pytest
 from conftest import browser, server  # noqa: F401  (fixtures, re-exported for modules that import them from here)
 from tests.browser_support import ARGS, CHART, CHROMIUM, SHOTS  # noqa: F401  (re-exported)
 
+pytestmark = pytest.mark.browser
+
 PAGES = ["overview", "norms", "pre-vs-post", "attention", "loss", "next-token", "train"]
 URL_LANG = {"en": "English", "zh": "中文"}  # the language switch writes its label into the URL
 START = {"English": "▶ Start", "中文": "▶ 开始"}

@@ -19,6 +19,8 @@ import pytest
 from test_browser import ARGS, CHART, CHROMIUM, SHOTS, browser, server  # noqa: F401  (fixtures)
 from ui.i18n import catalogs
 
+pytestmark = pytest.mark.browser
+
 NAV = '[data-testid="stSidebarNav"] a'
 SIDEBAR = '[data-testid="stSidebar"]'
 LOCALES = {"en": "en-US", "zh": "zh-CN"}

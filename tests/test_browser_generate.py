@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.browser_support import SHOTS
+
+pytestmark = pytest.mark.browser
 
 PROMPT = "床前明月光，疑是地上霜。"
 STATUS = re.compile(r"decode steps: (\d+)")

@@ -12,6 +12,8 @@ import pytest
 
 from tests.browser_support import CHART, NAV_LINKS, SHOTS, assert_clean, click_nav, open_app, settle
 
+pytestmark = pytest.mark.browser
+
 WIDTH, HEIGHT = 1280, 720
 PRESENTER_TICK_PX = 18  # chart fonts: 13 px normally, 20 px in presenter mode
 

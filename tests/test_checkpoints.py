@@ -104,6 +104,7 @@ def _read_tensors(path: Path) -> dict[str, torch.Tensor]:
 # ---------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.parity
 @pytest.mark.parametrize("family", list(BUILDERS))
 def test_parity_with_transformers(hf_saved, family):
     hf, folder = hf_saved[family]

@@ -306,6 +306,7 @@ def test_rope_scores_depend_only_on_relative_position():
     assert not torch.allclose(rot(q, 3) @ rot(k, 1), rot(q, 3) @ rot(k, 2), atol=1e-3)
 
 
+@pytest.mark.parity
 def test_rope_matches_transformers_llama_rotary():
     from transformers import LlamaConfig
     from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
@@ -368,6 +369,7 @@ def test_rope_in_the_model_rotates_projected_queries_and_keys():
 # ---------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.parity
 def test_gelu_tanh_against_formula_and_exact():
     x = torch.linspace(-6, 6, 2001, dtype=torch.float64)
     tanh_formula = 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
@@ -448,6 +450,7 @@ def test_parameter_breakdown_by_formula():
     assert sum(rows.values()) == rms.num_parameters()
 
 
+@pytest.mark.parity
 def test_gpt2_small_preset_matches_transformers_and_runs():
     from transformers import GPT2Config, GPT2LMHeadModel
 
@@ -482,6 +485,7 @@ def test_every_preset_constructs_and_runs(name):
 # ---------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.parity
 def test_matches_transformers_gpt2():
     from transformers import GPT2Config, GPT2LMHeadModel
 
@@ -510,6 +514,7 @@ def test_matches_transformers_gpt2():
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parity
 def test_matches_transformers_llama_with_gqa():
     from transformers import LlamaConfig, LlamaForCausalLM
 

@@ -169,6 +169,7 @@ HF_CONFIGS = {
 }
 
 
+@pytest.mark.parity
 @pytest.mark.parametrize("family", sorted(HF_CONFIGS))
 def test_checkpoint_prefill_plus_decode(family, tmp_path):
     torch.manual_seed(3)

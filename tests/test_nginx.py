@@ -26,6 +26,8 @@ import pytest
 from tests.browser_support import ARGS, CHART, CHROMIUM, free_port as _free_port
 from tests.browser_support import assert_clean as _assert_clean
 
+pytestmark = pytest.mark.browser
+
 ROOT = Path(__file__).resolve().parents[1]
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 

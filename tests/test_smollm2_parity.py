@@ -5,31 +5,26 @@ Reference: ``AutoModelForCausalLM.from_pretrained(folder, gguf_file=..., attn_im
 dependencies). Loading takes about a minute, so one module-scoped fixture loads it and computes every output.
 Tolerance: ``max |Δ| <= 1e-4 * max |reference|`` (logits, each hidden state), ``1e-4`` for attention probabilities.
 
-``python tests/test_smollm2_parity.py --write-reference`` rewrites ``engine/data/smollm2_reference.json``, the
-transformers numbers the app's parity badge compares against; ``test_shipped_reference_matches_transformers``
-checks that the shipped file still matches.
+``python -m tests.test_smollm2_parity --write-reference`` (from the project root) rewrites
+``engine/data/smollm2_reference.json``, the transformers numbers the app's parity badge compares against;
+``test_shipped_reference_matches_transformers`` checks that the shipped file still matches.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from engine import CausalLM
+from engine.checkpoints import find_gguf_file
+from engine.generation import generate
+from engine.parity import PARITY_RTOL, REFERENCE_FILE, attention_paths_agree, load_reference, reference_check
+from engine.tokenizer import TextTokenizer
 
-from engine import CausalLM  # noqa: E402
-from engine.checkpoints import find_gguf_file  # noqa: E402
-from engine.generation import generate  # noqa: E402
-from engine.parity import PARITY_RTOL, REFERENCE_FILE, attention_paths_agree, load_reference, reference_check  # noqa: E402
-from engine.tokenizer import TextTokenizer  # noqa: E402
-
-pytestmark = pytest.mark.smollm2
+pytestmark = [pytest.mark.smollm2, pytest.mark.parity]
 
 PROMPTS = {
     "en": "The capital of France is Paris, and the Eiffel Tower stands on the Seine.",
