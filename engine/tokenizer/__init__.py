@@ -5,15 +5,7 @@ Modules: ``corpus`` (:func:`load_corpus`), ``text`` (:class:`TextTokenizer`, loa
 model), ``pieces`` (GPT-2's byte-to-unicode table, UTF-8 pieces, escapes), ``bpe`` (:func:`train_bpe`,
 :func:`train_byte_level_bpe`, :func:`bundled_tokenizer`). Everything is importable from ``engine.tokenizer``.
 
-References
-----------
-* R. Sennrich, B. Haddow, A. Birch, "Neural Machine Translation of Rare Words with
-  Subword Units", ACL 2016 (arXiv:1508.07909) -- byte-pair encoding (BPE) for subwords.
-* A. Radford et al., "Language Models are Unsupervised Multitask Learners" (GPT-2), 2019
-  -- byte-level BPE and its byte-to-unicode table (``Ġ`` for a space, ``Ċ`` for a newline).
-* Hugging Face ``tokenizers`` library (https://github.com/huggingface/tokenizers,
-  https://huggingface.co/docs/tokenizers) -- the BPE model, trainer, pre-tokenizers and
-  decoders used here; ``tokenizer.json`` is its serialisation format.
+References (BPE, GPT-2's byte-level BPE, the ``tokenizers`` library): in :mod:`engine.tokenizer.bpe`.
 
 This package never imports streamlit or plotly; it only needs ``tokenizers``.
 
