@@ -5,7 +5,7 @@ The race is a :class:`ui.jobs.RaceJob` in this browser session's ``st.session_st
 (:func:`engine.train.race_pre_post`); a fragment redraws its live panel every second, with the time left measured
 from the race's own steps, never a constant.
 
-References: Xiong et al. 2020 (Pre-Norm vs Post-Norm gradients by depth); see ``engine/train.py``.
+References: Xiong et al. 2020 (Pre-Norm vs Post-Norm gradients by depth); see ``engine/train/``.
 """
 
 from __future__ import annotations

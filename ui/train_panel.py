@@ -5,7 +5,7 @@ The run is a :class:`ui.jobs.TrainJob` in this browser session's ``st.session_st
 panel every second, with the time left measured from the run's own steps. When it ends the page
 (``pages/train.py``) hands the trained model to the sidebar (:func:`ui.train_common.publish_finished_job`).
 
-References: Loshchilov & Hutter 2019 (AdamW); see ``engine/train.py``.
+References: Loshchilov & Hutter 2019 (AdamW); see ``engine/train/``.
 """
 
 from __future__ import annotations
