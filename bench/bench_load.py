@@ -65,13 +65,16 @@ async def trainer(port: int, i: int, done: asyncio.Event, out: list, steps: int 
                   linger: float = 0.0) -> None:
     """Press Start and follow the live panel until the run ends, or ``linger`` s after the students are done."""
     query = {"ui.lang": "English", "input.text": TEXT, **({"train.steps": steps} if steps else {})}
-    async with Student(port) as s:
-        page = await s.run(query, "train", timeout=600)
-        view = await s.click("▶ Start", page)
-        record = {"trainer": i, "queued": queued(view), "step": step_of(view) or 0, "result": None,
-                  "exceptions": list(view.exceptions) + list(page.exceptions), "finished_run": False}
-        await follow_run(s, record, lambda: not done.is_set() or time.perf_counter() < done.at + linger)
-        out.append(record)
+    record = {"trainer": i, "queued": False, "step": 0, "result": None, "exceptions": [], "finished_run": False}
+    try:
+        async with Student(port) as s:
+            page = await s.run(query, "train", timeout=600)
+            view = await s.click("▶ Start", page, timeout=600)
+            record.update(queued=queued(view), step=step_of(view) or 0, exceptions=page.exceptions + view.exceptions)
+            await follow_run(s, record, lambda: not done.is_set() or time.perf_counter() < done.at + linger)
+    except Exception as err:  # a timeout or a dropped connection: reported, the other clients go on
+        record["exceptions"].append(f"client: {type(err).__name__}: {err}")
+    out.append(record)
 
 
 async def maxima(port: int, out: dict) -> None:

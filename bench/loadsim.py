@@ -193,13 +193,13 @@ class Student:
                     return view
                 # FINISHED_EARLY_FOR_RERUN: the script asked for a rerun (st.rerun); keep reading
 
-    async def click(self, label: str, before: View) -> View:
+    async def click(self, label: str, before: View, timeout: float = 300) -> View:
         """Press the button ``label`` of the page ``before`` showed."""
         from streamlit.proto.WidgetStates_pb2 import WidgetState
 
         widget_id, _ = before.buttons[label]
         ws = WidgetState(id=widget_id, trigger_value=True)
-        return await self.run(self.query, self.page, widgets=[ws])
+        return await self.run(self.query, self.page, widgets=[ws], timeout=timeout)
 
     async def type_number(self, label: str, value: int, before: View) -> View:
         """Type the integer ``value`` into the number input ``label`` of the page ``before`` showed."""

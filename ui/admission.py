@@ -11,10 +11,11 @@ at any time (its stop event), e.g. when its browser tab was closed.
 
 Settings (environment, read when the process first asks):
     ``EXPLORER_MAX_HEAVY_JOBS``: how many heavy jobs run at once (default: the number of CPU cores, at least 1).
-    ``EXPLORER_TORCH_THREADS``: torch threads inside each job (default 1, chosen by ``bench/bench_threads.py``:
-    on this project's shared 2-core machine a default run with 2 threads took 8.5x as long as with 1 while other
-    processes kept the cores busy: an OpenMP team waits at every operation for a thread the OS has parked; see
-    the README's table).
+    ``EXPLORER_TORCH_THREADS``: torch threads inside each job (default 1). On this project's shared 2-core
+    machine a default run with 2 threads took 5-9x as long as with 1 while other processes kept the cores busy
+    (a two-thread team waits at every operation for a thread the OS has parked); at other times
+    ``bench/bench_threads.py`` found 2 threads about 2x faster. One thread never fell off that cliff; see the
+    README.
 """
 
 from __future__ import annotations
