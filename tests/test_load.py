@@ -19,12 +19,15 @@ import asyncio
 import re
 import time
 
+import pytest
 import torch
 
 from bench.bench_load import maxima, student
 from bench.loadsim import MAXIMA, Server, Student, follow_run, queued, step_of
 from engine import CausalLM
 from page_helpers import state_config
+
+pytestmark = pytest.mark.slow  # several minutes on a loaded 2-core machine (one server, 13 clients)
 
 STUDENTS, VIEWS = 10, 2
 SHORT_RUN = 20  # steps of the run that waits in line (the sidebar's default model)
