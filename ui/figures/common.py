@@ -56,7 +56,7 @@ def scale_fonts(fig: go.Figure, factor: float) -> go.Figure:
     Covers the base font, the title, axis tick labels and titles, legend, hover labels, colour bars (of
     traces and colour axes), annotations (subplot titles) and text on bars and heatmap cells (cell text only as
     far as it still fits its cell). The height grows by half the factor so the larger labels do not squeeze the
-    plot area.
+    plot area; a legend row above the plot moves below the title's row.
     """
     def up(size, default) -> int:
         return round((size or default) * factor)
@@ -67,6 +67,13 @@ def scale_fonts(fig: go.Figure, factor: float) -> go.Figure:
                       hoverlabel_font_size=up(fig.layout.hoverlabel.font.size, THEME_TITLE_PX))
     if fig.layout.height:
         fig.update_layout(height=round(fig.layout.height * (1 + (factor - 1) / 2)))
+    legend = fig.layout.legend
+    shown = [tr for tr in fig.data if tr.showlegend is not False and tr.name]
+    if fig.layout.showlegend is not False and len(shown) > 1 and legend.orientation == "h" and (legend.y or 0) >= 1:
+        # the enlarged title and the legend row above the plot would overlap: the title gets its own row on top
+        title_px, legend_px = fig.layout.title.font.size, fig.layout.legend.font.size
+        fig.update_layout(title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=8)),
+                          margin=dict(t=round(1.4 * title_px + 1.6 * legend_px + 20)))
 
     def axis(ax) -> None:
         ax.tickfont.size = up(ax.tickfont.size, THEME_TICK_PX)
