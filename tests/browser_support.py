@@ -100,25 +100,26 @@ def settle(page, ms: int = 800, timeout: int = 120_000) -> None:
     page.wait_for_timeout(ms)
 
 
-def open_app(browser, url: str, width: int = 1440, height: int = 1000, lang: str = "en", presenter: bool = False):
+def open_app(browser, url: str, width: int = 1440, height: int = 1000, lang: str = "en", presenter: bool = False,
+             timeout: int = 120_000):
     """Open the app's first page in a fresh context, then set the language and presenter mode by clicking
-    the sidebar like a person. Returns the Playwright page."""
+    the sidebar like a person. Returns the Playwright page. ``timeout`` (ms) bounds each wait for a rerun."""
     page = browser.new_page(viewport={"width": width, "height": height})
     page.set_default_timeout(90_000)  # a shared 2-core machine under load
     page.goto(url, wait_until="domcontentloaded")
-    page.wait_for_selector(CHART, timeout=120_000)
-    settle(page)
+    page.wait_for_selector(CHART, timeout=timeout)
+    settle(page, timeout=timeout)
     sidebar = page.locator('[data-testid="stSidebar"]')
     if lang == "zh":
         sidebar.locator('[data-testid="stButtonGroup"] button', has_text=LANG_LABEL["zh"]).click()
-        page.wait_for_selector(f'{NAV_LINKS}:has-text("注意力")', timeout=60_000)
-        settle(page)
+        page.wait_for_selector(f'{NAV_LINKS}:has-text("注意力")', timeout=timeout)
+        settle(page, timeout=timeout)
     if presenter:
         sidebar.get_by_text(PRESENTER_LABEL[lang], exact=True).click()
         page.wait_for_function(
             "() => [...document.querySelectorAll('style')].some(s => s.textContent.includes('/* presenter mode */'))",
-            timeout=60_000)
-        settle(page)
+            timeout=timeout)
+        settle(page, timeout=timeout)
     return page
 
 

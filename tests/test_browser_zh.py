@@ -144,7 +144,7 @@ def _page_findings(page) -> dict[str, list[str]]:
 
 
 def test_zh_pages_have_no_english_words(server, browser):
-    page = open_app(browser, server, 1440, 1000, lang="zh")
+    page = open_app(browser, server, 1440, 1000, lang="zh", timeout=300_000)
     try:
         found = {}
         for i in range(page.locator(NAV_LINKS).count()):

@@ -55,7 +55,7 @@ def shoot(page, name: str, charts: bool = False) -> list[Path]:
 def pages_run(browser, url: str, lang: str, mode: str, size: tuple[int, int], smollm2: bool) -> list[Path]:
     w, h = size
     tag = f"{w}x{h}-{mode}-{lang}"
-    page = open_app(browser, url, w, h, lang=lang, presenter=mode == "presenter")
+    page = open_app(browser, url, w, h, lang=lang, presenter=mode == "presenter", timeout=600_000)
     out = []
     try:
         if smollm2:
@@ -79,7 +79,7 @@ def pages_run(browser, url: str, lang: str, mode: str, size: tuple[int, int], sm
 
 
 def docs_picture(browser, url: str) -> Path:
-    page = open_app(browser, url, 1440, 1100, lang="en")
+    page = open_app(browser, url, 1440, 1100, lang="en", timeout=600_000)
     try:
         assert click_nav(page, 3) == "attention"
         wait_for_chart(page, "attention")
