@@ -52,7 +52,8 @@ def shoot(page, name: str, charts: bool = False) -> list[Path]:
     return paths
 
 
-def pages_run(browser, url: str, lang: str, mode: str, size: tuple[int, int], smollm2: bool) -> list[Path]:
+def pages_run(browser, url: str, lang: str, mode: str, size: tuple[int, int], smollm2: bool,
+              only: list[str] | None = None) -> list[Path]:
     w, h = size
     tag = f"{w}x{h}-{mode}-{lang}"
     page = open_app(browser, url, w, h, lang=lang, presenter=mode == "presenter", timeout=600_000)
@@ -68,6 +69,9 @@ def pages_run(browser, url: str, lang: str, mode: str, size: tuple[int, int], sm
                 print("  ", out[-1].name, flush=True)
             return out
         for i in range(page.locator(NAV_LINKS).count()):
+            href = page.locator(NAV_LINKS).nth(i).get_attribute("href") or ""
+            if i and only and not any(href.rstrip("/").endswith("/" + p) for p in only):
+                continue
             path = (click_nav(page, i, timeout=600_000) if i else "") or "overview"
             wait_for_chart(page, path)
             assert_clean(page)
@@ -95,6 +99,7 @@ def main() -> None:
     parser.add_argument("--langs", nargs="+", default=["en", "zh"], choices=["en", "zh"])
     parser.add_argument("--modes", nargs="+", default=["normal", "presenter"], choices=["normal", "presenter"])
     parser.add_argument("--sizes", nargs="+", default=["1440x1000", "1280x720"])
+    parser.add_argument("--pages", nargs="+", help="URL paths of the default model's pages to shoot (default: all)")
     parser.add_argument("--no-default", action="store_true", help="skip the default model's pages")
     parser.add_argument("--no-smollm2", action="store_true", help="skip the SmolLM2 views")
     parser.add_argument("--no-docs", action="store_true", help="do not regenerate docs/screenshot-attention.png")
@@ -114,7 +119,7 @@ def main() -> None:
                         for mode in args.modes:
                             for size in sizes:
                                 print(f"{'SmolLM2' if smollm2 else 'default'} {lang} {mode} {size}", flush=True)
-                                pages_run(browser, url, lang, mode, size, smollm2)
+                                pages_run(browser, url, lang, mode, size, smollm2, args.pages)
                 if not args.no_docs:
                     print("wrote", docs_picture(browser, url))
             finally:

@@ -78,7 +78,7 @@ def residual_norm_lines(df: pd.DataFrame, depth_labels: list[str], position_name
     ), row=1, col=2)
     fig.add_trace(go.Scatter(
         x=[0], y=f32([final.mean()]), mode="markers", name=mean_name, legendgroup="mean", showlegend=False,
-        marker=dict(size=22, symbol="line-ew-open", line=dict(width=4, color=MEAN_LINE_COLOR)),
+        marker=dict(size=22, symbol="line-ew-open", color=MEAN_LINE_COLOR, line=dict(width=4, color=MEAN_LINE_COLOR)),
         hovertemplate=depth_labels[-1] + ": %{y:.3f}<extra>" + mean_name + "</extra>",
     ), row=1, col=2)
     if sqrt_h is not None:

@@ -183,7 +183,7 @@ ZH = {
     "train.corpus.all": "两者",
     "train.view.label": "部分",
     "train.view.lab": "训练",
-    "train.view.race": "Pre-Norm 与 Post-Norm 竞赛",
+    "train.view.race": "归一化位置竞赛",
     "train.encoding": "正在用 {size} 个 token 的 BPE 对{corpus}文本分词…",
     "train.corpus_tokens": "{corpus}：用 {size} 个 token 的 BPE 分词后共 {n} 个 token。",
     "train.seconds": "{s} 秒",
