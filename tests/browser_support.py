@@ -152,13 +152,16 @@ def checkpoint_shown(page, lang: str) -> str:
 
 def choose_smollm2(page, lang: str, timeout: int = 420_000) -> None:
     """Pick "pretrained checkpoint" in the sidebar's Model radio, as a user would; SmolLM2 is the checkpoint
-    picker's first entry. Waits until it is loaded (its read-only configuration is shown; the first use converts
-    the GGUF file with a progress bar) and a chart is drawn again."""
+    picker's first entry. Waits until it is loaded (the first use converts the GGUF file with a progress bar)
+    and a chart is drawn again."""
     from ui.strings.common import EN, ZH
 
     s = {"en": EN, "zh": ZH}[lang]
     page.locator('[data-testid="stSidebar"]').get_by_text(s["model.source.checkpoint"], exact=True).click()
-    page.wait_for_selector(f'[data-testid="stSidebar"] :text("{s["model.readonly"]}")', timeout=timeout)
+    # the checkpoint picker shows SmolLM2 (the read-only configuration below it is folded in presenter mode)
+    page.wait_for_function("""() => [...document.querySelectorAll('[data-testid="stSidebar"] input[role="combobox"]')]
+                                     .some(i => i.value.includes('SmolLM2'))""", timeout=timeout)
+    settle(page, timeout=timeout)
     assert "SmolLM2" in checkpoint_shown(page, lang)
     page.wait_for_selector(f'[data-testid="stMain"] {CHART}', timeout=timeout)
     settle(page, timeout=timeout)
