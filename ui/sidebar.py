@@ -685,16 +685,20 @@ def explorer() -> Explorer:
         _readonly_config(config)
     else:
         config = config_widgets(notes)
-        refuse_over_budget("build", config)  # the slider maxima are refused with their cost, never built
-        with st.spinner(t("common.building_model")):
-            config_json = config.to_json()
-            seed = int(st.session_state["cfg.seed"])
-            model = build_model(config_json, seed)
-        key = "random:" + hashlib.sha1(f"{config_json}|{seed}".encode()).hexdigest()[:16]
+        model = key = None  # built below, once the whole sidebar (and its share link) is drawn
     input_ids, tokens, tok = input_widgets(config, notes, tok)
     rerun_if_pending()
     for n in notes:
         st.caption("⚠️ " + n)
     share_widgets(config)
+    if model is None:
+        # The slider maxima are refused with their cost, never built; the sidebar above stays complete, so the
+        # input settings stay in the URL and a refused view can still be shared.
+        refuse_over_budget("build", config)
+        with st.spinner(t("common.building_model")):
+            config_json = config.to_json()
+            seed = int(st.session_state["cfg.seed"])
+            model = build_model(config_json, seed)
+        key = "random:" + hashlib.sha1(f"{config_json}|{seed}".encode()).hexdigest()[:16]
     return Explorer(config=config, model=model, model_key=key, input_ids=input_ids, tokens=tokens,
                     tokenizer=tok, source=source, notes=notes)

@@ -19,7 +19,8 @@ mismatch made share links drop every value equal to a widget's minimum. Here:
 2. nothing writes a control's key before its widget is created except callbacks (preset, upload, reset), the
    clamp of a dependent range, and :func:`repair`;
 3. link values are checked against the control's options before Streamlit sees them; a bad one is named in one
-   sidebar message and repaired to the default on an immediate rerun (:func:`repair`);
+   sidebar message, deleted from the URL and the run restarted at once (:func:`check_link`), so the widget is
+   never seeded from it and the address bar no longer carries it;
 4. config fields without a control (``norm_eps``, ``rope_theta``...) live in :data:`FIXED_KEY`, a plain session
    value no widget owns, so no widget cleanup or page switch can drop them.
 """
@@ -30,6 +31,7 @@ import re
 from typing import Any, Callable
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from ui.escape import md
 from ui.i18n import current_lang, t
@@ -125,8 +127,12 @@ def link_problem(raw: str, kind: str, options: list | None = None, lo: int | Non
 def check_link(key: str, label: str, default: Any, kind: str, **spec) -> None:
     """Before drawing control ``key`` for the first time in this session: check its URL value, if any.
 
-    A bad value is named in one sidebar message and the control is repaired to ``default`` on an immediate
-    rerun, whatever Streamlit made of it (it truncates ``3.5`` to 3 in an int slider, for example).
+    A bad value is named in one sidebar message, removed from the URL, and the run restarts at once without it.
+    Repairing the widget's value after Streamlit has seeded it does not work: Streamlit first coerces the link's
+    value (``3.5`` -> 3 in an int slider, ``3.5`` is a valid float for a number input) and writes the coerced
+    value back into the URL, and a later programmatic reset to the default does not always remove it again.
+    On the first run of a session no widget is bound yet, so ``st.query_params`` may still delete the key; the
+    rerun then seeds every widget from the cleaned query string.
     """
     checked = st.session_state.setdefault(CHECKED_KEY, set())
     if key in checked:
@@ -136,10 +142,17 @@ def check_link(key: str, label: str, default: Any, kind: str, **spec) -> None:
         return
     raw = st.query_params.get_all(key)
     problem = t("state.link.repeated") if len(raw) > 1 else link_problem(raw[0], kind, **spec)
-    if problem:
-        shown = spec.get("labels", str)(default) if kind == "choice" else int(default) if kind == "int" else default
-        repair(key, default, t("state.link.bad", name=label, param=key, value=md(show(raw[-1])), why=problem,
-                               default=md(show(shown))))
+    if not problem:
+        return
+    shown = spec.get("labels", str)(default) if kind == "choice" else int(default) if kind == "int" else default
+    add_message(t("state.link.bad", name=label, param=key, value=md(show(raw[-1])), why=problem,
+                  default=md(show(shown))))
+    try:
+        del st.query_params[key]
+    except StreamlitAPIException:  # already bound in this session (drawn earlier): repair the value instead
+        repair(key, default)
+        return
+    st.rerun()
 
 
 # ---- controls -------------------------------------------------------------------------------------------

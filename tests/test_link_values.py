@@ -1,0 +1,71 @@
+"""Invalid share-link values (issue 16): each is ignored with ONE sidebar message naming the parameter and why,
+the control keeps the app's default, and the bad value leaves the URL.
+
+The link is given to a fresh AppTest session as its query string (what a browser sends on opening it); after the
+run, ``at.query_params`` is the URL the browser's address bar shows (AppTest reads it back from the
+``page_info_changed`` messages the app sends).
+
+Fails on the old mechanism (repair after Streamlit had seeded the widget): ``cfg.num_hidden_layers=3.5`` came back
+as ``3`` in the URL and ``cfg.seed=3.5`` stayed there, and ``cfg.seed=inf`` raised in the number input.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ui.i18n import catalogs
+from ui.sidebar import DEFAULTS
+
+ROOT = Path(__file__).resolve().parents[1]
+EN = catalogs()["en"]
+
+# one control of each kind: int slider, float number input (whole numbers only), select slider, select box, radio,
+# toggle
+PARAMS = ["cfg.num_hidden_layers", "cfg.seed", "cfg.vocab_size", "cfg.ffn", "cfg.norm_type",
+          "cfg.tie_word_embeddings"]
+BAD = {"minus_one": "-1", "fraction": "3.5", "nan": "nan", "inf": "inf", "unicode": "中文😀", "unknown": "Bogus",
+       "huge": "9" * 100_000}
+WHY = {"cfg.num_hidden_layers": EN["state.link.int"].split("{")[0], "cfg.seed": EN["state.link.int"].split("{")[0],
+       "cfg.vocab_size": EN["state.link.choice"].split("{")[0], "cfg.ffn": EN["state.link.choice"].split("{")[0],
+       "cfg.norm_type": EN["state.link.choice"].split("{")[0],
+       "cfg.tie_word_embeddings": EN["state.link.bool"]}
+
+
+def _open(query: dict) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params.update({"ui.lang": "English", **query})
+    return at.run()
+
+
+@pytest.mark.parametrize("bad", list(BAD), ids=list(BAD))
+def test_each_invalid_link_value_is_named_once_and_leaves_the_url(bad):
+    value = BAD[bad]
+    # a query string over 512 Ki characters is dropped whole by Streamlit: the 100 kB value goes in two params only
+    params = PARAMS[:2] if bad == "huge" else PARAMS
+    at = _open({p: value for p in params})
+    assert not at.exception, [e.message for e in at.exception]
+    warnings = [w.value for w in at.sidebar.warning]
+    text = "\n".join(warnings)
+    for p in params:
+        assert text.count(f"(`{p}`)") == 1, (p, text[:600])  # one message per parameter
+        line = next(m for m in text.split("\n\n") if f"(`{p}`)" in m)
+        assert WHY[p] in line, line  # ... saying why
+        assert p not in at.query_params, (p, str(at.query_params.get(p))[:40])  # the URL no longer carries it
+        assert at.session_state[p] == DEFAULTS[p], p  # the control shows the app's default
+    assert at.get("plotly_chart"), "the page still draws its charts"
+    # dismissing the box removes the messages; they do not come back on the next run
+    at.sidebar.button(key="state.dismiss").click().run()
+    assert not at.sidebar.warning
+    at.run()
+    assert not at.sidebar.warning
+
+
+def test_a_valid_link_value_next_to_bad_ones_is_kept():
+    at = _open({"cfg.num_hidden_layers": "3.5", "cfg.hidden_size": "32", "cfg.ffn": "SwiGLU", "cfg.seed": "nan"})
+    assert not at.exception
+    assert (at.session_state["cfg.hidden_size"], at.session_state["cfg.ffn"]) == (32, "swiglu")
+    assert at.query_params.get("cfg.hidden_size") == "32" and at.query_params.get("cfg.ffn") == "SwiGLU"
+    assert "cfg.num_hidden_layers" not in at.query_params and "cfg.seed" not in at.query_params
