@@ -147,7 +147,7 @@ def test_navigation_keeps_the_sidebar_after_opening_a_share_link(server, browser
     params = {"ui.lang": "中文", "cfg.vocab_size": "512", "cfg.hidden_size": "32", "cfg.num_hidden_layers": "1",
               "cfg.num_attention_heads": "8", "cfg.num_key_value_heads": "2", "cfg.norm_type": "RMSNorm",
               "cfg.ffn": "SwiGLU", "cfg.tie_word_embeddings": "false", "cfg.seed": "7",
-              "input.text": "白日依山尽，黄河入海流。"}
+              "cfg.position_embedding": "rope", "input.text": "白日依山尽，黄河入海流。"}
     ctx = fresh(browser, "en")
     try:
         page = open_app(ctx, server + "/attention?" + urlencode(params))
@@ -156,7 +156,11 @@ def test_navigation_keeps_the_sidebar_after_opening_a_share_link(server, browser
         zh = catalogs()["zh"]
         assert values[zh["cfg.num_hidden_layers.label"]] == "1" and values[zh["cfg.vocab_size.label"]] == "512"
         assert values[zh["input.text.label"]] == params["input.text"]
+        assert values[zh["cfg.position_embedding.label"]] == zh["cfg.position_embedding.rope"]
         click_through_pages(page, before)
+        # the link is still complete after the clicks, translated options (kept in the URL by id) included
+        query = urlsplit(page.url).query
+        assert all(urlencode({k: v}) in query for k, v in params.items() if k != "ui.lang"), query
     finally:
         ctx.close()
 
@@ -209,7 +213,7 @@ def test_random_input_round_trips(server, browser):  # noqa: F811
     ctx = fresh(browser, "en")
     try:
         page = open_app(ctx, server + "/?ui.lang=English")
-        click_radio(page, "随机 id / random ids")
+        click_radio(page, catalogs()["en"]["input.mode.random"])
         press(page, "Sequence length T", "Home")  # T = 1, the minimum
         before = snapshot(page)
         link = copy_link(page)
@@ -273,10 +277,14 @@ EXTREMES = {
             "cfg.initializer_range": 1e20, "cfg.seed": 2**31 - 1, "input.mode": "random", "input.random_len": 64},
 }
 CHOICES = ("ui.lang", "cfg.position_embedding", "cfg.norm_type", "cfg.norm_position", "cfg.ffn", "input.mode")
+TRANSLATED = ("cfg.position_embedding", "input.mode")  # shown in the interface language, linked by their id
 
 
 def link_value(key: str, value) -> str:
-    """How the URL writes a value: the option's label for choices, lower-case booleans, whole numbers."""
+    """How the URL writes a value: the id of translated options, the label of technical ones, lower-case
+    booleans, numbers as Python writes them."""
+    if key in TRANSLATED:
+        return value
     if key in CHOICES:
         return fixed_label(value)
     if isinstance(value, bool):
@@ -297,10 +305,11 @@ def shown(key: str, value, lang: str):
         return "number", L[f"{key}.label"], str(value)
     if key == "input.text":
         return "text", L[f"{key}.label"], value
+    label = L[f"{key}.{value}"] if key in TRANSLATED else fixed_label(value)
     if key in ("cfg.position_embedding", "cfg.ffn"):
-        return "select", L[f"{key}.label"], fixed_label(value)
+        return "select", L[f"{key}.label"], label
     if key in CHOICES:
-        return "radio", L[f"{key}.label"], fixed_label(value)
+        return "radio", L[f"{key}.label"], label
     return "slider", L[f"{key}.label"], str(value)
 
 

@@ -39,6 +39,7 @@ def models_dir(tmp_path_factory):
 def test_page_runs_on_a_gpt2_checkpoint(page, models_dir, monkeypatch):
     monkeypatch.setenv("EXPLORER_MODELS_DIR", str(models_dir))
     sidebar.available_checkpoints.clear()
+    sidebar.checkpoint_menu.clear()
     at = AppTest.from_file(str(ROOT / "pages" / f"{page}.py"), default_timeout=90)
     at.session_state["ui.lang"] = "en"
     at.session_state["model.source"] = "checkpoint"

@@ -426,9 +426,11 @@ def models_dir(tmp_path, monkeypatch):
     monkeypatch.setattr("engine.checkpoints.discovery.default_hub_cache_dir", lambda: tmp_path / "empty_hub")  # only ours listed
     monkeypatch.setattr(sidebar, "named_models", lambda: [])  # nor SmolLM2 from its pip package
     sidebar.available_checkpoints.clear()
+    sidebar.checkpoint_menu.clear()
     sidebar.load_checkpoint.clear()
     yield root, marker
     sidebar.available_checkpoints.clear()
+    sidebar.checkpoint_menu.clear()
     sidebar.load_checkpoint.clear()
 
 
@@ -516,6 +518,7 @@ def _hostile_app(models_dir, page: str, extra: int = 0) -> AppTest:
     root, _ = models_dir
     _hostile_tokenizer(root / "a_good", extra)
     sidebar.load_checkpoint.clear()
+    sidebar.checkpoint_menu.clear()
     at = _app(page)
     return _set(at, **{"model.source": "checkpoint", "model.checkpoint": "a_good",
                        "input.text": " ".join(HOSTILE + [f"pad{TINY.vocab_size - 2 - len(HOSTILE) + extra}"] if extra else HOSTILE)})
@@ -547,7 +550,23 @@ def test_hostile_tokens_are_shown_literally(models_dir, page):
         assert plotly("<b>bold</b>") in texts
 
 
-def test_tokenizer_larger_than_the_model_vocabulary_is_said(models_dir):
+def test_tokenizer_larger_than_the_model_vocabulary_is_said_when_listed(models_dir):
+    """Folder discovery: the checkpoint is not offered, and the sidebar says why (before: a broken entry whose
+    page raised "token id ... is outside the vocabulary")."""
+    at = _hostile_app(models_dir, "next_token", extra=3)
+    _ok(at)
+    warnings = " ".join(w.value for w in at.sidebar.warning)
+    assert f"tokenizer has {TINY.vocab_size + 3} tokens but the model has only {TINY.vocab_size} embeddings" in warnings
+    assert "a\\_good" in warnings  # named (escaped for markdown)
+    assert not any("a_good" in o for o in at.sidebar.selectbox(key="model.checkpoint").options)
+    assert sidebar.tokenizer_overflow(models_dir[0] / "a_good") == (TINY.vocab_size + 3, TINY.vocab_size)
+    assert sidebar.tokenizer_overflow(models_dir[0] / "broken") is None  # no tokenizer: the bundled one fits
+
+
+def test_tokenizer_larger_than_the_model_vocabulary_is_said_when_loaded(models_dir, monkeypatch):
+    """The folder changed after it was listed (the listing is cached for 30 s): the load says it too."""
+    monkeypatch.setattr(sidebar, "tokenizer_overflow", lambda folder: None)
+    sidebar.checkpoint_menu.clear()
     at = _hostile_app(models_dir, "next_token", extra=3)
     _ok(at)
     warnings = " ".join(w.value for w in at.sidebar.warning)

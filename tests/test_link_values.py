@@ -69,3 +69,37 @@ def test_a_valid_link_value_next_to_bad_ones_is_kept():
     assert (at.session_state["cfg.hidden_size"], at.session_state["cfg.ffn"]) == (32, "swiglu")
     assert at.query_params.get("cfg.hidden_size") == "32" and at.query_params.get("cfg.ffn") == "SwiGLU"
     assert "cfg.num_hidden_layers" not in at.query_params and "cfg.seed" not in at.query_params
+
+
+@pytest.mark.parametrize("lang", ["English", "中文"])
+def test_translated_options_show_one_language_and_links_carry_their_id(lang):
+    """Issue 10: "learned 可学习", "文本 text" were bilingual in both languages. Each language now shows only its
+    own label, and the link carries the option's id, so a link made in one language opens in the other."""
+    code = {"English": "en", "中文": "zh"}[lang]
+    L, other = catalogs()[code], catalogs()["zh" if code == "en" else "en"]
+    at = _open({"ui.lang": lang, "cfg.position_embedding": "rope", "input.mode": "random"})
+    assert not at.exception and not at.sidebar.warning
+    assert (at.session_state["cfg.position_embedding"], at.session_state["input.mode"]) == ("rope", "random")
+    select = at.sidebar.selectbox(key=f"cfg.position_embedding.{code}")
+    radio = at.sidebar.radio(key=f"input.mode.{code}")
+    assert select.options == [L[f"cfg.position_embedding.{v}"] for v in ("learned", "sinusoidal", "rope", "none")]
+    assert radio.options == [L["input.mode.text"], L["input.mode.random"]]
+    for label in select.options + radio.options:  # one language only: no label of the other catalog inside
+        assert not any(other[f"cfg.position_embedding.{v}"] in label for v in ("learned", "sinusoidal", "none")), label
+        assert other["input.mode.random"] not in label and other["input.mode.text"] not in label, label
+    assert (at.query_params["cfg.position_embedding"], at.query_params["input.mode"]) == ("rope", "random")
+    # picking another option in this language writes its id; the default leaves the URL
+    select.set_value("sinusoidal").run()
+    radio = at.sidebar.radio(key=f"input.mode.{code}")
+    radio.set_value("text").run()
+    assert at.query_params["cfg.position_embedding"] == "sinusoidal" and "input.mode" not in at.query_params
+
+
+def test_older_links_with_bilingual_labels_still_open():
+    at = _open({"cfg.position_embedding": "RoPE", "input.mode": "随机 id / random ids"})
+    assert not at.exception and not at.sidebar.warning
+    assert (at.session_state["cfg.position_embedding"], at.session_state["input.mode"]) == ("rope", "random")
+    assert (at.query_params["cfg.position_embedding"], at.query_params["input.mode"]) == ("rope", "random")
+    bad = _open({"cfg.position_embedding": "learned 可学习x"})
+    assert "(`cfg.position_embedding`)" in bad.sidebar.warning[0].value
+    assert "cfg.position_embedding" not in bad.query_params and bad.session_state["cfg.position_embedding"] == "learned"

@@ -28,16 +28,18 @@ from engine.seeding import seeded
 from engine.checkpoints import (
     CheckpointError,
     CheckpointInfo,
+    config_from_hf,
     default_allowed_roots,
     default_models_dir,
     list_checkpoints,
     load_pretrained,
+    read_config,
     resolve_checkpoint,
 )
 from engine.tokenizer import TextTokenizer, bundled_tokenizer
 from ui.budget import heavy_work, refuse_over_budget
 from ui.bytecache import byte_cached
-from ui.escape import md_code, plotly
+from ui.escape import md, md_code, plotly
 from ui.i18n import LANGS, browser_lang, labeler, t
 from ui.input_notes import random_input_tokens, tokenizer_note
 from ui.presenter import presenter_mode, presenter_toggle
@@ -81,15 +83,19 @@ DEFAULTS = {
 # biases exactly when the FFN is gated, as in Llama). A preset or upload stores its own in FIXED_KEY.
 FIXED_DEFAULTS = {"max_position_embeddings": MAX_TOKENS, "rope_theta": 10000.0, "norm_eps": 1e-5, "bias": None,
                   "attention_bias": None}
+POSITION_OPTIONS = ["learned", "sinusoidal", "rope", "none"]
 # Bound widgets write their *displayed* option label into the URL, so these labels must not depend on the
-# interface language: a link made in Chinese has to open in English too. Technical names stay as they are.
+# interface language: a link made in Chinese has to open in English too. They are technical names, the same in
+# both languages. Options whose names are words (positions, input mode) are translated instead and kept in the URL
+# by their id (ui.state.translated_choice with url=True).
 FIXED_LABELS = {
     "layernorm": "LayerNorm", "rmsnorm": "RMSNorm", "pre": "Pre-Norm", "post": "Post-Norm",
     "relu": "ReLU", "gelu": "GELU", "gelu_new": "GELU-tanh (GPT-2)", "swiglu": "SwiGLU", "silu": "SiLU",
-    "reglu": "ReGLU", "geglu": "GEGLU", "geglu_new": "GEGLU-tanh",
-    "learned": "learned 可学习", "sinusoidal": "sinusoidal 正弦", "rope": "RoPE", "none": "none 无",
-    "text": "文本 text", "random": "随机 id / random ids", "zh": "中文", "en": "English",
+    "reglu": "ReGLU", "geglu": "GEGLU", "geglu_new": "GEGLU-tanh", "zh": "中文", "en": "English",
 }
+# What older links wrote for the translated options (their bilingual labels), read as the options' ids.
+LEGACY_LABELS = {"learned 可学习": "learned", "sinusoidal 正弦": "sinusoidal", "RoPE": "rope", "none 无": "none",
+                 "文本 text": "text", "随机 id / random ids": "random"}
 
 
 def fixed_label(value: str) -> str:
@@ -469,8 +475,9 @@ def config_widgets(notes: list[str]) -> ModelConfig:
     hidden = choice(sb.select_slider, "cfg.hidden_size", HIDDEN_OPTIONS)
     layers = control(sb.slider, t("cfg.num_hidden_layers.label"), "cfg.num_hidden_layers",
                      DEFAULTS["cfg.num_hidden_layers"], kind="int", lo=1, hi=MAX_LAYERS)
-    position = choice(sb.selectbox, "cfg.position_embedding", ["learned", "sinusoidal", "rope", "none"],
-                      format_func=fixed_label)
+    position = translated_choice(sb.selectbox, t("cfg.position_embedding.label"), "cfg.position_embedding",
+                                 DEFAULTS["cfg.position_embedding"], POSITION_OPTIONS,
+                                 labeler("cfg.position_embedding."), url=True, aliases=LEGACY_LABELS)
     rope = position == "rope"
     heads_options = [d for d in _divisors(hidden) if not rope or (hidden // d) % 2 == 0] or [1]
     _clamp("cfg.num_attention_heads", heads_options, notes)
@@ -528,8 +535,8 @@ def input_widgets(config: ModelConfig, notes: list[str], tokenizer: TextTokenize
     a message.
     """
     sb = st.sidebar
-    mode = control(sb.radio, t("input.mode.label"), "input.mode", DEFAULTS["input.mode"], kind="choice",
-                   options=["text", "random"], format_func=fixed_label, horizontal=True)
+    mode = translated_choice(sb.radio, t("input.mode.label"), "input.mode", DEFAULTS["input.mode"], ["text", "random"],
+                             labeler("input.mode."), url=True, aliases=LEGACY_LABELS, horizontal=True)
     limit = min(MAX_TOKENS, config.max_position_embeddings) if config.has_position_limit else MAX_TOKENS
     if mode == "random":
         n = control(sb.slider, t("input.random_len.label"), "input.random_len", DEFAULTS["input.random_len"],
@@ -620,6 +627,35 @@ def load_checkpoint(name: str) -> tuple[CausalLM, TextTokenizer | None]:
     return model, tok
 
 
+def tokenizer_overflow(folder) -> tuple[int, int] | None:
+    """``(tokenizer size, model vocabulary)`` when the folder's tokenizer has more tokens than its model has
+    embeddings (ids past V would index outside the embedding), else None. Reads only config.json and the
+    tokenizer files, never the weights; a folder without a tokenizer uses the bundled one and is fine."""
+    try:
+        vocab = config_from_hf(read_config(folder)).vocab_size
+        tok = TextTokenizer.from_folder(folder).vocab_size
+    except Exception:  # noqa: BLE001  unreadable (tokenizers raises plain Exceptions): the load says why
+        return None
+    return (tok, vocab) if tok > vocab else None
+
+
+@st.cache_data(ttl=30, show_spinner=False)
+def checkpoint_menu() -> tuple[list[CheckpointInfo], list[tuple[str, str, dict]]]:
+    """The listed checkpoints split into ``(offered, not offered)``; each one not offered comes with a string
+    key and its fields saying why (an unsupported config, or a tokenizer larger than the model's vocabulary)."""
+    offered, refused = [], []
+    for info in available_checkpoints():
+        overflow = tokenizer_overflow(info.path) if info.supported else None
+        if not info.supported:
+            refused.append((info.name, "model.not_offered.unsupported", {"why": info.problem}))
+        elif overflow:
+            refused.append((info.name, "model.not_offered.tok_larger",
+                            {"tok": f"{overflow[0]:,}", "v": f"{overflow[1]:,}"}))
+        else:
+            offered.append(info)
+    return offered, refused
+
+
 def source_widgets() -> str:
     """Model source picker; returns "random", "trained" or "checkpoint"."""
     source = translated_choice(st.sidebar.radio, t("model.source.label"), "model.source", "random", list(SOURCES),
@@ -638,7 +674,9 @@ def _readonly_config(config: ModelConfig) -> None:
 
 
 def _checkpoint_model(notes: list[str]) -> tuple[CausalLM, TextTokenizer | None, str]:
-    infos = [c for c in available_checkpoints() if c.supported]
+    infos, refused = checkpoint_menu()
+    for name, key, fields in refused:  # said, not offered as a broken entry
+        st.sidebar.warning(t(key, name=md(name), **{k: md(v) for k, v in fields.items()}))
     named = named_models()  # models shipped in pip packages (SmolLM2), listed first
     if not infos and not named:
         st.sidebar.warning(t("model.no_checkpoints", folder=str(default_models_dir())))

@@ -196,14 +196,22 @@ def control(widget: Callable, label: str, key: str, default: Any, *, kind: str, 
 
 
 def translated_choice(widget: Callable, label: str, key: str, default: Any, options: list,
-                      format_func: Callable[[Any], str], on_pick: Callable[[], None] | None = None, **kwargs) -> Any:
-    """A radio / select box whose option labels are translated, not bound to the URL; returns its value.
+                      format_func: Callable[[Any], str], on_pick: Callable[[], None] | None = None,
+                      url: bool = False, aliases: dict[str, Any] | None = None, **kwargs) -> Any:
+    """A radio / select box whose option labels are translated; returns its value.
 
     The browser knows a selection by its label, so after a language switch a widget under the same key has
     no selection (the old label is not among the new ones). The value therefore lives in ``st.session_state[key]``
     (a plain value: code and tests may set it) and the widget, keyed ``"<key>.<lang>"``, only shows it: a new
     language draws a new widget at that value; an edit is copied back by the widget's callback.
+
+    With ``url`` the value is also in the link, as its stable id (the option itself, never a label), so a link
+    opens the same view in either language: :func:`link_choice` reads it once per session (``aliases`` maps
+    older links' labels to ids) and :func:`sync_url` writes it on every run. A bound widget cannot do this:
+    Streamlit writes a bound widget's displayed label into the URL.
     """
+    if url:
+        link_choice(key, label, default, options, format_func, aliases or {})
     wkey = f"{key}.{current_lang()}"
     value = st.session_state.get(key, default)
     if value not in options:
@@ -218,7 +226,39 @@ def translated_choice(widget: Callable, label: str, key: str, default: Any, opti
             on_pick()
 
     widget(label, options, index=options.index(value), key=wkey, format_func=format_func, on_change=picked, **kwargs)
+    if url:
+        sync_url(key, st.session_state[key], default)
     return st.session_state[key]
+
+
+def link_choice(key: str, label: str, default: Any, options: list, format_func: Callable[[Any], str],
+                aliases: dict[str, Any]) -> None:
+    """Once per session: take the link's value id for ``key`` into the session, or name it and drop it."""
+    checked = st.session_state.setdefault(CHECKED_KEY, set())
+    if key in checked:
+        return
+    checked.add(key)
+    raw = st.query_params.get_all(key)
+    if not raw:
+        return
+    value = aliases.get(raw[-1], raw[-1])
+    if len(raw) == 1 and value in options:
+        st.session_state[key] = value
+        return
+    problem = t("state.link.repeated") if len(raw) > 1 else t("state.link.choice", options=", ".join(map(str, options)))
+    add_message(t("state.link.bad", name=label, param=key, value=md(show(raw[-1])), why=problem,
+                  default=md(show(format_func(default)))))
+    del st.query_params[key]
+    st.rerun()  # the message box is drawn above this control
+
+
+def sync_url(key: str, value: Any, default: Any) -> None:
+    """Keep an unbound value in the URL as a bound widget's would be: present only while it is not the default."""
+    if value == default:
+        if key in st.query_params:
+            del st.query_params[key]
+    elif st.query_params.get_all(key) != [str(value)]:
+        st.query_params[key] = str(value)
 
 
 def reset(defaults: dict[str, Any], keep: tuple[str, ...] = ()) -> None:

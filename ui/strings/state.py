@@ -12,6 +12,8 @@ EN = {
     "state.text_cut": "The text had {n} characters; only the first {limit} are kept.",
     "cfg.fixed": "Without a slider (set by a preset or an upload): norm_eps {eps} · rope_theta {theta} · bias {bias} · attention_bias {qkv} · max_position_embeddings {positions}",
     "cfg.fixed.follows_bias": "as bias",
+    "model.not_offered.tok_larger": "Checkpoint **{name}** is not offered: its tokenizer has {tok} tokens but the model has only {v} embeddings, so some text would give token ids the model cannot look up.",
+    "model.not_offered.unsupported": "Checkpoint **{name}** is not offered: {why}",
     "model.tok_larger": "This checkpoint's tokenizer has {tok} tokens but the model has only {v} embeddings: text containing a token id above {last} cannot be fed to it.",
     "input.outside_vocab": "{n} token(s) of this text have ids outside the model's vocabulary of {v}: {tokens}. The checkpoint's tokenizer is larger than its model; edit the text to avoid them.",
 }
@@ -28,6 +30,8 @@ ZH = {
     "state.text_cut": "文本有 {n} 个字符，只保留前 {limit} 个。",
     "cfg.fixed": "没有滑块的字段（由预设或上传的配置决定）：norm_eps {eps} · rope_theta {theta} · bias {bias} · attention_bias {qkv} · max_position_embeddings {positions}",
     "cfg.fixed.follows_bias": "同 bias",
+    "model.not_offered.tok_larger": "检查点 **{name}** 未列出：它的分词器有 {tok} 个 token，而模型只有 {v} 个嵌入，某些文本会产生模型无法查找的 token id。",
+    "model.not_offered.unsupported": "检查点 **{name}** 未列出：{why}",
     "model.tok_larger": "该检查点的分词器有 {tok} 个 token，而模型只有 {v} 个嵌入：含有 id 大于 {last} 的 token 的文本无法输入模型。",
     "input.outside_vocab": "这段文本中有 {n} 个 token 的 id 超出了模型 {v} 的词表：{tokens}。该检查点的分词器比模型的词表大；请修改文本避开它们。",
 }
