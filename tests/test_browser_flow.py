@@ -76,8 +76,9 @@ def fresh(browser, lang: str = "en"):  # noqa: F811
 
 def open_app(ctx, url: str):
     page = ctx.new_page()
+    page.set_default_timeout(120_000)
     page.goto(url, wait_until="domcontentloaded")
-    page.wait_for_selector(CHART, timeout=120_000)
+    page.wait_for_selector(CHART, timeout=240_000)  # a first page load took over 120 s on the loaded 2-core machine
     settle(page)
     return page
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from ui import sidebar
+from ui import caches
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ["overview", "norms", "prepost", "attention", "heads", "loss", "next_token", "generate", "lens"]
@@ -38,8 +38,8 @@ def models_dir(tmp_path_factory):
 @pytest.mark.parametrize("page", PAGES)
 def test_page_runs_on_a_gpt2_checkpoint(page, models_dir, monkeypatch):
     monkeypatch.setenv("EXPLORER_MODELS_DIR", str(models_dir))
-    sidebar.available_checkpoints.clear()
-    sidebar.checkpoint_menu.clear()
+    caches.available_checkpoints.clear()
+    caches.checkpoint_menu.clear()
     at = AppTest.from_file(str(ROOT / "pages" / f"{page}.py"), default_timeout=90)
     at.session_state["ui.lang"] = "en"
     at.session_state["model.source"] = "checkpoint"

@@ -37,7 +37,7 @@ from engine.checkpoints import (
 )
 from engine.loss import mask_prompt, mean_supervised_loss, shifted_token_losses
 from engine.tokenizer import train_bpe
-from ui import sidebar
+from ui import caches, checkpoint_picker
 from ui.sidebar import DEFAULTS, MAX_TOKENS, parse_config_upload
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -424,14 +424,15 @@ def models_dir(tmp_path, monkeypatch):
     torch.save({"w": _Evil(str(marker))}, root / "pickled_zip" / "pytorch_model.bin")
     monkeypatch.setenv("EXPLORER_MODELS_DIR", str(root))
     monkeypatch.setattr("engine.checkpoints.discovery.default_hub_cache_dir", lambda: tmp_path / "empty_hub")  # only ours listed
-    monkeypatch.setattr(sidebar, "named_models", lambda: [])  # nor SmolLM2 from its pip package
-    sidebar.available_checkpoints.clear()
-    sidebar.checkpoint_menu.clear()
-    sidebar.load_checkpoint.clear()
+    for module in (caches, checkpoint_picker):  # nor SmolLM2 from its pip package
+        monkeypatch.setattr(module, "named_models", lambda: [])
+    caches.available_checkpoints.clear()
+    caches.checkpoint_menu.clear()
+    caches.load_checkpoint.clear()
     yield root, marker
-    sidebar.available_checkpoints.clear()
-    sidebar.checkpoint_menu.clear()
-    sidebar.load_checkpoint.clear()
+    caches.available_checkpoints.clear()
+    caches.checkpoint_menu.clear()
+    caches.load_checkpoint.clear()
 
 
 def test_engine_truncated_safetensors(models_dir):
@@ -483,9 +484,9 @@ def test_ui_bad_checkpoint_message(models_dir, name, why):
 def test_ui_checkpoint_outside_models_dir_is_never_read(models_dir, monkeypatch):
     root, _ = models_dir
     reads: list[str] = []
-    real_load, real_resolve = sidebar.load_pretrained, sidebar.resolve_checkpoint
-    monkeypatch.setattr(sidebar, "load_pretrained", lambda p, **kw: (reads.append(str(p)), real_load(p, **kw))[1])
-    monkeypatch.setattr(sidebar, "resolve_checkpoint", lambda p, r: (reads.append(str(p)), real_resolve(p, r))[1])
+    real_load, real_resolve = caches.load_pretrained, caches.resolve_checkpoint
+    monkeypatch.setattr(caches, "load_pretrained", lambda p, **kw: (reads.append(str(p)), real_load(p, **kw))[1])
+    monkeypatch.setattr(caches, "resolve_checkpoint", lambda p, r: (reads.append(str(p)), real_resolve(p, r))[1])
     at = _checkpoint_app("../../etc")
     _ok(at)
     assert at.session_state["model.checkpoint"] == "a_good"  # reset to the first listed name
@@ -493,7 +494,7 @@ def test_ui_checkpoint_outside_models_dir_is_never_read(models_dir, monkeypatch)
     assert not at.error
     # the loader itself refuses names that are not listed, even if called directly
     with pytest.raises(CheckpointError, match="no checkpoint named '../../etc'"):
-        sidebar.load_checkpoint("../../etc")
+        caches.load_checkpoint("../../etc")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -517,8 +518,8 @@ def _hostile_tokenizer(folder, extra: int = 0):
 def _hostile_app(models_dir, page: str, extra: int = 0) -> AppTest:
     root, _ = models_dir
     _hostile_tokenizer(root / "a_good", extra)
-    sidebar.load_checkpoint.clear()
-    sidebar.checkpoint_menu.clear()
+    caches.load_checkpoint.clear()
+    caches.checkpoint_menu.clear()
     at = _app(page)
     return _set(at, **{"model.source": "checkpoint", "model.checkpoint": "a_good",
                        "input.text": " ".join(HOSTILE + [f"pad{TINY.vocab_size - 2 - len(HOSTILE) + extra}"] if extra else HOSTILE)})
@@ -559,14 +560,14 @@ def test_tokenizer_larger_than_the_model_vocabulary_is_said_when_listed(models_d
     assert f"tokenizer has {TINY.vocab_size + 3} tokens but the model has only {TINY.vocab_size} embeddings" in warnings
     assert "a\\_good" in warnings  # named (escaped for markdown)
     assert not any("a_good" in o for o in at.sidebar.selectbox(key="model.checkpoint").options)
-    assert sidebar.tokenizer_overflow(models_dir[0] / "a_good") == (TINY.vocab_size + 3, TINY.vocab_size)
-    assert sidebar.tokenizer_overflow(models_dir[0] / "broken") is None  # no tokenizer: the bundled one fits
+    assert caches.tokenizer_overflow(models_dir[0] / "a_good") == (TINY.vocab_size + 3, TINY.vocab_size)
+    assert caches.tokenizer_overflow(models_dir[0] / "broken") is None  # no tokenizer: the bundled one fits
 
 
 def test_tokenizer_larger_than_the_model_vocabulary_is_said_when_loaded(models_dir, monkeypatch):
     """The folder changed after it was listed (the listing is cached for 30 s): the load says it too."""
-    monkeypatch.setattr(sidebar, "tokenizer_overflow", lambda folder: None)
-    sidebar.checkpoint_menu.clear()
+    monkeypatch.setattr(caches, "tokenizer_overflow", lambda folder: None)
+    caches.checkpoint_menu.clear()
     at = _hostile_app(models_dir, "next_token", extra=3)
     _ok(at)
     warnings = " ".join(w.value for w in at.sidebar.warning)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ui import sidebar
+from ui import caches, checkpoint_picker
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ["overview", "norms", "prepost", "attention", "loss", "next_token", "train"]
@@ -48,7 +48,8 @@ def test_page_runs_on_smollm2(page):
 
 
 def test_smollm2_hidden_without_the_package(monkeypatch):
-    monkeypatch.setattr(sidebar, "named_models", lambda: [])
+    for module in (caches, checkpoint_picker):
+        monkeypatch.setattr(module, "named_models", lambda: [])
     at = open_on_smollm2("overview")
     assert not at.exception
     options = [o for box in at.sidebar.selectbox for o in box.options]

@@ -1,0 +1,114 @@
+"""The sidebar's options and defaults, and the mapping between a ``ModelConfig`` and the sidebar's values.
+
+Pure data and functions (no widgets): the slider ranges, the app's defaults, the language-independent labels of
+technical options, and :func:`config_to_widgets` (a preset or an upload -> the values that rebuild it).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from engine import ModelConfig
+from ui.i18n import t
+from ui.state import FIXED_KEY
+
+# ---- slider ranges (select_slider options keep common sizes reachable with one drag) ----------------
+VOCAB_OPTIONS = [16, 30, 64, 128, 256, 512, 1000, 2000, 4000, 8000, 10000, 16000, 32000, 50257]
+HIDDEN_OPTIONS = [4, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768]
+FFN_OPTIONS = [8, 16, 32, 64, 128, 256, 344, 512, 1024, 2048, 3072]
+INIT_OPTIONS = [0.002, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 10.0, 1e3, 1e10, 1e20]
+MAX_LAYERS = 48
+MAX_TOKENS = 256  # input tokens drawn at most (position limit of slider-built models)
+# FFN activation choice -> (hidden_act, mlp_gated): every combination the engine builds, so any config has a setting
+FFN_KINDS = {"relu": ("relu", False), "gelu": ("gelu", False), "gelu_new": ("gelu_new", False), "silu": ("silu", False),
+             "reglu": ("relu", True), "geglu": ("gelu", True), "geglu_new": ("gelu_new", True), "swiglu": ("silu", True)}
+DEFAULT_TEXT = "床前明月光，疑是地上霜。举头望明月，低头思故乡。"
+# The MiniMind demo feeds torch.randint ids (T=6); the GPT-2 walkthrough feeds torch.randn(3, 4) for "猫吃鱼"
+# (3 tokens; 猫 and 吃 are not in the bundled corpus, so real text would be [UNK] anyway).
+RANDOM_INPUT_PRESETS = {"minimind_demo": 6, "gpt2_walkthrough": 3}
+DEFAULTS = {
+    "cfg.vocab_size": 4000,
+    "cfg.hidden_size": 64,
+    "cfg.num_hidden_layers": 2,
+    "cfg.num_attention_heads": 4,
+    "cfg.num_key_value_heads": 4,
+    "cfg.intermediate_size": 256,
+    "cfg.norm_type": "layernorm",
+    "cfg.norm_position": "pre",
+    "cfg.ffn": "gelu",
+    "cfg.position_embedding": "learned",
+    "cfg.tie_word_embeddings": True,
+    "cfg.initializer_range": 0.02,
+    "cfg.seed": 0,
+    "input.mode": "text",
+    "input.text": DEFAULT_TEXT,
+    "input.random_len": 8,
+}
+# Config fields without a slider, and their values when no preset or upload has set them (``bias`` None: no
+# biases exactly when the FFN is gated, as in Llama). A preset or upload stores its own in FIXED_KEY.
+FIXED_DEFAULTS = {"max_position_embeddings": MAX_TOKENS, "rope_theta": 10000.0, "norm_eps": 1e-5, "bias": None,
+                  "attention_bias": None}
+POSITION_OPTIONS = ["learned", "sinusoidal", "rope", "none"]
+# Bound widgets write their *displayed* option label into the URL, so these labels must not depend on the
+# interface language: a link made in Chinese has to open in English too. They are technical names, the same in
+# both languages. Options whose names are words (positions, input mode) are translated instead and kept in the URL
+# by their id (ui.state.translated_choice with url=True).
+FIXED_LABELS = {
+    "layernorm": "LayerNorm", "rmsnorm": "RMSNorm", "pre": "Pre-Norm", "post": "Post-Norm",
+    "relu": "ReLU", "gelu": "GELU", "gelu_new": "GELU-tanh (GPT-2)", "swiglu": "SwiGLU", "silu": "SiLU",
+    "reglu": "ReGLU", "geglu": "GEGLU", "geglu_new": "GEGLU-tanh", "zh": "中文", "en": "English",
+}
+# What older links wrote for the translated options (their bilingual labels), read as the options' ids.
+LEGACY_LABELS = {"learned 可学习": "learned", "sinusoidal 正弦": "sinusoidal", "RoPE": "rope", "none 无": "none",
+                 "文本 text": "text", "随机 id / random ids": "random"}
+
+
+def fixed_label(value: str) -> str:
+    """Language-independent label of an option of a URL-bound widget."""
+    return FIXED_LABELS.get(value, value)
+
+
+def divisors(n: int, limit: int = 64) -> list[int]:
+    return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
+
+
+def nearest(options: list, value):
+    return min(options, key=lambda o: (abs(o - value), o))
+
+
+def ffn_kind(c: ModelConfig) -> str:
+    """The FFN choice (key of FFN_KINDS) of a config."""
+    return next(k for k, v in FFN_KINDS.items() if v == (c.hidden_act, c.mlp_gated))
+
+
+def config_to_widgets(c: ModelConfig) -> tuple[dict, list[str]]:
+    """Widget values that rebuild ``c`` from the sliders, and notes for values moved to the nearest slider stop.
+
+    The fields without a slider are returned under FIXED_KEY. The heads and KV heads are checked again (and
+    clamped) when the widgets render.
+    """
+    values = {
+        "cfg.vocab_size": c.vocab_size, "cfg.hidden_size": c.hidden_size,
+        "cfg.num_hidden_layers": c.num_hidden_layers,
+        "cfg.num_attention_heads": c.num_attention_heads, "cfg.num_key_value_heads": c.kv_heads,
+        "cfg.intermediate_size": c.intermediate_size, "cfg.norm_type": c.norm_type,
+        "cfg.norm_position": c.norm_position, "cfg.ffn": ffn_kind(c), "cfg.position_embedding": c.position_embedding,
+        "cfg.tie_word_embeddings": c.tie_word_embeddings, "cfg.initializer_range": c.initializer_range,
+        FIXED_KEY: {name: getattr(c, name) for name in FIXED_DEFAULTS},
+    }
+    notes = []
+    if c.num_hidden_layers > MAX_LAYERS:
+        notes.append(t("common.clamped", name=t("cfg.num_hidden_layers.label"), old=c.num_hidden_layers, new=MAX_LAYERS))
+        values["cfg.num_hidden_layers"] = MAX_LAYERS
+    for key, options in (("cfg.vocab_size", VOCAB_OPTIONS), ("cfg.hidden_size", HIDDEN_OPTIONS),
+                         ("cfg.intermediate_size", FFN_OPTIONS), ("cfg.initializer_range", INIT_OPTIONS)):
+        if values[key] not in options:
+            new = nearest(options, values[key])
+            notes.append(t("common.clamped", name=t(f"{key}.label"), old=values[key], new=new))
+            values[key] = new
+    return values, notes
+
+
+def fixed_fields() -> dict:
+    """The config fields without a slider: the preset's or upload's values, else FIXED_DEFAULTS."""
+    return {**FIXED_DEFAULTS, **st.session_state.get(FIXED_KEY, {})}
