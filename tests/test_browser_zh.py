@@ -50,9 +50,6 @@ CODE_NAMES = {"embed_tokens", "embed_positions", "self_attn", "mlp", "lm_head", 
               "attention_bias", "labels", "betas", "float32", "torch", "equal", "state_dict", "ByteLevel", "d_model",
               "raw", "logit", "lens", "bfloat16", "float16"}
 NAMES = r"GPT-2 small|Llama-3-8B|SmolLM2-135M(-Instruct)?"  # model names as published
-# The sidebar's URL-bound option labels are language-independent by design (a link made in zh opens in en): the
-# bilingual "文本 text" / "随机 id / random ids" stay until links store option values instead of labels.
-URL_BOUND = {"text", "random", "ids"}
 HOOK = r"(blocks\.\d+\.(attn\.|mlp\.)?hook_\w+|ln_final\.hook_\w+|hook_\w+)"  # TransformerLens activation names
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9_\-.]*[A-Za-z0-9]")
@@ -111,7 +108,7 @@ def english_words(text: str) -> set[str]:
     found = set()
     for m in WORD.finditer(text):
         w = m.group(0).strip(".-")
-        if sum(c.isalpha() for c in w) < 3 or w in ALLOWED or (w in URL_BOUND and re.search(r"文本|随机", text)):
+        if sum(c.isalpha() for c in w) < 3 or w in ALLOWED:
             continue
         if re.fullmatch(r"\d*[eE][+-]?\d+|0x[0-9A-Fa-f]+", w):  # 1e-4, 0xE5
             continue
