@@ -28,7 +28,7 @@ import time
 
 try:
     import common  # noqa: F401  (run as a script: puts the project root on sys.path)
-except ModuleNotFoundError:  # imported by tests/test_load.py, where the root is already on sys.path
+except ModuleNotFoundError:  # imported by tests/bench/test_load.py, where the root is already on sys.path
     pass
 
 from bench.loadsim import MAXIMA, Server, Student, follow_run, queued, step_of  # noqa: E402

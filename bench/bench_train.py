@@ -37,7 +37,7 @@ from pathlib import Path
 
 try:
     import common  # noqa: F401  (run as a script: puts the project root on sys.path)
-except ModuleNotFoundError:  # loaded by tests/test_bench_train.py, where the root is already on sys.path
+except ModuleNotFoundError:  # loaded by tests/bench/test_bench_train.py, where the root is already on sys.path
     pass
 
 import torch  # noqa: E402

@@ -7,7 +7,7 @@ so thirty of them fit on a 2-core machine. A student can also press a button (a 
 does) and keeps the Training lab's live panel updating (``auto_rerun`` messages ask the client to rerun a
 fragment every second, as the browser does).
 
-Used by ``bench/bench_load.py`` (30 students, 4 trainers, 1 asking for the maxima) and ``tests/test_load.py``.
+Used by ``bench/bench_load.py`` (30 students, 4 trainers, 1 asking for the maxima) and ``tests/bench/test_load.py``.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
    same formula must give the same logits up to float32 rounding.
 2. :func:`reference_check`: our logits against numbers computed by transformers' own GGUF loader
    (``AutoModelForCausalLM.from_pretrained(folder, gguf_file=..., attn_implementation="eager")``) for fixed
-   prompts, stored in ``engine/data/smollm2_reference.json`` (written and checked by ``tests/test_smollm2_parity.py``).
+   prompts, stored in ``engine/data/smollm2_reference.json`` (written and checked by ``tests/engine/test_smollm2_parity.py``).
    The file keeps, per position, the 10 largest logits and every 256th vocabulary entry.
 
 Agreement is judged relative to the logit scale: ``max |Δlogit| <= PARITY_RTOL * max |logit|``.

@@ -3,7 +3,7 @@
 ``torch.manual_seed(seed); CausalLM(config)`` draws the initial weights from torch's *process-wide* CPU RNG.
 A Streamlit server runs every session's script in its own thread, so two sessions building models at the same
 time interleave their draws: both models then get weights that match neither ``(config, seed)`` (measured:
-tests/test_concurrency.py fails this way without the lock). :func:`seeded` serialises such blocks and restores
+tests/pages/test_concurrency.py fails this way without the lock). :func:`seeded` serialises such blocks and restores
 the global RNG afterwards, so the result is exactly that of a fresh single-threaded
 ``torch.manual_seed(seed); ...`` and other code's random streams are not disturbed.
 

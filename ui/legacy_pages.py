@@ -5,7 +5,7 @@ some script calls ``st.navigation``: on a fresh server, the very first request t
 then runs ``pages/overview.py`` directly, with file-name navigation and without ``app.py``. Streamlit offers no
 setting for this; the flag is ``PagesManager.uses_pages_directory`` (class-wide, decided once from the folder's
 existence), and ``st.navigation`` itself sets it to False. The project keeps its page scripts in ``pages/``
-(its stated layout), so every page clears the flag first and reruns once. ``tests/test_legacy_pages.py`` fails
+(its stated layout), so every page clears the flag first and reruns once. ``tests/ui/test_legacy_pages.py`` fails
 loudly when a Streamlit upgrade changes any part of this behaviour, so the patch can then be dropped or redone.
 """
 

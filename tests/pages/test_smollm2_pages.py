@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from ui import caches, checkpoint_picker
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = ["overview", "norms", "prepost", "attention", "loss", "next_token", "train"]
 
 pytestmark = pytest.mark.smollm2

@@ -382,7 +382,7 @@ def open_in_new_context(browser, url: str, lang: str, refused: bool) -> dict:  #
 
 
 def test_invalid_link_values_are_named_once_and_leave_the_address_bar(server, browser):  # noqa: F811
-    """The browser side of tests/test_link_values.py: the address bar itself loses the bad values (a previous
+    """The browser side of tests/pages/test_link_values.py: the address bar itself loses the bad values (a previous
     mechanism left ``cfg.num_hidden_layers=3`` and ``cfg.seed=3.5`` there), each is named once, the good one stays."""
     bad = {"cfg.num_hidden_layers": "3.5", "cfg.seed": "3.5", "cfg.ffn": "Bogus", "cfg.vocab_size": "nan"}
     ctx = fresh(browser, "en")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ui.i18n import catalogs, placeholders, t
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_catalogs_have_identical_keys():

@@ -24,7 +24,7 @@ from engine.tokenizer import train_bpe
 from ui.figures.common import HEATMAP_MAX_TOKENS
 from ui.sidebar import DEFAULTS, MAX_TOKENS
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
 def run_page(**state) -> AppTest:

@@ -40,7 +40,7 @@ from engine.tokenizer import train_bpe
 from ui import caches, checkpoint_picker
 from ui.sidebar import DEFAULTS, MAX_TOKENS, parse_config_upload
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -5,7 +5,7 @@ Reference: ``AutoModelForCausalLM.from_pretrained(folder, gguf_file=..., attn_im
 dependencies). Loading takes about a minute, so one module-scoped fixture loads it and computes every output.
 Tolerance: ``max |Δ| <= 1e-4 * max |reference|`` (logits, each hidden state), ``1e-4`` for attention probabilities.
 
-``python -m tests.test_smollm2_parity --write-reference`` (from the project root) rewrites
+``python -m tests.engine.test_smollm2_parity --write-reference`` (from the project root) rewrites
 ``engine/data/smollm2_reference.json``, the transformers numbers the app's parity badge compares against;
 ``test_shipped_reference_matches_transformers`` checks that the shipped file still matches.
 """

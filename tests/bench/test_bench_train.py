@@ -7,7 +7,7 @@ from pathlib import Path
 
 from engine import CausalLM, ModelConfig
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def load_bench():

@@ -25,7 +25,7 @@ from engine import CausalLM, ModelConfig
 from engine.tokenizer import train_bpe
 from ui.sidebar import DEFAULTS, MAX_TOKENS, build_model
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "prepost.py")
 
 

@@ -43,7 +43,7 @@ from tests.page_helpers import state_config
 from ui import sidebar
 from ui.sidebar import DEFAULTS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 N_SESSIONS = 20
 
 

@@ -17,7 +17,7 @@ from engine.checkpoints import convert_state_dict
 from engine.layers import ACT2FN, LayerNorm, RMSNorm, apply_rope, rope_cos_sin, sinusoidal_table
 from engine.loss import mask_positions, mask_prompt, mean_supervised_loss, shifted_token_losses
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 V, H, T = 99, 32, 7
 
 

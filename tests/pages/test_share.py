@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from engine import PRESETS, CausalLM, ModelConfig
 from ui.sidebar import DEFAULTS, config_to_widgets, parse_config_upload
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = ["overview", "norms", "prepost", "attention", "loss", "next_token", "generate", "train"]
 
 

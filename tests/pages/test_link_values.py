@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 from ui.i18n import catalogs
 from ui.sidebar import DEFAULTS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EN = catalogs()["en"]
 
 # one control of each kind: int slider, float number input (whole numbers only), select slider, select box, radio,

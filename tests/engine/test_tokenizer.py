@@ -14,7 +14,7 @@ from tokenizers import ByteLevelBPETokenizer
 from engine import tokenizer as T
 from engine.tokenizer import CORPUS_FILES, TextTokenizer, load_corpus, train_bpe
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "engine" / "data"
 LINE_ZH = "床前明月光，疑是地上霜。"
 

@@ -241,7 +241,7 @@ def test_analysis_package_imports_no_ui_libraries():
     import ast
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1] / "analysis"
+    root = Path(__file__).resolve().parents[2] / "analysis"
     for path in root.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = ([a.name for a in node.names] if isinstance(node, ast.Import)

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from ui import caches
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = ["overview", "norms", "prepost", "attention", "heads", "loss", "next_token", "generate", "lens"]
 N_LAYER, N_HEAD = 3, 4
 
