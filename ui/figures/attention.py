@@ -37,7 +37,7 @@ def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title
     """Heatmap of one head's ``[T, T]`` attention matrix at one stage (queries = rows, keys = columns).
 
     Args:
-        matrix: ``T x T`` values (``engine.analysis.attention_stage``); NaN = masked future cell.
+        matrix: ``T x T`` values (``analysis.attention.attention_stage``); NaN = masked future cell.
         labels: T unique tick labels (``Explorer.tick_labels``), used on both axes.
         stage: "raw", "scaled", "masked" (diverging scale centred at 0) or "softmax" (sequential, 0..1).
     Returns:
@@ -123,7 +123,7 @@ def _grid_style(fig: go.Figure, colorbar_title: str) -> None:
 
 
 def entropy_bar(df: pd.DataFrame, title: str, x_title: str, y_title: str, uniform_label: str) -> go.Figure:
-    """Per-head mean attention entropy of one layer (``engine.analysis.head_entropy`` rows of that layer).
+    """Per-head mean attention entropy of one layer (``analysis.attention.head_entropy`` rows of that layer).
 
     Bars: ``entropy`` (nats) per head, x = 1-based head number; a dashed line at ``max_entropy``, the entropy of
     uniform causal attention (mean of ln(t+1)), the largest value a causal head can reach on this input.
@@ -146,7 +146,7 @@ def entropy_heatmap(df: pd.DataFrame, title: str, x_title: str, y_title: str, co
     """Layers x heads heatmap of mean attention entropy (nats), layer 1 at the top, 1-based ticks.
 
     Args:
-        df: ``engine.analysis.head_entropy`` (columns layer, head, entropy, max_entropy; 0-based indices).
+        df: ``analysis.attention.head_entropy`` (columns layer, head, entropy, max_entropy; 0-based indices).
     Colour scale runs from 0 (every query attends to one key) to the uniform reference ``max_entropy``.
     """
     piv = df.pivot(index="layer", columns="head", values="entropy").sort_index().sort_index(axis=1)

@@ -26,7 +26,7 @@ def contribution_bar(df: pd.DataFrame, title: str, x_title: str, y_title: str, m
     """Each predicting position's share of the mean loss, ``loss_t / N`` (nats), with gaps where masked.
 
     Args:
-        df: ``engine.analysis.loss_table`` (columns position, input_token, target_token, masked, loss,
+        df: ``analysis.loss.loss_table`` (columns position, input_token, target_token, masked, loss,
             contribution, share).
         masked_label: hover text for masked positions.
     Returns:

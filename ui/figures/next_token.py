@@ -27,7 +27,7 @@ def topk_bar(df: pd.DataFrame, title: str, x_title: str, y_title: str) -> go.Fig
     """Horizontal bars of the top-k next-token probabilities, rank 1 at the top, in percent.
 
     Args:
-        df: ``engine.analysis.next_token_table`` (columns rank, token_id, token, logit, probability).
+        df: ``analysis.next_token.next_token_table`` (columns rank, token_id, token, logit, probability).
     Returns:
         One ``go.Bar`` (orientation "h") on integer rows 0..k-1 with tick text ``"rank. token"`` (rows by
         rank, so two ids with the same display text never merge); x = probability × 100.

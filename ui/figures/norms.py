@@ -44,7 +44,7 @@ def residual_norm_lines(df: pd.DataFrame, depth_labels: list[str], position_name
     narrow right panel with its own y axis (one dot per position, the mean as a bar-like marker, √H dotted).
 
     Args:
-        df: ``engine.analysis.residual_norms`` (columns depth, stage, position, token, norm); depth runs
+        df: ``analysis.norms.residual_norms`` (columns depth, stage, position, token, norm); depth runs
             0..L+1 (embedding, blocks, after the final norm).
         depth_labels: L+2 tick texts for the depths; position_names: one hover name per position.
         sqrt_h: if given, a dotted reference line at √H (the L2 norm of a norm's output with weight 1) in the
@@ -109,7 +109,7 @@ def sublayer_norm_bars(df: pd.DataFrame, component_names: dict[str, str], max_na
     """Grouped bars: mean L2 norm of each block's attention output and MLP output.
 
     Args:
-        df: ``engine.analysis.sublayer_norms`` (columns layer (0-based), component, norm, norm_max).
+        df: ``analysis.norms.sublayer_norms`` (columns layer (0-based), component, norm, norm_max).
         component_names: display name per component ("attn_out", "mlp_out").
     Bars are drawn at 1-based block numbers; the hover also shows the maximum over positions.
     """
@@ -136,7 +136,7 @@ def residual_norm_heatmap(df: pd.DataFrame, depth_labels: list[str], tick_labels
     the same. Hover and per-cell text show the norm itself.
 
     Args:
-        df: ``engine.analysis.residual_norms``; depth_labels: L+2 row labels; tick_labels: one per position.
+        df: ``analysis.norms.residual_norms``; depth_labels: L+2 row labels; tick_labels: one per position.
         max_tokens: draw positions ``0 .. max_tokens-1`` only (the caller tells the user).
     ``z`` = log10(norm) with L+2 rows and ``min(T, max_tokens)`` columns (float32; NaN where the norm is not a
     positive finite number, drawn empty); ``text`` holds the norms as strings ("—" when not finite).

@@ -12,7 +12,7 @@ HIGHLIGHT, MUTED = "#d97706", "#93c5fd"
 
 
 def parameter_bar(df: pd.DataFrame, title: str, x_title: str, y_title: str) -> go.Figure:
-    """Bar chart of ``engine.analysis.parameter_table`` (columns component, params, share)."""
+    """Bar chart of ``analysis.anatomy.parameter_table`` (columns component, params, share)."""
     names = [t(f"fig.component.{c}") for c in df["component"]]
     hover = [n if n == c or " " in c else f"{n} ({c})" for n, c in zip(names, df["component"])]  # + module name
     fig = go.Figure(go.Bar(
@@ -26,7 +26,7 @@ def parameter_bar(df: pd.DataFrame, title: str, x_title: str, y_title: str) -> g
 def step_norm_bar(walk: pd.DataFrame, step: int, labels: list[str], title: str, x_title: str, y_title: str) -> go.Figure:
     """Mean L2 norm after each step of the block walk-through, the current step highlighted.
 
-    ``walk`` is ``engine.analysis.shape_walkthrough``; steps without a tensor (no norm in Post-Norm) are gaps.
+    ``walk`` is ``analysis.anatomy.shape_walkthrough``; steps without a tensor (no norm in Post-Norm) are gaps.
     """
     colors = [HIGHLIGHT if s == step else MUTED for s in walk["step"]]
     fig = go.Figure(go.Bar(x=list(walk["step"]), y=f32(walk["mean_norm"]), marker_color=colors,

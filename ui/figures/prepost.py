@@ -18,7 +18,7 @@ def placement_norm_lines(df: pd.DataFrame, depth_labels: list[str], names: dict[
     """Mean residual L2 norm by depth for both placements (two lines).
 
     Args:
-        df: ``engine.analysis.placement_divergence`` (columns depth 0..L, pre_norm, post_norm, ...).
+        df: ``analysis.prepost.placement_divergence`` (columns depth 0..L, pre_norm, post_norm, ...).
         depth_labels: L+1 tick texts ("embed", "block 1", …); names: legend name for "pre" and "post".
         sqrt_h: optional dotted reference line at √H.
     Traces: ``[pre, post]``, y = the ``pre_norm`` / ``post_norm`` columns as float32.
@@ -45,7 +45,7 @@ def divergence_lines(df: pd.DataFrame, depth_labels: list[str], title: str, cosi
     """Two panels by depth: cosine similarity (left) and relative L2 difference (right) of the hidden states.
 
     Args:
-        df: ``engine.analysis.placement_divergence`` (columns depth, cosine, rel_l2).
+        df: ``analysis.prepost.placement_divergence`` (columns depth, cosine, rel_l2).
     Traces: ``[cosine, rel_l2]`` (float32). At depth 0 the placements share the embedding, so cosine is 1 and
     the relative difference 0.
     """
@@ -71,7 +71,7 @@ def gradient_norm_lines(df: pd.DataFrame, group_labels: list[str], names: dict[s
     """Gradient L2 norm per parameter group for both placements, log-scale y.
 
     Args:
-        df: ``engine.analysis.gradient_norms`` rows for both placements with an added ``placement`` column
+        df: ``analysis.prepost.gradient_norms`` rows for both placements with an added ``placement`` column
             ("pre"/"post"); ``layer`` runs -1 (embedding) .. L (final norm + head).
         group_labels: L+2 tick texts in layer order; names: legend name for "pre" and "post".
     Traces: ``[pre, post]``; x = ``layer + 1`` (0..L+1), y = ``grad_norm`` as float32 (NaN points are gaps).
@@ -97,7 +97,7 @@ def depth_scaling_lines(df: pd.DataFrame, names: dict[str, str], reference_c: fl
     reference curve ``reference_c / sqrt(L)`` (Xiong et al. 2020, Theorem 1: Pre-Norm's last layer scales so).
 
     Args:
-        df: ``engine.analysis.last_block_gradient_by_depth`` (columns layers, placement, grad_norm).
+        df: ``analysis.prepost.last_block_gradient_by_depth`` (columns layers, placement, grad_norm).
     Traces: ``[pre, post, reference]``; y as float32 (NaN points are gaps).
     """
     fig = go.Figure()

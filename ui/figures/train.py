@@ -1,7 +1,7 @@
 """Figures of the Training lab: loss curves, gradient norms per layer over the steps (log colour), the
 Pre-vs-Post race, and the "same slot in the previous line" head map.
 
-Inputs are the tidy DataFrames of ``engine.analysis`` (``training_history``, ``layer_grad_history``,
+Inputs are the tidy DataFrames of ``analysis`` (``training_history``, ``layer_grad_history``,
 ``layer_grad_profile``, ``slot_attention_table``); layers and heads arrive 0-based and are drawn 1-based.
 Gradient norms span orders of magnitude, so heatmaps colour ``log10(norm)`` with tick labels in the original
 units and hover text with the exact value; a zero or non-finite norm is a NaN cell (drawn empty).
@@ -60,7 +60,7 @@ def loss_curve(df: pd.DataFrame, title: str, x_title: str, y_title: str, train_l
     """Training loss of every step (line) and validation loss where measured (markers), in nats.
 
     Args:
-        df: ``engine.analysis.training_history`` (columns step, loss, val_loss; a step-0 row holds the
+        df: ``analysis.training.training_history`` (columns step, loss, val_loss; a step-0 row holds the
             validation loss before training and no training loss).
         uniform: optional reference line, e.g. ``ln V`` (the loss of a uniform guess over V tokens).
     """
@@ -86,7 +86,7 @@ def grad_heatmap(df: pd.DataFrame, title: str, x_title: str, y_title: str, color
     """Gradient L2 norm of each block (rows, block 1 at the top) at each step (columns), log colour.
 
     Args:
-        df: ``engine.analysis.layer_grad_history`` (columns step, layer (0-based), grad_norm).
+        df: ``analysis.training.layer_grad_history`` (columns step, layer (0-based), grad_norm).
     """
     piv = df.pivot(index="layer", columns="step", values="grad_norm").sort_index().sort_index(axis=1)
     raw = piv.to_numpy(dtype=np.float64)
@@ -173,7 +173,7 @@ def grad_profile(df: pd.DataFrame, title: str, x_title: str, y_title: str, names
     """Mean gradient L2 norm of each block over the run, one line per placement, log y axis.
 
     Args:
-        df: ``engine.analysis.layer_grad_profile`` rows with a ``placement`` column (columns layer
+        df: ``analysis.training.layer_grad_profile`` rows with a ``placement`` column (columns layer
             (0-based), mean_grad_norm).
     """
     fig = go.Figure()
@@ -199,7 +199,7 @@ def slot_heatmap(df: pd.DataFrame, title: str, x_title: str, y_title: str, color
     The colour runs from 0 to the largest score, so equal scores look equal (no auto-stretched contrast).
 
     Args:
-        df: ``engine.analysis.slot_attention_table`` (columns layer, head (0-based), score in [0, 1]).
+        df: ``analysis.training.slot_attention_table`` (columns layer, head (0-based), score in [0, 1]).
         top_label: hover/annotation text for the strongest head (outlined in red).
     """
     piv = df.pivot(index="layer", columns="head", values="score").sort_index().sort_index(axis=1)
