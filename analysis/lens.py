@@ -15,22 +15,8 @@ import numpy as np
 import pandas as pd
 import torch
 
+from analysis.trace import residual_stream  # noqa: F401  (defined once, in trace; re-exported for lens users)
 from engine import CausalLM
-from engine.model import CausalLMOutput
-
-
-def residual_stream(out: CausalLMOutput) -> list[torch.Tensor]:
-    """The L+1 residual-stream states ``[B, T, H]`` *before* the final norm: the embedding output, then each
-    block's output. ``hidden_states`` follows transformers and ends with the final norm's output instead, so
-    block L's raw output is taken from ``activations["blocks.{L-1}.hook_resid_post"]``.
-
-    Raises:
-        ValueError: the output was computed without ``output_hidden_states`` and ``output_activations``.
-    """
-    if out.hidden_states is None or out.activations is None:
-        raise ValueError("need a forward with output_hidden_states=True and output_activations=True")
-    L = len(out.hidden_states) - 1
-    return list(out.hidden_states[:L]) + [out.activations[f"blocks.{L - 1}.hook_resid_post"]]
 
 
 @torch.no_grad()

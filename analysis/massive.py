@@ -25,7 +25,7 @@ def massive_activations(residual: Sequence[torch.Tensor], batch: int = 0) -> pd.
 
     Args:
         residual: the L+1 residual-stream states ``[B, T, H]`` before the final norm (embedding output, then each
-            block's output; ``analysis.lens.residual_stream``).
+            block's output; ``analysis.trace.residual_stream``).
     Returns:
         One row per depth with columns ``depth`` (0 = embedding, i = after block i), ``max_abs``, ``position``
         and ``dim`` of that maximum, ``value`` (signed), ``median_abs`` (median of |h| over every position and

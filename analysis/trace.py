@@ -44,7 +44,12 @@ def residual_stream(out: CausalLMOutput) -> list[torch.Tensor]:
 
     ``out.hidden_states`` follows transformers (its last entry is after the final norm), so block L's raw
     output comes from the activation record: ``out`` must be a :func:`run_trace` (``output_activations=True``) output.
+
+    Raises:
+        ValueError: ``out`` has no activation record.
     """
+    if out.activations is None:
+        raise ValueError("need a forward with output_activations=True (analysis.trace.run_trace)")
     L = sum(1 for k in out.activations if k.endswith(".hook_resid_post"))
     return [out.activations["blocks.0.hook_resid_pre"]] + [out.activations[f"blocks.{i}.hook_resid_post"] for i in range(L)]
 

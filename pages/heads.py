@@ -11,7 +11,7 @@ import streamlit as st
 import torch
 
 from analysis import heads, massive
-from analysis.lens import residual_stream
+from analysis.trace import residual_stream
 from analysis.tokenizers import special_ids
 from ui.controls import PAGE, index_slider, init_state
 from ui.figures.attention import attention_heatmap
