@@ -1,8 +1,11 @@
 """Screenshots of every page for a person to look at, taken the way a user gets there: a fresh browser context,
 the language and presenter mode switched in the sidebar, every page reached by clicking the navigation.
 
-    python tools/screenshots.py [--langs en zh] [--modes normal presenter] [--sizes 1440x1000 1280x720]
-                                [--no-smollm2] [--no-docs]
+    python -m tools.screenshots [--langs en zh] [--modes normal presenter] [--sizes 1440x1000 1280x720]
+                                [--pages generate lens] [--no-default] [--no-smollm2] [--no-docs]
+
+Run it from the project root as a module (``-m``): the project root is then on ``sys.path``, so ``tests`` and the app's
+packages import without a path insert (pytest's ``pythonpath`` setting does not apply to tools).
 
 For each language x mode x size: one PNG per page of the default (random-init) model, as the viewport shows it
 (what a projector shows without scrolling): ``screenshots/<size>-<mode>-<lang>-<page>.png``. Then, unless
@@ -16,17 +19,14 @@ own PNG too (``...-smollm2-<page>-chart<i>.png``), since their lower charts lie 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from tests.browser_support import (  # noqa: E402
+from tests.browser_support import (
     ARGS, CHART, CHROMIUM, NAV_LINKS, SHOTS, assert_clean, choose_smollm2, click_nav, open_app, settle, start_server,
 )
 
+ROOT = Path(__file__).resolve().parents[1]
 SMOLLM2_PAGES = {"heads": 4, "lens": 8}  # navigation index of the real-model views (app.PAGES order)
 
 
