@@ -105,13 +105,14 @@ if n:
 
     L = config.num_hidden_layers
     c1, c2 = st.columns(2)
-    layer = index_slider(t("gen.layer"), 0, L - 1, "gen.layer", default=0, container=c1, bind=False)
-    head = index_slider(t("gen.head"), 0, config.num_attention_heads - 1, "gen.head", default=0, container=c2, bind=False)
-    qdf = gen.query_row(last["attentions"], layer, ctx.token_strings(run.ids), run.prefill_len)
-    one = qdf[qdf["head"] == head]
+    # layers and heads numbered from 1 on screen, as on every other page; 0-based in the tensors
+    layer = index_slider(t("gen.layer"), 1, L, "gen.layer", default=1, container=c1, bind=False)
+    head = index_slider(t("gen.head"), 1, config.num_attention_heads, "gen.head", default=1, container=c2, bind=False)
+    qdf = gen.query_row(last["attentions"], layer - 1, ctx.token_strings(run.ids), run.prefill_len)
+    one = qdf[qdf["head"] == head - 1]
     fig = query_row_heatmap(one, labels, run.prefill_len, t("gen.row_title", layer=layer, head=head, s=S),
                             t("gen.row_x"), t("gen.row_y", pos=last["position"]), t("gen.weight"))
-    chart(fig, one, "gen.query_row")
+    chart(fig, one.assign(head=head), "gen.query_row")
     top = one.loc[one["weight"].idxmax()]
     st.caption(t("gen.row_caption", s=S, pos=last["position"], j=int(top["key_position"]),
                  tok=md(visible_token(str(top["key_token"]))), w=f"{top['weight']:.3f}", total=f"{one['weight'].sum():.4f}",
@@ -121,6 +122,7 @@ else:
 
 # ---- cache growth ----
 growth = gen.cache_growth(run.cache, run.prefill_len)
+growth = growth.assign(layer=growth["layer"] + 1)  # layer 1 = the first, as on every page
 src = {"prefill": t("gen.src.prefill"), "decode": t("gen.src.decode")}
 chart(cache_bars(growth, src, t("gen.cache_title", s=S), t("gen.cache_x"), t("gen.cache_y")), growth, "gen.cache")
 kv, hd = int(growth["kv_heads"].iloc[0]), int(growth["head_dim"].iloc[0])

@@ -63,7 +63,7 @@ def test_prefill_then_steps_match_full_forwards():
     np.testing.assert_allclose(hist["probability (drawn from)"], probs, rtol=1e-6)
     assert (hist["max |Δ| vs recompute"] <= 1e-5).all()
     assert "Step 3:" in texts(at) and "max |Δ| = " in texts(at)
-    # the attention row is the last row of a full forward's pattern (layer 0, head 0)
+    # the attention row is the last row of a full forward's pattern (first layer and head: index 0)
     full = model(torch.tensor([seq]), output_attentions=True).attentions[0][0, 0, -1].detach()  # (S,)
     row = arr(chart(at, "The new query's attention row")["data"][0]["z"])
     assert row.shape == (1, len(seq))
@@ -75,10 +75,10 @@ def test_prefill_then_steps_match_full_forwards():
 
 
 def test_layer_head_and_the_flops_badge():
-    at = press(open_page("generate", **{"gen.layer": 1, "gen.head": 3}), 2)
+    at = press(open_page("generate", **{"gen.layer": 2, "gen.head": 4}), 2)  # numbered from 1 on screen
     model, seq, _ = reference_run(2)
     full = model(torch.tensor([seq]), output_attentions=True).attentions[1][0, 3, -1].detach()
-    row = arr(chart(at, "The new query's attention row, layer 1, head 3")["data"][0]["z"])
+    row = arr(chart(at, "The new query's attention row, layer 2, head 4")["data"][0]["z"])
     np.testing.assert_allclose(row[0], full.numpy(), atol=1e-6)
     config, _ = state_config()
     S, H, I, V, L = len(seq), config.hidden_size, config.intermediate_size, config.vocab_size, config.num_hidden_layers
@@ -86,6 +86,21 @@ def test_layer_head_and_the_flops_badge():
     cached = L * (per_token + 4 * H * S) + 2 * H * V  # 1 query row vs S keys; logits of one position
     full_flops = L * (S * per_token + 4 * H * S * S) + 2 * H * V
     assert f"{cached:,} with the cache vs {full_flops:,} recomputing" in texts(at)
+
+
+def test_layers_and_heads_numbered_from_one_like_the_other_pages():
+    at = press(open_page("generate"), 1)
+    config, _ = state_config()
+    L, n_heads = config.num_hidden_layers, config.num_attention_heads
+    assert L >= 2 and n_heads >= 2  # the defaults draw both sliders
+    # the pickers run 1..L and 1..heads (the Attention page's range), starting on the first layer and head
+    assert (at.slider(key="gen.layer").min, at.slider(key="gen.layer").max, at.slider(key="gen.layer").value) == (1, L, 1)
+    assert (at.slider(key="gen.head").min, at.slider(key="gen.head").max) == (1, n_heads)
+    assert chart(at, "The new query's attention row, layer 1, head 1")
+    # the cache bars: one bar per layer, labelled 1..L (as "block 1..L" on the Layer-norms page)
+    bars = chart(at, "Cached positions per layer")
+    assert [int(v) for v in arr(bars["data"][0]["y"])] == list(range(1, L + 1))
+    assert bars["layout"]["yaxis"]["ticktext"] == [str(i) for i in range(1, L + 1)]
 
 
 def test_greedy_replay_and_restart():

@@ -47,7 +47,8 @@ def cache_bars(df: pd.DataFrame, source_labels: dict[str, str], title: str, x_ti
     """Stacked horizontal bars: cached positions per layer, prompt (prefill) and generated (decode) parts.
 
     Args:
-        df: ``analysis.generation.cache_growth`` (layer, source, positions).
+        df: ``analysis.generation.cache_growth`` (layer, source, positions), with ``layer`` as it is to be shown
+            (the page numbers layers from 1).
     """
     fig = go.Figure()
     for source in ("prefill", "decode"):
@@ -58,8 +59,8 @@ def cache_bars(df: pd.DataFrame, source_labels: dict[str, str], title: str, x_ti
     n_layers = int(df["layer"].nunique())
     base_layout(fig, title, x_title, y_title, height=max(260, min(640, 120 + 22 * n_layers)))
     fig.update_layout(barmode="stack", legend_traceorder="normal")
-    fig.update_yaxes(autorange="reversed", tickmode="array", tickvals=list(range(n_layers)),
-                     ticktext=[str(i) for i in range(n_layers)], dtick=1)
+    layers = sorted(int(v) for v in df["layer"].unique())
+    fig.update_yaxes(autorange="reversed", tickmode="array", tickvals=layers, ticktext=[str(v) for v in layers], dtick=1)
     return fig
 
 
