@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from engine import CausalLM, ModelConfig
@@ -30,8 +31,9 @@ def source_widgets() -> str:
 def readonly_config(config: ModelConfig) -> None:
     """The loaded model's configuration, shown where the sliders were (read-only)."""
     st.sidebar.caption(t("model.readonly"))
-    rows = {k: str(v) for k, v in config.to_dict().items()}
-    st.sidebar.dataframe(rows, width="stretch", height=260)
+    fields = config.to_dict()  # Hugging Face names: shown as they are, like code; the headers are translated
+    rows = pd.DataFrame({t("model.readonly.field"): list(fields), t("model.readonly.value"): [str(v) for v in fields.values()]})
+    st.sidebar.dataframe(rows, hide_index=True, width="stretch", height=260)
 
 
 def checkpoint_model(notes: list[str]) -> tuple[CausalLM, TextTokenizer | None, str]:

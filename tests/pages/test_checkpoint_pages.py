@@ -56,3 +56,29 @@ def test_page_runs_on_a_gpt2_checkpoint(page, models_dir, monkeypatch):
         # the small multiples show every head of the checkpoint's layer
         spec = json.loads(at.get("plotly_chart")[1].proto.spec)
         assert sum(d["type"] == "heatmap" for d in spec["data"]) == N_HEAD
+
+
+def test_readonly_config_table_speaks_the_interface_language(models_dir, monkeypatch):
+    """The sidebar's read-only table of a loaded checkpoint: headers from the catalog (Chinese in zh, where the
+    table used to say "value"), one row per config field with the loaded config's values."""
+    from engine.checkpoints import load_pretrained
+    from ui.i18n import catalogs
+
+    monkeypatch.setenv("EXPLORER_MODELS_DIR", str(models_dir))
+    caches.available_checkpoints.clear()
+    caches.checkpoint_menu.clear()
+    expected = load_pretrained(models_dir / "tiny-gpt2").config.to_dict()
+    for lang in ("zh", "en"):
+        at = AppTest.from_file(str(ROOT / "pages" / "overview.py"), default_timeout=90)
+        at.session_state["ui.lang"] = lang
+        at.session_state["model.source"] = "checkpoint"
+        at.session_state["model.checkpoint"] = "tiny-gpt2"
+        at.run()
+        assert not at.exception, at.exception
+        table = next(d.value for d in at.sidebar.dataframe)
+        words = catalogs()[lang]
+        assert list(table.columns) == [words["model.readonly.field"], words["model.readonly.value"]]
+        if lang == "zh":
+            assert all(any("\u4e00" <= ch <= "\u9fff" for ch in c) for c in table.columns), list(table.columns)
+        assert dict(zip(table.iloc[:, 0], table.iloc[:, 1])) == {k: str(v) for k, v in expected.items()}
+        assert expected["num_hidden_layers"] == N_LAYER
