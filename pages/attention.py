@@ -12,6 +12,7 @@ import analysis
 from ui.controls import PAGE, index_slider, init_state
 from ui.figures.attention import attention_heatmap, entropy_bar, entropy_heatmap, heads_grid, layers_heads_grid
 from ui.figures.common import HEATMAP_MAX_TOKENS
+from ui.format import scientific
 from ui.i18n import current_lang, labeler, t
 from ui.sidebar import explorer, trace
 from ui.widgets import chart, explain
@@ -121,14 +122,10 @@ checks = analysis.attention_checks(out)
 ok = (checks["finite"] & (checks["max_row_sum_error"] <= ROW_SUM_TOL) & (checks["max_upper_triangle"] == 0.0)).to_numpy()
 
 
-def _sci(v: float) -> str:
-    return "—" if not np.isfinite(v) else ("0" if v == 0 else f"{v:.1e}")
-
-
 table = pd.DataFrame({
     t("attn.col.layer"): checks["layer"] + 1,
-    t("attn.col.row_sum"): [_sci(v) for v in checks["max_row_sum_error"]],
-    t("attn.col.upper"): [_sci(v) for v in checks["max_upper_triangle"]],
+    t("attn.col.row_sum"): [scientific(v) for v in checks["max_row_sum_error"]],
+    t("attn.col.upper"): [scientific(v) for v in checks["max_upper_triangle"]],
     t("attn.col.verdict"): [t("attn.pass") if o else t("attn.fail") for o in ok],
 })
 st.dataframe(table, hide_index=True, width="stretch")

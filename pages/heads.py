@@ -18,6 +18,7 @@ from ui.figures.attention import attention_heatmap
 from ui.figures.common import HEATMAP_MAX_TOKENS
 from ui.figures.heads import role_map
 from ui.figures.massive import massive_chart, sink_heatmap
+from ui.format import number
 from ui.i18n import labeler, t
 from ui.sidebar import explorer, trace
 from ui.widgets import chart, explain, real_model_notice
@@ -47,10 +48,6 @@ def _select_head() -> None:
     if points:
         st.session_state["heads.layer"] = int(points[0]["y"])
         st.session_state["heads.head"] = int(points[0]["x"])
-
-
-def _fmt(v: float, spec: str = ".3f") -> str:
-    return format(float(v), spec) if np.isfinite(v) else "—"
 
 
 def _mag(v: float) -> str:
@@ -99,23 +96,25 @@ chart(fig, table, MAP_KEY, on_select=_select_head)
 uniform = {"induction": heads.uniform_reference(2 * period, period, 2 * period - 1),
            "prev_token": heads.uniform_reference(T), "first_token": heads.uniform_reference(T)}
 if score == "induction":
-    st.caption(t("heads.induction_note", n=period, uniform=_fmt(uniform["induction"])))
+    st.caption(t("heads.induction_note", n=period, uniform=number(uniform["induction"], ".3f")))
 if score == "entropy":
     low = roles.sort_values(["entropy", "layer", "head"]).head(3)
-    items = [t("heads.top_item", layer=r.layer + 1, head=r.head + 1, value=_fmt(r.entropy)) for r in low.itertuples()]
-    st.markdown(t("heads.entropy_sentence", heads="; ".join(items), uniform=_fmt(roles["max_entropy"].iloc[0])))
+    items = [t("heads.top_item", layer=r.layer + 1, head=r.head + 1, value=number(r.entropy, ".3f"))
+             for r in low.itertuples()]
+    st.markdown(t("heads.entropy_sentence", heads="; ".join(items),
+                  uniform=number(roles["max_entropy"].iloc[0], ".3f")))
 elif T < 2 and score != "induction":
     st.info(t("heads.too_short"))
 else:
     top = heads.top_heads(roles, score, 3)
     best = top.iloc[0]
     if not best[score] >= STANDS_OUT * uniform[score]:
-        st.markdown(t("heads.none_stands_out", score=name, value=_fmt(best[score]), layer=int(best["layer"]) + 1,
-                      head=int(best["head"]) + 1, uniform=_fmt(uniform[score])))
+        st.markdown(t("heads.none_stands_out", score=name, value=number(best[score], ".3f"),
+                      layer=int(best["layer"]) + 1, head=int(best["head"]) + 1, uniform=number(uniform[score], ".3f")))
     else:
-        items = [t("heads.top_item", layer=int(r["layer"]) + 1, head=int(r["head"]) + 1, value=_fmt(r[score]))
+        items = [t("heads.top_item", layer=int(r["layer"]) + 1, head=int(r["head"]) + 1, value=number(r[score], ".3f"))
                  for _, r in top.iterrows()]
-        st.markdown(t("heads.top_sentence", score=name, heads="; ".join(items), uniform=_fmt(uniform[score])))
+        st.markdown(t("heads.top_sentence", score=name, heads="; ".join(items), uniform=number(uniform[score], ".3f")))
 
 # ---- one head ----
 c1, c2 = st.columns(2)
@@ -125,7 +124,7 @@ row = roles[(roles["layer"] == layer - 1) & (roles["head"] == head - 1)].iloc[0]
 st.subheader(t("heads.selected_title", layer=layer, head=head))
 cols = st.columns(5)
 for col, c in zip(cols, ("prev_token", "induction", "first_token", "entropy", "text_induction")):
-    col.metric(t(f"heads.metric.{c}"), _fmt(row[c]),
+    col.metric(t(f"heads.metric.{c}"), number(row[c], ".3f"),
                help=t("heads.text_induction_help") if c == "text_induction" else None)
 
 labels = ctx.tick_labels()
@@ -192,7 +191,7 @@ else:
     chart(fig, sink_df, "massive.sinks")
     li, hi = np.unravel_index(int(np.argmax(shares)), shares.shape)
     st.markdown(t("massive.sinks", over=int((shares > 0.5).sum()), cells=shares.size, tok=ctx.tokens[0],
-                  mean=_fmt(shares.mean()), uniform=_fmt(uniform["first_token"]), layer=li + 1, head=hi + 1,
-                  max=_fmt(shares[li, hi])))
+                  mean=number(shares.mean(), ".3f"), uniform=number(uniform["first_token"], ".3f"), layer=li + 1,
+                  head=hi + 1, max=number(shares[li, hi], ".3f")))
     if summary is not None and summary["places"][0][0] == 0:
         st.caption(t("massive.sink_and_massive"))

@@ -15,6 +15,7 @@ import analysis
 from engine.loss import mask_positions, mask_prompt
 from ui.controls import SHARED, index_slider, init_state
 from ui.figures.loss import contribution_bar
+from ui.format import DASH, finite, number, scientific
 from ui.i18n import t
 from ui.sidebar import explorer, trace
 from ui.widgets import chart, explain
@@ -29,10 +30,6 @@ def keep_check(_model, model_key: str, ids: tuple[int, ...], k: int) -> dict:
     import torch
 
     return analysis.logits_to_keep_check(_model, torch.tensor([ids]), k)
-
-
-def _num(v: float, fmt: str = ".4f") -> str:
-    return format(float(v), fmt) if v is not None and math.isfinite(v) else "—"
 
 
 ctx = explorer()
@@ -75,8 +72,8 @@ view = pd.DataFrame({
     t("loss.col.input"): df["input_token"],
     t("loss.col.target"): [f"{p + 1}: {tok}" for p, tok in zip(df["position"], df["target_token"])],
     t("loss.col.masked"): [t("loss.masked_yes") if m else "" for m in df["masked"]],
-    t("loss.col.loss"): [_num(v) for v in df["loss"]],
-    t("loss.col.share"): [_num(v, ".1%") for v in df["share"]],
+    t("loss.col.loss"): [number(v, ".4f") for v in df["loss"]],
+    t("loss.col.share"): [number(v, ".1%") for v in df["share"]],
 })
 masked_rows = df["masked"].to_numpy()
 styled = view.style.apply(lambda row: ["background-color: #e6e6e6; color: #777" if masked_rows[row.name] else ""
@@ -100,9 +97,9 @@ else:
              r"\mathcal{L} = \frac{1}{N} \sum_{t} \ell_t")
     st.caption(t("loss.formula_caption", n=N, total=T - 1, masked=T - 1 - N))
     m1, m2, m3 = st.columns(3)
-    m1.metric(t("loss.metric_loss"), _num(mean))
+    m1.metric(t("loss.metric_loss"), number(mean, ".4f"))
     m2.metric(t("loss.metric_n"), f"{N} / {T - 1}")
-    m3.metric(t("loss.metric_ppl"), _num(math.exp(mean), ".1f") if math.isfinite(mean) and mean < 700 else "—")
+    m3.metric(t("loss.metric_ppl"), number(math.exp(mean), ".1f") if finite(mean) and mean < 700 else DASH)
 
 # ---- logits_to_keep ----
 st.subheader(t("loss.keep_title"))
@@ -113,12 +110,12 @@ V = ctx.config.vocab_size
 k1, k2, k3 = st.columns(3)
 k1.metric(t("loss.keep_shape"), str(res["kept_shape"]))
 k2.metric(t("loss.full_shape"), str(res["full_shape"]))
-k3.metric(t("loss.keep_diff"), _num(res["max_abs_diff"], ".1e") if res["max_abs_diff"] else "0")
+k3.metric(t("loss.keep_diff"), scientific(res["max_abs_diff"]))
 if res["equal"]:
     st.success(t("loss.keep_equal", k=k))
 elif res["max_abs_diff"] <= (keep_tol := max(KEEP_ATOL, KEEP_RTOL * res["scale"])):
-    st.success(t("loss.keep_close", k=k, diff=_num(res["max_abs_diff"], ".1e"), tol=f"{keep_tol:.0e}"))
+    st.success(t("loss.keep_close", k=k, diff=number(res["max_abs_diff"], ".1e"), tol=f"{keep_tol:.0e}"))
 else:
-    st.error(t("loss.keep_differ", diff=_num(res["max_abs_diff"], ".1e")))
+    st.error(t("loss.keep_differ", diff=number(res["max_abs_diff"], ".1e")))
 st.caption(t("loss.keep_saving", full=f"{T * V:,}", kept=f"{res['kept_shape'][1] * V:,}",
              flops=f"{(T - res['kept_shape'][1]) * V * ctx.config.hidden_size:,}"))

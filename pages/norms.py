@@ -7,6 +7,7 @@ import streamlit as st
 import analysis
 from ui.figures.common import HEATMAP_MAX_TOKENS
 from ui.figures.norms import residual_norm_heatmap, residual_norm_lines, sublayer_norm_bars
+from ui.format import number
 from ui.i18n import t
 from ui.sidebar import explorer, trace
 from ui.widgets import chart, explain
@@ -32,9 +33,8 @@ fig = residual_norm_lines(
 )
 chart(fig, res, "norms.residual")
 mean = res.groupby("depth")["norm"].mean()
-fmt = lambda v: f"{v:.4g}" if math.isfinite(v) else "—"  # noqa: E731  (NaN/Inf never shown as a number)
-st.caption(t("norms.summary", embed=fmt(mean.iloc[0]), last=fmt(mean.iloc[L]), final=fmt(mean.iloc[L + 1]),
-             sqrt_h=f"{sqrt_h:.2f}"))
+st.caption(t("norms.summary", embed=number(mean.iloc[0], ".4g"), last=number(mean.iloc[L], ".4g"),
+             final=number(mean.iloc[L + 1], ".4g"), sqrt_h=f"{sqrt_h:.2f}"))
 
 # ---- 2. what each sub-layer writes into the stream ----
 sub = analysis.sublayer_norms(out)

@@ -4,6 +4,7 @@ import streamlit as st
 
 import analysis
 from ui.figures.overview import activation_heatmap, parameter_bar, step_norm_bar
+from ui.format import DASH, number
 from ui.i18n import t
 from ui.sidebar import explorer, trace
 from ui.smollm2 import parity_badge
@@ -68,7 +69,7 @@ shown = walk.assign(name=[step_name(n) for n in walk["name"]])
 shown = shown.rename(columns={c: t(f"overview.col.{c}") for c in shown.columns})
 st.dataframe(
     shown.style.apply(lambda r: ["background-color: #fde68a" if r.name == step - 1 else "" for _ in r], axis=1)
-    .format({t("overview.col.mean_norm"): lambda v: "—" if v != v else f"{v:.4f}"}, na_rep="—"),  # no raw "None"
+    .format({t("overview.col.mean_norm"): lambda v: number(v, ".4f")}, na_rep=DASH),  # no raw "None"
     hide_index=True, width="stretch",
 )
 norm_fig = step_norm_bar(walk, step, [step_name(n) for n in walk["name"]],

@@ -16,6 +16,7 @@ import analysis
 from engine import CausalLM, ModelConfig
 from ui.budget import heavy_work, refuse_over_budget, verdict
 from ui.figures.prepost import depth_scaling_lines, divergence_lines, gradient_norm_lines, placement_norm_lines
+from ui.format import number
 from ui.i18n import t
 from ui.profile import profile_sentence
 from ui.sidebar import MAX_LAYERS, build_model, explorer
@@ -50,11 +51,6 @@ def gradients(_pre: CausalLM, _post: CausalLM, model_key: str, ids: tuple[int, .
     with heavy_work("gradient", _pre.config, len(ids), show=False):  # large ones wait for a heavy-job slot
         return pd.concat([analysis.gradient_norms(_pre, input_ids).assign(placement="pre"),
                           analysis.gradient_norms(_post, input_ids).assign(placement="post")], ignore_index=True)
-
-
-def num(v: float, spec: str = ".3g") -> str:
-    """A number for the page text; NaN/Inf become "—" (never shown as a number)."""
-    return format(v, spec) if math.isfinite(v) else "—"
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -161,7 +157,7 @@ else:
     if all(sentences):
         ratio = g["post"][-1] / g["pre"][-1]
         st.markdown(t("prepost.measured", layers=depth) + " " + " ".join(sentences) + " "
-                    + t("prepost.last_ratio", layers=depth, ratio=num(ratio, ".2g")))
+                    + t("prepost.last_ratio", layers=depth, ratio=number(ratio, ".2g")))
 
 # ---- 4. Xiong et al. 2020, Theorem 1: the last block's gradient against depth ----
 def scaling_section() -> None:
@@ -181,16 +177,16 @@ def scaling_section() -> None:
     scaling = depth_scaling(ctx.config, seed, ids, depths)
     pts = {k: scaling[scaling["placement"] == k].sort_values("layers") for k in ("pre", "post")}
     c = analysis.inverse_sqrt_reference(pts["pre"]["layers"], pts["pre"]["grad_norm"])
-    fig = depth_scaling_lines(scaling, names, c, t("prepost.scaling_ref", c=num(c)), t("prepost.scaling_title"),
-                              t("prepost.scaling_x"), t("prepost.scaling_y"))
+    fig = depth_scaling_lines(scaling, names, c, t("prepost.scaling_ref", c=number(c, ".3g")),
+                              t("prepost.scaling_title"), t("prepost.scaling_x"), t("prepost.scaling_y"))
     chart(fig, scaling, "prepost.scaling")
     slope = {k: analysis.power_law_fit(d["layers"], d["grad_norm"])[0] for k, d in pts.items()}
     change = {k: float(d["grad_norm"].iloc[-1] / d["grad_norm"].iloc[0]) for k, d in pts.items()}
     if all(math.isfinite(v) for v in [*slope.values(), *change.values()]):
         st.markdown(t("prepost.scaling_measured", lo=depths[0], hi=depths[-1], seed=seed,
-                      pre_slope=num(slope["pre"], "+.2f"), post_slope=num(slope["post"], "+.2f"),
-                      pre_change=num(change["pre"], ".2g"), post_change=num(change["post"], ".2g"),
-                      sqrt_change=num(math.sqrt(depths[0] / depths[-1]), ".2g")))
+                      pre_slope=number(slope["pre"], "+.2f"), post_slope=number(slope["post"], "+.2f"),
+                      pre_change=number(change["pre"], ".2g"), post_change=number(change["post"], ".2g"),
+                      sqrt_change=number(math.sqrt(depths[0] / depths[-1]), ".2g")))
     else:
         st.warning(t("prepost.nonfinite", parts=t("prepost.part.gradients")))
     st.caption(t("prepost.scaling_caption", lo=depths[0], hi=depths[-1]))

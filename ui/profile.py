@@ -6,15 +6,11 @@ pages never disagree about what a profile shows.
 
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 import analysis
+from ui.format import number
 from ui.i18n import t
-
-
-def _num(v: float, spec: str = ".3g") -> str:
-    return format(v, spec) if math.isfinite(v) else "—"
 
 
 def profile_sentence(name: str, values: Sequence[float]) -> str:
@@ -23,10 +19,11 @@ def profile_sentence(name: str, values: Sequence[float]) -> str:
     p = analysis.depth_profile(values)
     if "step" not in p:
         return ""
-    step = t(f"profile.step.{p['step_kind']}", r=_num(max(p["step"], 1 / p["step"]), ".2g"))
-    text = t("profile.two", name=name, first=_num(p["first"]), second=_num(p["second"]), step=step)
+    step = t(f"profile.step.{p['step_kind']}", r=number(max(p["step"], 1 / p["step"]), ".2g"))
+    text = t("profile.two", name=name, first=number(p["first"], ".3g"), second=number(p["second"], ".3g"),
+             step=step)
     if p["L"] >= 3:
-        rest = t(f"profile.rest.{p['rest_kind']}", spread=_num(p["rest_spread"]), ratio=_num(p["rest_ratio"], ".2g"),
-                 lowest=p["rest_lowest"], highest=p["rest_highest"])
-        text += t("profile.then", L=p["L"], second=_num(p["second"]), last=_num(p["last"]), rest=rest)
+        rest = t(f"profile.rest.{p['rest_kind']}", spread=number(p["rest_spread"], ".3g"),
+                 ratio=number(p["rest_ratio"], ".2g"), lowest=p["rest_lowest"], highest=p["rest_highest"])
+        text += t("profile.then", L=p["L"], second=number(p["second"], ".3g"), last=number(p["last"], ".3g"), rest=rest)
     return text + t("profile.end")

@@ -12,6 +12,7 @@ import torch
 
 from engine.checkpoints import GGUF_MODELS, cache_ready, ensure_converted, gguf_model_available
 from engine.parity import PARITY_RTOL, attention_paths_agree, reference_check
+from ui.format import DASH, number
 from ui.i18n import t
 
 # Share of the bar each conversion stage fills (measured: reading the file's metadata is the slow part).
@@ -64,7 +65,7 @@ def _paths(_model, model_key: str, ids: tuple[int, ...], _eager_logits: torch.Te
 
 
 def _share(diff: float, scale: float) -> str:
-    return f"{diff / scale:.1e}" if scale > 0 else "—"
+    return number(diff / scale, ".1e") if scale > 0 else DASH
 
 
 def parity_badge(ctx, eager_logits: torch.Tensor) -> None:

@@ -8,7 +8,6 @@ session's ``st.session_state`` (:mod:`ui.jobs`); a ``st.fragment(run_every=LIVE_
 
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
@@ -20,6 +19,7 @@ from engine.train import StepInfo, TrainConfig
 from ui import jobs
 from ui.admission import admission
 from ui.controls import init_state
+from ui.format import duration, number as num, percent as pct  # noqa: F401  (the panels import them from here)
 from ui.i18n import t
 from ui.sidebar import MAX_TOKENS, TRAINED_KEY, tokenizer_for
 
@@ -46,28 +46,6 @@ def token_limit(config: ModelConfig) -> int:
 
 def placement_names() -> dict[str, str]:
     return {"pre": t("cfg.norm_position.pre"), "post": t("cfg.norm_position.post")}
-
-
-# ---- formats -----------------------------------------------------------------------------------------------
-def num(v, spec: str = ".3f") -> str:
-    """A number for the page; None/NaN/Inf become "—"."""
-    return format(float(v), spec) if v is not None and math.isfinite(float(v)) else "—"
-
-
-def pct(p: float) -> str:
-    """A probability as a percentage with enough digits for tiny values; "—" when not finite."""
-    if p is None or not math.isfinite(p):
-        return "—"
-    return f"{p:.1%}" if p >= 0.01 else f"{p:.3%}" if p >= 1e-5 else f"{p:.1e}"
-
-
-def duration(seconds: float | None) -> str:
-    if seconds is None or not math.isfinite(seconds):
-        return "—"
-    if seconds < 10:
-        return t("train.seconds", s=f"{seconds:.1f}")
-    s = int(round(seconds))
-    return f"{s // 60}:{s % 60:02d}" if s >= 60 else t("train.seconds", s=s)
 
 
 def nearest(options: list, key: str, default) -> None:

@@ -16,20 +16,11 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ui.figures.common import CELL_TEXT_MAX_TOKENS, DIVERGING, base_layout, f32, position_axis
+from ui.format import cells, number
 from ui.i18n import t
 
 MASKED_BG = "#d3d3d3"  # light grey: the colour of NaN (masked) cells, i.e. the plot background
 SEQUENTIAL = "Blues"  # probabilities 0..1
-
-
-def _num(v: float, fmt: str) -> str:
-    """A number as text, or "—" when it is NaN/Inf."""
-    return format(float(v), fmt) if np.isfinite(v) else "—"
-
-
-def _cell_text(z: np.ndarray, fmt: str) -> list[list[str]]:
-    """Per-cell labels, empty for NaN cells (a NaN is never printed as a number)."""
-    return [["" if not np.isfinite(v) else format(float(v), fmt) for v in row] for row in z]
 
 
 def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title: str, x_title: str, y_title: str,
@@ -54,7 +45,7 @@ def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title
         hovertemplate=t("fig.query_key") + ": %{z:.4g}<extra></extra>", **scale,
     )
     if T <= (CELL_TEXT_MAX_TOKENS if probs else CELL_TEXT_MAX_TOKENS // 2):  # scores need wider labels
-        trace.update(text=_cell_text(z, ".2f" if probs else ".2g"), texttemplate="%{text}", textfont=dict(size=10))
+        trace.update(text=cells(z, ".2f" if probs else ".2g"), texttemplate="%{text}", textfont=dict(size=10))
     fig = go.Figure(trace)
     base_layout(fig, title, x_title, y_title, height=max(420, min(760, 160 + 22 * T)))
     fig.update_layout(plot_bgcolor=MASKED_BG)
@@ -129,7 +120,7 @@ def entropy_bar(df: pd.DataFrame, title: str, x_title: str, y_title: str, unifor
     uniform causal attention (mean of ln(t+1)), the largest value a causal head can reach on this input.
     """
     heads = df["head"].to_numpy() + 1
-    fig = go.Figure(go.Bar(x=heads, y=f32(df["entropy"]), text=[_num(v, ".3f") for v in df["entropy"]],
+    fig = go.Figure(go.Bar(x=heads, y=f32(df["entropy"]), text=[number(v, ".3f") for v in df["entropy"]],
                            textposition="inside", insidetextanchor="middle", hovertemplate=t("fig.head_value") + "<extra></extra>"))
     ref = float(df["max_entropy"].iloc[0])
     fig.add_hline(y=ref, line_dash="dash", line_color="#d62728",
@@ -157,7 +148,7 @@ def entropy_heatmap(df: pd.DataFrame, title: str, x_title: str, y_title: str, co
                        zmax=max(ref, 1e-9), colorbar=dict(title=dict(text=colorbar_title, side="right")),
                        hovertemplate=t("fig.layer_head") + ": %{z:.4f} " + t("fig.nats") + "<extra></extra>")
     if L * nh <= 256:
-        trace.update(text=_cell_text(z, ".2f"), texttemplate="%{text}", textfont=dict(size=10))
+        trace.update(text=cells(z, ".2f"), texttemplate="%{text}", textfont=dict(size=10))
     fig = go.Figure(trace)
     base_layout(fig, title, x_title, y_title, height=max(300, min(900, 120 + 26 * L)))
     fig.update_yaxes(autorange="reversed", dtick=1 if L <= 24 else 4, showgrid=False)

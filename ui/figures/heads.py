@@ -13,6 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ui.figures.common import base_layout, f32
+from ui.format import cells, number
 
 SELECT_TRACE = 1  # index of the clickable scatter trace in :func:`role_map`
 HIGHLIGHT = "#d62728"
@@ -21,10 +22,6 @@ HIGHLIGHT = "#d62728"
 def _cell_hover(x_title: str, y_title: str) -> str:
     """Hover label of one (layer, head) cell in the page's language, from the axis titles ("layer 3, head 2")."""
     return f"{y_title} %{{y}}, {x_title} %{{x}}"
-
-
-def _cell_text(z: np.ndarray, fmt: str) -> list[list[str]]:
-    return [["" if not np.isfinite(v) else format(float(v), fmt) for v in row] for row in z]
 
 
 def layers_heads_heatmap(z: np.ndarray, colorscale: str, zmax: float, title: str, x_title: str, y_title: str,
@@ -36,7 +33,7 @@ def layers_heads_heatmap(z: np.ndarray, colorscale: str, zmax: float, title: str
                        zmax=max(zmax, 1e-9), colorbar=dict(title=dict(text=colorbar_title, side="right")),
                        hovertemplate=_cell_hover(x_title, y_title) + ": %{z:.3f}<extra></extra>")
     if L * nh <= 400:
-        trace.update(text=_cell_text(z, ".2f"), texttemplate="%{text}", textfont=dict(size=10))
+        trace.update(text=cells(z, ".2f"), texttemplate="%{text}", textfont=dict(size=10))
     fig = go.Figure(trace)
     base_layout(fig, title, x_title, y_title, height=max(320, min(900, 130 + 24 * L)))
     # explicit ranges (layer 1 at the top): the clickable markers of role_map would pad the axes to a phantom
@@ -67,7 +64,7 @@ def role_map(roles: pd.DataFrame, column: str, title: str, x_title: str, y_title
     points = go.Scatter(
         x=head + 1, y=layer + 1, mode="markers", customdata=np.stack([layer, head], 1), showlegend=False,
         marker=dict(size=max(6, min(28, 600 // max(L, nh))), symbol="square", color="rgba(0,0,0,0)"),
-        text=[_fmt(v) for v in z.reshape(-1)],
+        text=[number(v, ".3f") for v in z.reshape(-1)],
         hovertemplate=_cell_hover(x_title, y_title) + f": %{{text}} {hover_label}<extra></extra>",
     )
     fig.add_trace(points)
@@ -79,7 +76,3 @@ def role_map(roles: pd.DataFrame, column: str, title: str, x_title: str, y_title
         fig.add_shape(type="rect", x0=hd + 0.5, x1=hd + 1.5, y0=lay + 0.5, y1=lay + 1.5,
                       line=dict(color=HIGHLIGHT, width=3))
     return fig
-
-
-def _fmt(v: float) -> str:
-    return format(float(v), ".3f") if np.isfinite(v) else "—"

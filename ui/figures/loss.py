@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-import math
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from ui.figures.common import base_layout, position_axis
+from ui.format import finite, number
 from ui.i18n import t
 
 
 def _y(v: float) -> float | None:
     """A finite float, or None (a gap in the chart: masked positions get no bar, not a bar of height 0)."""
-    return float(v) if v is not None and math.isfinite(v) else None
-
-
-def _txt(v: float, fmt: str) -> str:
-    """A number as text, "—" when NaN/Inf."""
-    return format(float(v), fmt) if np.isfinite(v) else "—"
+    return float(v) if finite(v) else None
 
 
 def contribution_bar(df: pd.DataFrame, title: str, x_title: str, y_title: str, masked_label: str) -> go.Figure:
@@ -35,7 +29,7 @@ def contribution_bar(df: pd.DataFrame, title: str, x_title: str, y_title: str, m
     """
     ticks = [f"{p}: {a}→{b}" for p, a, b in zip(df["position"], df["input_token"], df["target_token"])]
     y = [_y(v) for v in df["contribution"]]
-    hover = [masked_label if m else t("fig.loss_share", loss=_txt(lo, ".4f"), share=_txt(s, ".1%"))
+    hover = [masked_label if m else t("fig.loss_share", loss=number(lo, ".4f"), share=number(s, ".1%"))
              for m, lo, s in zip(df["masked"], df["loss"], df["share"])]
     fig = go.Figure(go.Bar(
         x=df["position"].tolist(), y=y, customdata=hover, marker_color="#1f77b4",

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 
 from ui.figures.common import base_layout, f32
 from ui.figures.heads import layers_heads_heatmap
+from ui.format import number
 
 MAX_COLOR = "#d62728"
 MEDIAN_COLOR = "#1f77b4"
@@ -45,7 +46,7 @@ def massive_chart(df: pd.DataFrame, depth_labels: list[str], title: str, x_title
 
 
 def _ratio(r: float) -> str:
-    return f"{r:,.0f}" if np.isfinite(r) else "∞"
+    return "∞" if r == np.inf else number(r, ",.0f")  # max / median over a zero median
 
 
 def sink_heatmap(shares: np.ndarray, title: str, x_title: str, y_title: str, colorbar_title: str) -> go.Figure:

@@ -8,12 +8,8 @@ import plotly.graph_objects as go
 
 from ui.figures.common import base_layout, f32
 from ui.escape import plotly
+from ui.format import number
 from ui.i18n import t
-
-
-def _num(v: float, fmt: str) -> str:
-    """A number as text, "—" when NaN/Inf (a NaN is never shown as a number)."""
-    return format(float(v), fmt) if np.isfinite(v) else "—"
 
 
 def visible_token(tok: str) -> str:
@@ -36,8 +32,8 @@ def topk_bar(df: pd.DataFrame, title: str, x_title: str, y_title: str) -> go.Fig
     ticks = [plotly(f"{r}. {visible_token(tok)}") for r, tok in zip(df["rank"], df["token"])]
     pct = f32(df["probability"] * 100.0)
     fig = go.Figure(go.Bar(
-        x=pct, y=list(range(k)), orientation="h", text=[_num(p, ".3g") + ("%" if np.isfinite(p) else "") for p in pct], textposition="outside",
-        customdata=list(zip(df["token_id"].tolist(), [_num(v, ".3f") for v in df["logit"]], ticks)),
+        x=pct, y=list(range(k)), orientation="h", text=[number(p, ".3g") + ("%" if np.isfinite(p) else "") for p in pct], textposition="outside",
+        customdata=list(zip(df["token_id"].tolist(), [number(v, ".3f") for v in df["logit"]], ticks)),
         hovertemplate="%{customdata[2]} (" + t("fig.token_id") + "): %{x:.3f}%<extra></extra>",
         marker_color="#2ca02c",
     ))

@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ui.figures.common import CELL_TEXT_MAX_TOKENS, base_layout, f32, position_axis
+from ui.format import DASH, number
 
 POSITION_LINE_COLOR = "rgba(99, 110, 250, 0.35)"  # thin, semi-transparent per-position lines
 MEAN_LINE_COLOR = "#d62728"
@@ -148,7 +149,7 @@ def residual_norm_heatmap(df: pd.DataFrame, depth_labels: list[str], tick_labels
     ok = np.isfinite(norms) & (norms > 0)
     z = f32(np.where(ok, np.log10(np.where(ok, norms, 1.0)), np.nan))
     labels = np.array([[f"{d} · {tick_labels[p]}" for p in range(n)] for d in depth_labels], dtype=object)
-    values = np.where(ok, np.vectorize(lambda v: f"{v:.3g}")(norms), "—").astype(object)
+    values = np.where(ok, np.vectorize(lambda v: number(v, ".3g"))(norms), DASH).astype(object)
     finite = z[np.isfinite(z)]
     lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
     ticks = [v for e in range(int(np.floor(lo)) - 1, int(np.ceil(hi)) + 2) for v in (10.0 ** e, 2 * 10.0 ** e, 5 * 10.0 ** e)

@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ui.figures.common import base_layout, f32
+from ui.format import cells, finite
 from ui.i18n import t
 
 COLORS = {"train": "#1f77b4", "val": "#d62728", "pre": "#1f77b4", "post": "#ff7f0e"}
@@ -25,10 +26,7 @@ GRAD_SCALE = "Viridis"
 
 def _finite(values) -> list[float | None]:
     """Floats, with NaN/Inf/None as None (a gap in a line, never a plotted zero)."""
-    out = []
-    for v in values:
-        out.append(float(v) if v is not None and math.isfinite(float(v)) else None)
-    return out
+    return [float(v) if finite(v) else None for v in values]
 
 
 def _log10(values: np.ndarray) -> np.ndarray:
@@ -210,8 +208,7 @@ def slot_heatmap(df: pd.DataFrame, title: str, x_title: str, y_title: str, color
                        zmax=max(top, 1e-9), colorbar=dict(title=dict(text=colorbar_title)), hoverongaps=False,
                        hovertemplate=t("fig.layer_head") + ": %{z:.3f}<extra></extra>")
     if L * nh <= 256:
-        trace.update(text=[["" if not np.isfinite(v) else f"{v:.3f}" for v in row] for row in z],
-                     texttemplate="%{text}", textfont=dict(size=10))
+        trace.update(text=cells(z, ".3f"), texttemplate="%{text}", textfont=dict(size=10))
     fig = go.Figure(trace)
     base_layout(fig, title, x_title, y_title, height=max(260, min(760, 140 + 30 * L)))
     if np.isfinite(z).any():
