@@ -8,6 +8,8 @@ shown literally.
 from __future__ import annotations
 
 import html
+import re
+import unicodedata
 
 import numpy as np
 import pandas as pd
@@ -16,6 +18,8 @@ import plotly.graph_objects as go
 from ui.figures.common import base_layout, f32
 
 LENS_TEXT_MAX_CELLS = 31 * 24  # per-cell token text up to this many cells (SmolLM2: 31 depths x 24 positions)
+LENS_CELL_WIDTH = 6  # display columns of token text per cell (20 positions across a 1280-pixel screen; CJK = 2)
+_BYTE_RUN = re.compile(r"(?:<0x[0-9A-F]{2}>)+")
 
 
 def plotly_text(s: str) -> str:
@@ -23,10 +27,31 @@ def plotly_text(s: str) -> str:
     return html.escape(s, quote=False)
 
 
+def _width(ch: str) -> int:
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def cell_label(label: str, width: int = LENS_CELL_WIDTH) -> str:
+    """A token label that fits one heatmap cell (unescaped; the hover keeps the full label).
+
+    A run of byte markers ``<0xE5><0x85>`` becomes ``‹E585›`` (the bytes' hex digits between one pair of marks);
+    what is still wider than ``width`` display columns (a CJK character counts two) is cut, ending in ``…``.
+    """
+    short = _BYTE_RUN.sub(lambda m: "‹" + m.group(0).replace("<0x", "").replace(">", "") + "›", label)
+    if sum(_width(ch) for ch in short) <= width:
+        return short
+    out, used = "", 0
+    for ch in short:
+        if used + _width(ch) > width - 1:  # keep one column for the ellipsis
+            break
+        out, used = out + ch, used + _width(ch)
+    return out + "…"
+
+
 def lens_heatmap(df: pd.DataFrame, top_labels: dict[int, str], depth_labels: list[str], position_labels: list[str],
                  title: str, x_title: str, y_title: str, colorbar_title: str, hover: str) -> go.Figure:
     """Depth x position heatmap of the logit lens: colour = lens probability of the model's final prediction,
-    text = the lens's top token.
+    text = the lens's top token, shortened to its cell (:func:`cell_label`); the hover shows the whole label.
 
     Args:
         df: ``analysis.lens.logit_lens`` rows for the positions to draw (depth, position, top_id, top_prob,
@@ -49,7 +74,7 @@ def lens_heatmap(df: pd.DataFrame, top_labels: dict[int, str], depth_labels: lis
             index=False):
         j = col[p]
         z[d, j] = pf
-        text[d][j] = plotly_text(top_labels[top])
+        text[d][j] = plotly_text(cell_label(top_labels[top]))  # short enough for its cell; hover: the whole label
         hov[d][j] = hover.format(top=plotly_text(top_labels[top]), top_prob=f"{tp:.3f}",
                                  final=plotly_text(top_labels[fin]), p_final=f"{pf:.3f}")
     trace = go.Heatmap(z=z, x=np.arange(P), y=np.arange(D), colorscale="Blues", zmin=0.0, zmax=1.0,

@@ -22,7 +22,7 @@ EN = {
                           "ranks it first from {depth} on; after the embedding its probability was {p0}.",
     "lens.median_sentence": "Over all {positions} positions, the final prediction becomes and stays the lens's top token "
                             "at depth {median} of {L} (median; 0 = embedding).",
-    "lens.whitespace": "In token text, ␣ is a space, ↵ a newline and <0xE5> a byte that is only part of a character.",
+    "lens.whitespace": "In token text, ␣ is a space, ↵ a newline and <0xE5> a byte that is only part of a character. In the heatmap's cells such bytes are written together (‹E585› = <0xE5><0x85>) and a long token ends in …; hover a cell for the whole token.",
     "lens.table_title": "Lens table (every depth and position)",
     "lens.col.depth": "depth",
     "lens.col.position": "position",
@@ -53,7 +53,7 @@ ZH = {
     "lens.last_sentence": "在最后一个位置（输入“{tok}”），模型以 p = {p} 预测“{final}”。透镜从{depth}起把它排在第一；"
                           "嵌入之后它的概率是 {p0}。",
     "lens.median_sentence": "在全部 {positions} 个位置上，最终预测成为并保持透镜第一名的深度中位数是 {median}（共 {L} 块；0 为嵌入）。",
-    "lens.whitespace": "词元文本中，␣ 表示空格，↵ 表示换行，<0xE5> 表示只是某个字符一部分的字节。",
+    "lens.whitespace": "词元文本中，␣ 表示空格，↵ 表示换行，<0xE5> 表示只是某个字符一部分的字节。热力图格子里这样的字节连写（‹E585› 即 <0xE5><0x85>），过长的词元以 … 结尾；把鼠标移到格子上可看到完整词元。",
     "lens.table_title": "透镜数据表（所有深度和位置）",
     "lens.col.depth": "深度",
     "lens.col.position": "位置",
