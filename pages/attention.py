@@ -9,8 +9,9 @@ import pandas as pd
 import streamlit as st
 
 import analysis
+from ui.caches import attention_grid
 from ui.controls import PAGE, index_slider, init_state
-from ui.figures.attention import attention_heatmap, entropy_bar, entropy_heatmap, heads_grid, layers_heads_grid
+from ui.figures.attention import attention_heatmap, entropy_bar, entropy_heatmap, heads_grid
 from ui.figures.common import HEATMAP_MAX_TOKENS
 from ui.format import scientific
 from ui.i18n import current_lang, labeler, t
@@ -86,20 +87,6 @@ fig = entropy_bar(layer_ent, t("attn.entropy_chart", layer=layer), t("attn.head_
                   t("attn.uniform"))
 chart(fig, layer_ent.assign(layer=layer_ent["layer"] + 1, head=layer_ent["head"] + 1), "attn.entropy")
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def grid_figure(_out, model_key: str, ids: tuple[int, ...], n_grid: int, lang: str):
-    """The layers x heads small multiples (about 2/3 of this page's rerun time when built): cached per
-    model, input and language."""
-    tri = np.triu(np.ones((n_grid, n_grid), dtype=bool), k=1)
-    grid = []
-    for i in range(len(_out.attentions)):
-        a = _out.attentions[i][0].float().cpu().numpy()[:, :n_grid, :n_grid]  # (nh, n, n)
-        grid.append([np.where(tri, np.nan, a[h]) for h in range(a.shape[0])])
-    nh = len(grid[0])
-    return layers_heads_grid(grid, [t("attn.layer_short", lang=lang, layer=i + 1) for i in range(len(grid))],
-                             [t("attn.head_short", lang=lang, head=h + 1) for h in range(nh)],
-                             t("attn.grid_chart", lang=lang, L=len(grid), nh=nh), t("attn.unit_prob", lang=lang))
-
 
 # ---- every layer and head ----
 st.subheader(t("attn.overview_title"))
@@ -107,7 +94,7 @@ if L * nh <= GRID_MAX_CELLS:
     n_grid = min(T, GRID_MAX_TOKENS)
     if n_grid < T:
         st.caption(t("attn.small_capped", n=n_grid, total=T))
-    fig = grid_figure(out, ctx.model_key, tuple(ctx.input_ids[0].tolist()), n_grid, current_lang())
+    fig = attention_grid(ctx.model, tuple(ctx.input_ids[0].tolist()), n_grid, current_lang())
     chart(fig, None, "attn.grid")
 else:
     st.info(t("attn.grid_too_big", L=L, nh=nh, cells=L * nh, cap=GRID_MAX_CELLS))

@@ -8,11 +8,11 @@ Layers and heads are 1-based on this page; depths are 0 = embedding, i = after b
 import numpy as np
 import pandas as pd
 import streamlit as st
-import torch
 
 from analysis import heads, massive
 from analysis.trace import residual_stream
 from analysis.tokenizers import special_ids
+from ui.caches import repeat_attentions, role_table
 from ui.controls import PAGE, index_slider, init_state
 from ui.figures.attention import attention_heatmap
 from ui.figures.common import HEATMAP_MAX_TOKENS
@@ -27,19 +27,6 @@ PERIOD = 50  # random tokens repeated once for the induction score (T = 2 x 50),
 SCORES = ("induction", "prev_token", "first_token", "entropy")
 STANDS_OUT = 2.0  # a top score below this multiple of the uniform reference is "no head stands out"
 MAP_KEY = "heads.map"
-
-
-@st.cache_resource(max_entries=8, show_spinner=False)
-def repeat_attentions(_model, model_key: str, period: int, exclude: tuple[int, ...]) -> tuple[torch.Tensor, ...]:
-    """Attention patterns of the model on ``period`` random tokens repeated once (shared: read only)."""
-    ids = heads.repeated_random_tokens(_model.config.vocab_size, period, seed=0, exclude=exclude)  # (1, 2n)
-    with torch.no_grad():
-        return _model(ids, output_attentions=True).attentions
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def role_table(_out, _rep, model_key: str, ids: tuple[int, ...], period: int) -> pd.DataFrame:
-    return heads.head_roles(_out.attentions, _rep, period, ids)
 
 
 def _select_head() -> None:
@@ -69,9 +56,9 @@ exclude = tuple(sorted(special_ids(ctx.tokenizer))) if ctx.tokenizer is not None
 bar = st.progress(0.0, text=t("heads.progress_text"))
 out = trace(ctx)
 bar.progress(0.4, text=t("heads.progress_repeat", n=period))
-rep = repeat_attentions(ctx.model, ctx.model_key, period, exclude)
+rep = repeat_attentions(ctx.model, period, exclude)
 bar.progress(0.8, text=t("heads.progress_scores", cells=L * nh))
-roles = role_table(out, rep, ctx.model_key, tuple(ctx.input_ids[0].tolist()), period)
+roles = role_table(ctx.model, tuple(ctx.input_ids[0].tolist()), period, exclude)
 bar.empty()
 
 # ---- the map ----

@@ -4,9 +4,6 @@ depth x position heatmap, and the sidebar text under the bundled BPE and SmolLM2
 Depths are 0 = embedding, i = after block i; positions are 0-based.
 """
 
-import threading
-from collections import OrderedDict
-
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -14,6 +11,7 @@ import streamlit as st
 from analysis import lens
 from analysis.tokenizers import compare, id_labels, tokenize
 from engine.tokenizer import TextTokenizer
+from ui.caches import lens_table, pretrained_tokenizer
 from ui.controls import index_slider
 from ui.figures.lens import lens_heatmap
 from ui.figures.tokenizers import token_chips_html, tokens_bar
@@ -24,41 +22,6 @@ from ui.widgets import chart, explain, real_model_notice
 WINDOW = 20  # positions per lens heatmap (per-cell token text stays readable on a projector)
 CHIPS_MAX = 400  # tokens drawn as chips per tokenizer
 SMOLLM2 = "smollm2-135m"
-
-
-LENS_ENTRIES = 16  # lens tables kept (a few hundred KB each for SmolLM2 at 256 tokens)
-
-
-@st.cache_resource(show_spinner=False)
-def _lens_store() -> tuple[OrderedDict, threading.Lock]:
-    """Lens tables shared by all sessions, least recently used dropped first. Not ``st.cache_data``: the
-    computation drives a progress bar, which a cached function may not touch."""
-    return OrderedDict(), threading.Lock()
-
-
-def lens_table(model, out, model_key: str, ids: tuple[int, ...], progress) -> pd.DataFrame:
-    """The lens table of this model and input (computed once, with ``progress(fraction)`` calls)."""
-    store, lock = _lens_store()
-    key = (model_key, ids)
-    with lock:
-        if key in store:
-            store.move_to_end(key)
-            return store[key]
-    table = lens.logit_lens(model, lens.residual_stream(out), progress=progress)
-    with lock:
-        store[key] = table
-        while len(store) > LENS_ENTRIES:
-            store.popitem(last=False)
-    return table
-
-
-@st.cache_resource(max_entries=1, show_spinner=False)
-def smollm2_tokenizer() -> tuple[TextTokenizer | None, str]:
-    """SmolLM2's tokenizer, or None and the reason it is not available."""
-    try:
-        return TextTokenizer.from_pretrained(SMOLLM2), ""
-    except Exception as err:  # missing package, missing method, broken file: the page says so
-        return None, f"{type(err).__name__}: {err}"
 
 
 def _prob(p: float) -> str:
@@ -74,7 +37,7 @@ real_model_notice(ctx.source)
 L, T = ctx.config.num_hidden_layers, int(ctx.input_ids.shape[1])
 out = trace(ctx)
 bar = st.progress(0.0, text=t("lens.progress", depths=L + 1, positions=T))
-table = lens_table(ctx.model, out, ctx.model_key, tuple(ctx.input_ids[0].tolist()),
+table = lens_table(ctx.model, tuple(ctx.input_ids[0].tolist()),
                    lambda f: bar.progress(f, text=t("lens.progress", depths=L + 1, positions=T)))
 bar.empty()
 
@@ -119,7 +82,7 @@ text = st.session_state.get("input.text", "")
 vocab = int(st.session_state.get("cfg.vocab_size", 4000))
 bundled = tokenizer_for(vocab)
 toks: dict[str, TextTokenizer] = {t("tokcmp.bundled", v=bundled.vocab_size): bundled}
-smol, why = smollm2_tokenizer()
+smol, why = pretrained_tokenizer(SMOLLM2)
 if smol is not None:
     toks[t("tokcmp.smollm2", v=smol.vocab_size)] = smol
 else:

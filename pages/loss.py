@@ -13,6 +13,7 @@ import streamlit as st
 
 import analysis
 from engine.loss import mask_positions, mask_prompt
+from ui.caches import keep_check
 from ui.controls import SHARED, index_slider, init_state
 from ui.figures.loss import contribution_bar
 from ui.format import DASH, finite, number, scientific
@@ -22,14 +23,6 @@ from ui.widgets import chart, explain
 
 KEEP_ATOL = 1e-5  # kept and full logits agree within float32 rounding
 KEEP_RTOL = 1e-5  # ... which grows with the logits' size (a trained model's reach ~30): about 80 float32 ulps
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def keep_check(_model, model_key: str, ids: tuple[int, ...], k: int) -> dict:
-    """Cached :func:`analysis.loss.logits_to_keep_check` on ``ids`` (keyed by model_key, ids and k)."""
-    import torch
-
-    return analysis.logits_to_keep_check(_model, torch.tensor([ids]), k)
 
 
 ctx = explorer()
@@ -105,7 +98,7 @@ else:
 st.subheader(t("loss.keep_title"))
 st.markdown(t("loss.keep_explain"))
 k = index_slider(t("loss.keep"), 1, T, "loss.keep", default=1, bind=False)
-res = keep_check(ctx.model, ctx.model_key, tuple(ctx.input_ids[0].tolist()), k)
+res = keep_check(ctx.model, tuple(ctx.input_ids[0].tolist()), k)
 V = ctx.config.vocab_size
 k1, k2, k3 = st.columns(3)
 k1.metric(t("loss.keep_shape"), str(res["kept_shape"]))

@@ -9,6 +9,7 @@ import streamlit as st
 import torch
 
 import analysis
+from ui.caches import continuation
 from ui.controls import PAGE, index_slider, init_state
 from ui.figures.next_token import topk_bar, visible_token
 from ui.i18n import t
@@ -45,13 +46,6 @@ def decode(ctx, ids: list[int]) -> str:
     if run:
         parts.append(tok.decode(run))
     return "".join(parts)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def continuation(_model, model_key: str, ids: tuple[int, ...], n: int, temperature: float, greedy: bool,
-                 seed: int) -> list[int]:
-    """Cached :func:`analysis.next_token.generate` (keyed by model_key, the prompt ids and the settings)."""
-    return analysis.generate(_model, torch.tensor([ids]), n, temperature=temperature, greedy=greedy, seed=seed)
 
 
 ctx = explorer()
@@ -102,7 +96,7 @@ if not bool(torch.isfinite(out.logits).all()):
     st.warning(t("next.nonfinite"))  # sampling from NaN probabilities is impossible, argmax of NaN meaningless
     st.stop()
 with st.spinner(t("next.generating")):
-    new = continuation(ctx.model, ctx.model_key, tuple(ids), n_new, 1.0 if greedy else temperature, greedy, seed)
+    new = continuation(ctx.model, tuple(ids), n_new, 1.0 if greedy else temperature, greedy, seed)
 prompt_text, new_text = decode(ctx, ids), decode(ctx, new)
 st.markdown(
     f'<div style="font-size:1.1rem;line-height:1.7;white-space:pre-wrap">{html.escape(prompt_text)}'

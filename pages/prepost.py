@@ -4,17 +4,16 @@ Reference: Xiong et al. 2020, "On Layer Normalization in the Transformer Archite
 at initialisation; why Pre-Norm trains without warm-up).
 """
 
-import json
 import math
 
 import numpy as np
 import pandas as pd
 import streamlit as st
-import torch
 
 import analysis
-from engine import CausalLM, ModelConfig
-from ui.budget import heavy_work, refuse_over_budget, verdict
+from engine import ModelConfig
+from ui.budget import refuse_over_budget, verdict
+from ui.caches import divergence, gradients, last_block_gradient, placement_pair
 from ui.figures.prepost import depth_scaling_lines, divergence_lines, gradient_norm_lines, placement_norm_lines
 from ui.format import number
 from ui.i18n import t
@@ -24,41 +23,6 @@ from ui.widgets import chart, explain
 
 
 SCALING_DEPTHS = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48)  # the scaling chart's L values (log-spaced)
-
-
-# ---- caches: keyed by the model key (which includes the depth) and the token ids ----
-@st.cache_resource(max_entries=3, show_spinner=False)
-def placement_pair(_model: CausalLM, model_key: str) -> tuple[CausalLM, CausalLM]:
-    """``(pre_model, post_model)`` with the same weights; the given model is one of them, never modified.
-
-    The twin shares the model's tensors, but an entry keeps those tensors alive after the model cache has
-    dropped the model: few entries keep the server's memory bounded by the model cache.
-    """
-    return analysis.norm_placement_pair(_model)
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def divergence(_pre: CausalLM, _post: CausalLM, model_key: str, ids: tuple[int, ...]) -> pd.DataFrame:
-    """``analysis.placement_divergence`` on ids ``[1, T]`` (depth 0..L: norms, cosine, relative L2)."""
-    return analysis.placement_divergence(_pre, _post, torch.tensor([ids]))
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def gradients(_pre: CausalLM, _post: CausalLM, model_key: str, ids: tuple[int, ...]) -> pd.DataFrame:
-    """``analysis.gradient_norms`` of the LM loss (labels = input ids) for both placements, stacked with a
-    ``placement`` column ("pre"/"post"). Uses autograd.grad: no ``.grad`` is written on the shared models."""
-    input_ids = torch.tensor([ids])
-    with heavy_work("gradient", _pre.config, len(ids), show=False):  # large ones wait for a heavy-job slot
-        return pd.concat([analysis.gradient_norms(_pre, input_ids).assign(placement="pre"),
-                          analysis.gradient_norms(_post, input_ids).assign(placement="post")], ignore_index=True)
-
-
-@st.cache_data(max_entries=256, show_spinner=False)
-def last_block_gradient(config_json: str, seed: int, ids: tuple[int, ...], layers: int) -> pd.DataFrame:
-    """``analysis.last_block_gradient_by_depth`` for the sidebar's config and seed at one depth (two rows)."""
-    config = ModelConfig.from_dict(json.loads(config_json)).replace(num_hidden_layers=layers)
-    with heavy_work("gradient", config, len(ids), show=False):  # large ones wait for a heavy-job slot
-        return analysis.last_block_gradient_by_depth(config, seed, torch.tensor([ids]), [layers])
 
 
 def depth_scaling(config: ModelConfig, seed: int, ids: tuple[int, ...], depths: tuple[int, ...]) -> pd.DataFrame:
@@ -105,7 +69,6 @@ else:
 
 ids = tuple(ctx.input_ids[0].tolist())
 T = len(ids)
-model_key = f"{ctx.model_key}|depth={depth}"
 for action in ("build", "gradient"):  # engine/cost.py: the depth slider reaches 48 layers
     refuse_over_budget(action, ctx.config.replace(num_hidden_layers=depth), tokens=T)
 with st.spinner(t("prepost.computing", depth=depth)):
@@ -113,9 +76,9 @@ with st.spinner(t("prepost.computing", depth=depth)):
         model = ctx.model
     else:  # same config and seed, other depth: the sidebar's cached builder (never mutated)
         model = build_model(ctx.config.replace(num_hidden_layers=depth).to_json(), int(ss["cfg.seed"]))
-    pre, post = placement_pair(model, model_key)
-    div = divergence(pre, post, model_key, ids)
-    grads = gradients(pre, post, model_key, ids) if T >= 2 else None
+    pre, post = placement_pair(model)
+    div = divergence(pre, post, ids)
+    grads = gradients(pre, post, ids) if T >= 2 else None
 
 names = {"pre": t("cfg.norm_position.pre"), "post": t("cfg.norm_position.post")}
 other = "post" if ctx.config.norm_position == "pre" else "pre"

@@ -8,10 +8,10 @@ import streamlit as st
 from engine import CausalLM, ModelConfig
 from engine.checkpoints import CheckpointError, default_models_dir
 from engine.tokenizer import TextTokenizer
-from ui.caches import checkpoint_menu, load_checkpoint
+from ui.caches import checkpoint_menu, load_checkpoint, named_models
 from ui.escape import md
 from ui.i18n import labeler, t
-from ui.smollm2 import model_label, named_models, prepare_with_progress
+from ui.smollm2 import model_label, prepare_with_progress
 from ui.state import control, translated_choice
 
 SOURCES = ("random", "trained", "checkpoint")

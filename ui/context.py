@@ -11,7 +11,7 @@ from engine import CausalLM, ModelConfig
 from engine.model import CausalLMOutput
 from engine.tokenizer import TextTokenizer
 from ui.budget import refuse_over_budget
-from ui.caches import nonfinite_parts, cached_trace
+from ui.caches import cached_trace, nonfinite_parts, register_model
 from ui.escape import plotly
 from ui.i18n import t
 
@@ -19,8 +19,9 @@ from ui.i18n import t
 class Explorer:
     """What a page needs: the config, the (shared, read-only) model, the input and its display tokens.
 
-    ``model_key`` identifies the weights (for cache keys); ``input_ids`` is ``[1, T]``; ``tokens`` has T
-    display strings; ``tokenizer`` is None in random-id mode.
+    ``model_key`` identifies the weights: the model is registered under it, so every cache in ui/caches.py
+    keys the model by it; ``input_ids`` is ``[1, T]``; ``tokens`` has T display strings; ``tokenizer`` is None
+    in random-id mode.
     """
 
     config: ModelConfig
@@ -31,6 +32,9 @@ class Explorer:
     tokenizer: TextTokenizer | None
     source: str = "random"
     notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        register_model(self.model, self.model_key)
 
     def token_strings(self, ids: list[int]) -> list[str]:
         """Display strings for ids (the tokenizer's pieces, or ``#id`` in random-id mode)."""
@@ -53,8 +57,8 @@ def trace(ctx: Explorer, labels: torch.Tensor | None = None) -> CausalLMOutput:
     ids = tuple(ctx.input_ids[0].tolist())
     refuse_over_budget("trace", ctx.config, tokens=len(ids))  # engine/cost.py: never start what the budget refuses
     lab = tuple(labels[0].tolist()) if labels is not None else None
-    out = cached_trace(ctx.model, ctx.model_key, ids, lab)
-    bad = nonfinite_parts(out, ctx.model_key, ids, lab)
+    out = cached_trace(ctx.model, ids, lab)
+    bad = nonfinite_parts(ctx.model, ids, lab)
     if bad:
         st.warning(t("common.nonfinite", parts=", ".join(bad)))
     return out

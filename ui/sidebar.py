@@ -15,15 +15,13 @@ other modules import from here are re-exported below.
 
 from __future__ import annotations
 
-import hashlib
-
 import streamlit as st
 import torch
 
 from engine import PRESET_SOURCES, PRESETS, ModelConfig
 from engine.tokenizer import TextTokenizer
 from ui.budget import refuse_over_budget
-from ui.caches import build_model, tokenizer_for
+from ui.caches import build_model, random_model_key, tokenizer_for
 from ui.checkpoint_picker import TRAINED_KEY, checkpoint_model, readonly_config, source_widgets
 from ui.context import Explorer, trace
 from ui.escape import md_code
@@ -246,6 +244,6 @@ def explorer() -> Explorer:
             config_json = config.to_json()
             seed = int(st.session_state["cfg.seed"])
             model = build_model(config_json, seed)
-        key = "random:" + hashlib.sha1(f"{config_json}|{seed}".encode()).hexdigest()[:16]
+        key = random_model_key(config_json, seed)
     return Explorer(config=config, model=model, model_key=key, input_ids=input_ids, tokens=tokens,
                     tokenizer=tok, source=source, notes=notes)

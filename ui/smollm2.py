@@ -10,19 +10,15 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
-from engine.checkpoints import GGUF_MODELS, cache_ready, ensure_converted, gguf_model_available
-from engine.parity import PARITY_RTOL, attention_paths_agree, reference_check
+from engine.checkpoints import GGUF_MODELS, cache_ready, ensure_converted
+from engine.parity import PARITY_RTOL
+from ui.caches import attention_paths, reference_rows
 from ui.format import DASH, number
 from ui.i18n import t
 
 # Share of the bar each conversion stage fills (measured: reading the file's metadata is the slow part).
 STAGE_SPANS = {"read": (0.0, 0.45), "tensors": (0.45, 0.75), "tokenizer": (0.75, 0.8), "write": (0.8, 0.92),
                "verify": (0.92, 1.0)}
-
-
-def named_models() -> list[str]:
-    """Names of the GGUF-packaged models installed here (``["smollm2-135m"]`` after the README install)."""
-    return [name for name in GGUF_MODELS if gguf_model_available(name)]
 
 
 def model_label(name: str) -> str:
@@ -52,18 +48,6 @@ def prepare_with_progress(name: str) -> None:
 
 
 # ---- the parity badge ----------------------------------------------------------------------------------------
-@st.cache_resource(max_entries=2, show_spinner=False)
-def _reference_rows(_model, model_key: str) -> list[dict]:
-    """:func:`engine.parity.reference_check` once per loaded model (two forwards on the stored prompts)."""
-    return reference_check(_model)
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def _paths(_model, model_key: str, ids: tuple[int, ...], _eager_logits: torch.Tensor) -> dict:
-    """:func:`engine.parity.attention_paths_agree` on the text on screen (one SDPA forward; eager from the trace)."""
-    return attention_paths_agree(_model, torch.tensor([ids]), _eager_logits)
-
-
 def _share(diff: float, scale: float) -> str:
     return number(diff / scale, ".1e") if scale > 0 else DASH
 
@@ -80,8 +64,8 @@ def parity_badge(ctx, eager_logits: torch.Tensor) -> None:
         return
     ids = tuple(ctx.input_ids[0].tolist())
     with st.spinner(t("smollm2.badge.computing")):
-        paths = _paths(ctx.model, ctx.model_key, ids, eager_logits)
-        rows = _reference_rows(ctx.model, ctx.model_key)
+        paths = attention_paths(ctx.model, ids, eager_logits)
+        rows = reference_rows(ctx.model)
     ref_diff = max(r["max_abs_diff"] for r in rows)
     ref_scale = max(r["scale"] for r in rows)
     ok = paths["ok"] and all(r["ok"] and r["same_top1"] for r in rows)
