@@ -1,6 +1,18 @@
 """Load test of one `streamlit run` server on loopback: a class clicking through pages while some train.
 
-Usage: ``python bench/bench_load.py [--students 30] [--views 4] [--trainers 4] [--omp-threads 1] [--no-write]``
+Usage: ``python bench/bench_load.py [--students 30] [--views 4] [--trainers 4] [--omp-threads 1] [--phases isolation herd]
+[--no-write]``
+
+Two phases, each on its own freshly started server:
+
+**isolation** (the issue's done-criterion, as a ratio measured in one run): a probe student opens the six small-config
+pages (overview, norms, Pre vs Post, attention, loss, next token) in turn, (a) on an otherwise idle server and (b)
+while ``--trainers`` students train and one asks for the slider maxima (no herd). Every probe view uses a seed
+not seen before on that server, so both passes do the same work (build the model, trace, draw); a first pass
+with yet another seed warms the imports and is not counted. Reported: each page's latency alone and under the
+heavy actions, the median ratio (b)/(a), the worst (b), and how long the maxima refusal took.
+
+**herd**:
 
 ``--students`` simulated students (websocket clients speaking Streamlit's protocol, ``bench/loadsim.py``) each
 open ``--views`` pages in turn (overview, norms, Pre vs Post, attention, loss, next token) with their own small
@@ -13,7 +25,11 @@ live panel updating, and one student asks for the slider maxima. Reported:
   with at least one chart and no exception;
 * whether the maxima request was refused with its cost (and how long the refusal took);
 * each trainer's place in line when it started and the step it reached when the students were done;
-* the server's idle and peak RSS, and its CPU use in the 5 s after every tab closed (the runs must stop).
+* the server's idle and peak RSS, and its CPU use in the 5 s after every tab closed (the runs must stop);
+* throughput: finished page views per CPU-second the server used while the class clicked (its training
+  processes included), and per wall-clock second.
+
+RSS and CPU count the server process and every process it started (training runs in their own processes).
 
 Writes ``bench/results/bench_load.md``. Bounded: every wait has a timeout; nothing leaves the loopback.
 """
@@ -35,6 +51,10 @@ from bench.loadsim import MAXIMA, Server, Student, follow_run, queued, step_of  
 
 PAGES = ["", "norms", "pre-vs-post", "attention", "loss", "next-token"]
 TEXT = "床前明月光，疑是地上霜。举头望明月，低头思故乡。"
+
+
+PROBE = {"ui.lang": "English", "cfg.hidden_size": 64, "cfg.num_hidden_layers": 2, "cfg.num_attention_heads": 4,
+         "cfg.num_key_value_heads": 4, "cfg.vocab_size": 1000, "input.text": TEXT}  # the sidebar's size of model
 
 
 def student_config(i: int) -> dict:
@@ -66,6 +86,7 @@ async def trainer(port: int, i: int, done: asyncio.Event, out: list, steps: int 
     """Press Start and follow the live panel until the run ends, or ``linger`` s after the students are done."""
     query = {"ui.lang": "English", "input.text": TEXT, **({"train.steps": steps} if steps else {})}
     record = {"trainer": i, "queued": False, "step": 0, "result": None, "exceptions": [], "finished_run": False}
+    out.append(record)  # filled in while the run goes on (the isolation phase watches the steps)
     try:
         async with Student(port) as s:
             page = await s.run(query, "train", timeout=600)
@@ -74,7 +95,6 @@ async def trainer(port: int, i: int, done: asyncio.Event, out: list, steps: int 
             await follow_run(s, record, lambda: not done.is_set() or time.perf_counter() < done.at + linger)
     except Exception as err:  # a timeout or a dropped connection: reported, the other clients go on
         record["exceptions"].append(f"client: {type(err).__name__}: {err}")
-    out.append(record)
 
 
 async def maxima(port: int, out: dict) -> None:
@@ -85,19 +105,79 @@ async def maxima(port: int, out: dict) -> None:
 
 
 async def scenario(port: int, students: int, views: int, trainers: int, train_steps: int | None = None,
-                   linger: float = 0.0) -> dict:
+                   linger: float = 0.0, cpu=lambda: 0.0) -> dict:
+    """The herd: ``cpu()`` reads the server's CPU-seconds (for the throughput)."""
     done = asyncio.Event()
     done.at = float("inf")
     views_out, train_out, max_out = [], [], {}
     train_tasks = [asyncio.create_task(trainer(port, i, done, train_out, train_steps, linger)) for i in range(trainers)]
     await asyncio.sleep(2.0)  # the runs are started (or queued) before the class arrives
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cpu()
     await asyncio.gather(maxima(port, max_out), *[student(port, i, views, views_out) for i in range(students)])
-    wall = time.perf_counter() - t0
+    wall, cpu_s = time.perf_counter() - t0, cpu() - c0
     done.at = time.perf_counter()
     done.set()
     await asyncio.gather(*train_tasks)
-    return {"views": views_out, "trainers": train_out, "maxima": max_out, "wall": wall}
+    return {"views": views_out, "trainers": train_out, "maxima": max_out, "wall": wall, "cpu": cpu_s}
+
+
+async def probe(port: int, seed: int) -> list[dict]:
+    """One student opens the six small-config pages in turn, each in a fresh tab, on a seed new to the server."""
+    out = []
+    for page in PAGES:
+        async with Student(port) as s:
+            v = await s.run({**PROBE, "cfg.seed": seed}, page, timeout=600)
+        out.append({"page": page or "overview", "seconds": v.seconds if v.finished else float("nan"),
+                    "charts": v.charts, "exceptions": v.exceptions})
+    return out
+
+
+async def isolation_scenario(port: int, trainers: int) -> dict:
+    """(a) the probe alone; (b) the probe while ``trainers`` train and one asks for the maxima (see the docstring)."""
+    await probe(port, 7000)  # warm-up: imports and first compiles, not counted
+    alone = await probe(port, 7001)
+    done = asyncio.Event()
+    done.at = float("inf")
+    train_out, max_out = [], {}
+    tasks = [asyncio.create_task(trainer(port, i, done, train_out)) for i in range(trainers)]
+    deadline = time.perf_counter() + 300
+    while time.perf_counter() < deadline and not any(t["step"] >= 1 for t in train_out):
+        await asyncio.sleep(0.5)  # the heavy work is under way (a run shows its first step) before the probe starts
+    busy, _ = await asyncio.gather(probe(port, 7002), maxima(port, max_out))
+    steps_seen = [t["step"] for t in train_out]
+    done.at = time.perf_counter()
+    done.set()
+    await asyncio.gather(*tasks)
+    return {"alone": alone, "busy": busy, "maxima": max_out, "trainers": train_out, "steps_during_probe": steps_seen}
+
+
+def isolation(trainers: int, env: dict | None = None) -> dict:
+    """The isolation phase on a fresh server; returns the probe's views, the maxima and the trainers."""
+    server = Server(env)
+    try:
+        r = asyncio.run(isolation_scenario(server.port, trainers))
+        r["peak_mb"] = server.peak_rss / 2**20
+        return r
+    finally:
+        server.close()
+
+
+def isolation_table(r: dict) -> str:
+    rows = []
+    for a, b in zip(r["alone"], r["busy"]):
+        rows.append(f"| {a['page']} | {a['seconds']:.2f} | {b['seconds']:.2f} | {b['seconds'] / a['seconds']:.1f}x |")
+    ratios = [b["seconds"] / a["seconds"] for a, b in zip(r["alone"], r["busy"])]
+    worst = max(b["seconds"] for b in r["busy"])
+    m = r["maxima"]
+    errors = [e for v in r["alone"] + r["busy"] for e in v["exceptions"]] + m.get("exceptions", []) + [
+        e for t in r["trainers"] for e in t["exceptions"]]
+    return (f"| page (probe student, small config) | alone s | while {len(r['trainers'])} train + 1 asks for the maxima s "
+            "| ratio |\n|---|---|---|---|\n" + "\n".join(rows) + "\n\n"
+            f"Median ratio **{statistics.median(ratios):.1f}x**, worst page under the heavy actions **{worst:.1f} s**; "
+            f"the maxima request was {'refused' if m.get('refusal') else 'NOT refused'} after "
+            f"{m.get('seconds') or float('nan'):.1f} s; trainers' steps when the probe was done: "
+            f"{', '.join(str(s) for s in r['steps_during_probe'])}; peak RSS (server and its children) "
+            f"{r['peak_mb']:.0f} MB; exceptions: {errors[:3] or 'none'}\n")
 
 
 def summary(result: dict, server: Server, idle_cpu: float) -> dict:
@@ -112,7 +192,9 @@ def summary(result: dict, server: Server, idle_cpu: float) -> dict:
         "max": max(secs) if secs else float("nan"), "wall": result["wall"],
         "maxima_refused": result["maxima"].get("refusal"), "maxima_s": result["maxima"].get("seconds"),
         "trainers": result["trainers"], "idle_mb": server.idle_rss / 2**20, "peak_mb": server.peak_rss / 2**20,
-        "cpu_after_close": idle_cpu,
+        "cpu_after_close": idle_cpu, "cpu": result["cpu"],
+        "views_per_cpu_s": len(secs) / result["cpu"] if result.get("cpu") else float("nan"),
+        "views_per_s": len(secs) / result["wall"],
     }
 
 
@@ -124,7 +206,7 @@ def run(students: int, views: int, trainers: int, env: dict | None = None, train
     their tabs at once, mid-run)."""
     server = Server(env)
     try:
-        result = asyncio.run(scenario(server.port, students, views, trainers, train_steps, linger))
+        result = asyncio.run(scenario(server.port, students, views, trainers, train_steps, linger, server.cpu_seconds))
         time.sleep(5.0)  # every tab is closed: the runs should stop within a second or two
         c0 = server.cpu_seconds()
         time.sleep(5.0)
@@ -141,28 +223,42 @@ def main() -> None:
     ap.add_argument("--trainers", type=int, default=4)
     ap.add_argument("--omp-threads", default="1",
                     help="OMP_NUM_THREADS of the server, as in the README's run command ('' leaves it unset)")
+    ap.add_argument("--phases", nargs="+", choices=["isolation", "herd"], default=["isolation", "herd"])
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     import os
 
     from bench.common import machine_line, report
 
+    env = {"OMP_NUM_THREADS": args.omp_threads} if args.omp_threads else {}
     load0 = os.getloadavg()[0]
-    s = run(args.students, args.views, args.trainers, env={"OMP_NUM_THREADS": args.omp_threads} if args.omp_threads else {})
-    trainers = "; ".join(f"#{t['trainer']}: {'queued, ' if t['queued'] else ''}step {t['step']}"
-                         + (" (finished)" if t["finished_run"] else "") for t in sorted(s["trainers"], key=lambda t: t["trainer"]))
-    text = (f"# Load test: {args.students} students x {args.views} page views, {args.trainers} training, 1 at the maxima\n\n"
-            f"{machine_line()}; load average {load0:.0f} at the start and {os.getloadavg()[0]:.0f} at the end (other users "
-            "of the machine)\n\n"
+    text = (f"# Load test: {args.trainers} training and 1 at the maxima, beside 1 probe student (isolation) and "
+            f"beside {args.students} students x {args.views} page views (herd)\n\n"
+            f"{machine_line()}; load average {load0:.0f} at the start (other users of the machine)\n\n"
             f"`python bench/bench_load.py --students {args.students} --views {args.views} --trainers {args.trainers} "
-            f"--omp-threads '{args.omp_threads}'` (server: OMP_NUM_THREADS={args.omp_threads or 'unset'}, "
-            f"EXPLORER_TORCH_THREADS={os.environ.get('EXPLORER_TORCH_THREADS', 'default')})\n\n"
-            "| page views ok / all | exceptions | p50 s | p95 s | max s | maxima refused (s) | trainers | idle RSS MB | "
-            "peak RSS MB | server CPU after every tab closed |\n|---|---|---|---|---|---|---|---|---|---|\n"
-            f"| {s['ok']} / {s['views']} | {len(s['exceptions'])} | {s['p50']:.1f} | {s['p95']:.1f} | {s['max']:.1f} "
-            f"| {'yes' if s['maxima_refused'] else 'NO'} ({s['maxima_s'] or float('nan'):.1f}) | {trainers} "
-            f"| {s['idle_mb']:.0f} | {s['peak_mb']:.0f} | {100 * s['cpu_after_close']:.0f} % of a core |\n\n"
-            f"Maxima message: {s['maxima_refused']}\n\nExceptions: {s['exceptions'][:5]}\n")
+            f"--omp-threads '{args.omp_threads}' --phases {' '.join(args.phases)}` (server: "
+            f"OMP_NUM_THREADS={args.omp_threads or 'unset'}, "
+            f"EXPLORER_TORCH_THREADS={os.environ.get('EXPLORER_TORCH_THREADS', 'default')}, "
+            f"EXPLORER_MAX_HEAVY_JOBS={os.environ.get('EXPLORER_MAX_HEAVY_JOBS', 'default')})\n\n")
+    if "isolation" in args.phases:
+        text += "## Isolation: one probe student, alone and beside the heavy actions\n\n" + isolation_table(
+            isolation(args.trainers, env)) + "\n"
+        print(text, flush=True)
+    if "herd" in args.phases:
+        s = run(args.students, args.views, args.trainers, env=env)
+        trainers = "; ".join(f"#{t['trainer']}: {'queued, ' if t['queued'] else ''}step {t['step']}"
+                             + (" (finished)" if t["finished_run"] else "")
+                             for t in sorted(s["trainers"], key=lambda t: t["trainer"]))
+        text += (f"## Herd: {args.students} students arriving together\n\n"
+                 "| page views ok / all | exceptions | p50 s | p95 s | max s | views per CPU-second (per wall s) "
+                 "| maxima refused (s) | trainers | idle RSS MB | peak RSS MB | server CPU after every tab closed |\n"
+                 "|---|---|---|---|---|---|---|---|---|---|---|\n"
+                 f"| {s['ok']} / {s['views']} | {len(s['exceptions'])} | {s['p50']:.1f} | {s['p95']:.1f} | {s['max']:.1f} "
+                 f"| {s['views_per_cpu_s']:.2f} ({s['views_per_s']:.2f}) "
+                 f"| {'yes' if s['maxima_refused'] else 'NO'} ({s['maxima_s'] or float('nan'):.1f}) | {trainers} "
+                 f"| {s['idle_mb']:.0f} | {s['peak_mb']:.0f} | {100 * s['cpu_after_close']:.0f} % of a core |\n\n"
+                 f"Maxima message: {s['maxima_refused']}\n\nExceptions: {s['exceptions'][:5]}\n\n")
+    text += f"Load average at the end: {os.getloadavg()[0]:.0f}\n"
     report("bench_load", text, write=not args.no_write)
 
 

@@ -67,23 +67,46 @@ class Server:
         self.idle_rss = self.rss()
         threading.Thread(target=self._sample, daemon=True).start()
 
+    def pids(self) -> list[int]:
+        """The server process and every process it started (training runs in their own processes), recursively."""
+        out, todo = [], [self.proc.pid]
+        while todo:
+            pid = todo.pop()
+            out.append(pid)
+            try:
+                for task in os.listdir(f"/proc/{pid}/task"):
+                    with open(f"/proc/{pid}/task/{task}/children") as f:
+                        todo += [int(c) for c in f.read().split()]
+            except OSError:  # exited meanwhile
+                pass
+        return out
+
     def rss(self) -> int:
-        """Resident memory of the server process in bytes (0 once it exited)."""
-        try:
-            with open(f"/proc/{self.proc.pid}/status") as f:
-                return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
-        except (OSError, StopIteration):
-            return 0
+        """Resident memory of the server and its child processes in bytes (0 once they exited)."""
+        total = 0
+        for pid in self.pids():
+            try:
+                with open(f"/proc/{pid}/status") as f:
+                    total += next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
+            except (OSError, StopIteration):
+                pass
+        return total
 
     def _sample(self) -> None:
         while not self._stop.wait(0.25):
             self.peak_rss = max(self.peak_rss, self.rss())
 
     def cpu_seconds(self) -> float:
-        """User + system CPU time the server process has used."""
-        with open(f"/proc/{self.proc.pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """User + system CPU time the server has used: its own, its live child processes' and its ended ones'."""
+        ticks = 0
+        for pid in self.pids():
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            ticks += sum(int(x) for x in fields[11:15])  # utime, stime, and those of its waited-for children
+        return ticks / os.sysconf("SC_CLK_TCK")
 
     def close(self) -> str:
         """Stop the server; returns its log."""
