@@ -132,8 +132,11 @@ async def probe(port: int, seed: int) -> list[dict]:
     return out
 
 
-async def isolation_scenario(port: int, trainers: int) -> dict:
-    """(a) the probe alone; (b) the probe while ``trainers`` train and one asks for the maxima (see the docstring)."""
+async def isolation_scenario(port: int, trainers: int, server_cpu) -> dict:
+    """(a) the probe alone; (b) the probe while ``trainers`` train and one asks for the maxima (see the docstring);
+    (a') the probe alone again once every trainer's tab closed (alone = the mean of (a) and (a'), so a change in
+    the machine's other load during the run affects both sides alike). ``server_cpu()``: the server process's
+    own CPU-seconds (its training processes left out)."""
     await probe(port, 7000)  # warm-up: imports and first compiles, not counted
     alone = await probe(port, 7001)
     done = asyncio.Event()
@@ -143,20 +146,28 @@ async def isolation_scenario(port: int, trainers: int) -> dict:
     deadline = time.perf_counter() + 300
     while time.perf_counter() < deadline and not any(t["step"] >= 1 for t in train_out):
         await asyncio.sleep(0.5)  # the heavy work is under way (a run shows its first step) before the probe starts
+    c0, t0 = server_cpu(), time.perf_counter()
+    await asyncio.sleep(5.0)
+    tabs_cpu = (server_cpu() - c0) / (time.perf_counter() - t0)  # what the trainers' live panels cost the server
     busy, _ = await asyncio.gather(probe(port, 7002), maxima(port, max_out))
     steps_seen = [t["step"] for t in train_out]
     done.at = time.perf_counter()
     done.set()
     await asyncio.gather(*tasks)
-    return {"alone": alone, "busy": busy, "maxima": max_out, "trainers": train_out, "steps_during_probe": steps_seen}
+    await asyncio.sleep(3.0)  # the runs stop once their tabs are gone
+    again = await probe(port, 7003)
+    alone = [{**a, "seconds": (a["seconds"] + b["seconds"]) / 2, "before": a["seconds"], "after": b["seconds"]}
+             for a, b in zip(alone, again)]
+    return {"alone": alone, "busy": busy, "maxima": max_out, "trainers": train_out, "steps_during_probe": steps_seen,
+            "tabs_cpu": tabs_cpu}
 
 
 def isolation(trainers: int, env: dict | None = None) -> dict:
     """The isolation phase on a fresh server; returns the probe's views, the maxima and the trainers."""
     server = Server(env)
     try:
-        r = asyncio.run(isolation_scenario(server.port, trainers))
-        r["peak_mb"] = server.peak_rss / 2**20
+        r = asyncio.run(isolation_scenario(server.port, trainers, lambda: server.cpu_seconds(children=False)))
+        r["peak_mb"], r["peak_tree_mb"] = server.peak_rss / 2**20, server.peak_tree / 2**20
         return r
     finally:
         server.close()
@@ -165,19 +176,21 @@ def isolation(trainers: int, env: dict | None = None) -> dict:
 def isolation_table(r: dict) -> str:
     rows = []
     for a, b in zip(r["alone"], r["busy"]):
-        rows.append(f"| {a['page']} | {a['seconds']:.2f} | {b['seconds']:.2f} | {b['seconds'] / a['seconds']:.1f}x |")
+        rows.append(f"| {a['page']} | {a['seconds']:.2f} ({a['before']:.2f}, {a['after']:.2f}) | {b['seconds']:.2f} "
+                    f"| {b['seconds'] / a['seconds']:.1f}x |")
     ratios = [b["seconds"] / a["seconds"] for a, b in zip(r["alone"], r["busy"])]
     worst = max(b["seconds"] for b in r["busy"])
     m = r["maxima"]
     errors = [e for v in r["alone"] + r["busy"] for e in v["exceptions"]] + m.get("exceptions", []) + [
         e for t in r["trainers"] for e in t["exceptions"]]
-    return (f"| page (probe student, small config) | alone s | while {len(r['trainers'])} train + 1 asks for the maxima s "
+    return (f"| page (probe student, small config) | alone s (before, after) | while {len(r['trainers'])} train + 1 asks for the maxima s "
             "| ratio |\n|---|---|---|---|\n" + "\n".join(rows) + "\n\n"
             f"Median ratio **{statistics.median(ratios):.1f}x**, worst page under the heavy actions **{worst:.1f} s**; "
             f"the maxima request was {'refused' if m.get('refusal') else 'NOT refused'} after "
             f"{m.get('seconds') or float('nan'):.1f} s; trainers' steps when the probe was done: "
-            f"{', '.join(str(s) for s in r['steps_during_probe'])}; peak RSS (server and its children) "
-            f"{r['peak_mb']:.0f} MB; exceptions: {errors[:3] or 'none'}\n")
+            f"{', '.join(str(s) for s in r['steps_during_probe'])}; the trainers' open tabs alone kept the server process "
+            f"{100 * r['tabs_cpu']:.0f} % of a core busy; peak RSS of the server process {r['peak_mb']:.0f} MB, of the "
+            f"server and its child processes together {r['peak_tree_mb']:.0f} MB (PSS); exceptions: {errors[:3] or 'none'}\n")
 
 
 def summary(result: dict, server: Server, idle_cpu: float) -> dict:
@@ -192,6 +205,7 @@ def summary(result: dict, server: Server, idle_cpu: float) -> dict:
         "max": max(secs) if secs else float("nan"), "wall": result["wall"],
         "maxima_refused": result["maxima"].get("refusal"), "maxima_s": result["maxima"].get("seconds"),
         "trainers": result["trainers"], "idle_mb": server.idle_rss / 2**20, "peak_mb": server.peak_rss / 2**20,
+        "peak_tree_mb": server.peak_tree / 2**20,
         "cpu_after_close": idle_cpu, "cpu": result["cpu"],
         "views_per_cpu_s": len(secs) / result["cpu"] if result.get("cpu") else float("nan"),
         "views_per_s": len(secs) / result["wall"],
@@ -251,12 +265,13 @@ def main() -> None:
                              for t in sorted(s["trainers"], key=lambda t: t["trainer"]))
         text += (f"## Herd: {args.students} students arriving together\n\n"
                  "| page views ok / all | exceptions | p50 s | p95 s | max s | views per CPU-second (per wall s) "
-                 "| maxima refused (s) | trainers | idle RSS MB | peak RSS MB | server CPU after every tab closed |\n"
+                 "| maxima refused (s) | trainers | idle RSS MB | peak RSS MB (server; with its children, PSS) "
+                 "| server CPU after every tab closed |\n"
                  "|---|---|---|---|---|---|---|---|---|---|---|\n"
                  f"| {s['ok']} / {s['views']} | {len(s['exceptions'])} | {s['p50']:.1f} | {s['p95']:.1f} | {s['max']:.1f} "
                  f"| {s['views_per_cpu_s']:.2f} ({s['views_per_s']:.2f}) "
                  f"| {'yes' if s['maxima_refused'] else 'NO'} ({s['maxima_s'] or float('nan'):.1f}) | {trainers} "
-                 f"| {s['idle_mb']:.0f} | {s['peak_mb']:.0f} | {100 * s['cpu_after_close']:.0f} % of a core |\n\n"
+                 f"| {s['idle_mb']:.0f} | {s['peak_mb']:.0f}; {s['peak_tree_mb']:.0f} | {100 * s['cpu_after_close']:.0f} % of a core |\n\n"
                  f"Maxima message: {s['maxima_refused']}\n\nExceptions: {s['exceptions'][:5]}\n\n")
     text += f"Load average at the end: {os.getloadavg()[0]:.0f}\n"
     report("bench_load", text, write=not args.no_write)

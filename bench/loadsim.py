@@ -52,7 +52,7 @@ class Server:
              "127.0.0.1", "--server.port", str(self.port), "--browser.gatherUsageStats", "false"],
             cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1", **(env or {})),
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        self.peak_rss = 0
+        self.peak_rss = self.peak_tree = 0
         self._stop = threading.Event()
         deadline = time.time() + 120
         while time.time() < deadline:
@@ -82,30 +82,31 @@ class Server:
         return out
 
     def rss(self) -> int:
-        """Resident memory of the server and its child processes in bytes (0 once they exited)."""
-        total = 0
-        for pid in self.pids():
-            try:
-                with open(f"/proc/{pid}/status") as f:
-                    total += next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
-            except (OSError, StopIteration):
-                pass
-        return total
+        """Resident memory of the server process in bytes (0 once it exited)."""
+        return _memory(self.proc.pid, "/status", "VmRSS:")
+
+    def tree_pss(self) -> int:
+        """Proportional memory of the server and every process it started, in bytes: pages the fork server shares
+        with the training runs it forked are counted once, split between them (a sum of RSS would count them
+        in every process)."""
+        return sum(_memory(pid, "/smaps_rollup", "Pss:") for pid in self.pids())
 
     def _sample(self) -> None:
         while not self._stop.wait(0.25):
             self.peak_rss = max(self.peak_rss, self.rss())
+            self.peak_tree = max(self.peak_tree, self.tree_pss())
 
-    def cpu_seconds(self) -> float:
-        """User + system CPU time the server has used: its own, its live child processes' and its ended ones'."""
+    def cpu_seconds(self, children: bool = True) -> float:
+        """User + system CPU time the server has used: its own, and (``children``) its live child processes' and
+        its ended ones'."""
         ticks = 0
-        for pid in self.pids():
+        for pid in self.pids() if children else [self.proc.pid]:
             try:
                 with open(f"/proc/{pid}/stat") as f:
                     fields = f.read().rsplit(")", 1)[1].split()
             except OSError:
                 continue
-            ticks += sum(int(x) for x in fields[11:15])  # utime, stime, and those of its waited-for children
+            ticks += sum(int(x) for x in fields[11:15 if children else 13])  # utime, stime (+ its ended children's)
         return ticks / os.sysconf("SC_CLK_TCK")
 
     def close(self) -> str:
@@ -118,6 +119,15 @@ class Server:
             self.proc.kill()
             out, _ = self.proc.communicate()
         return out.decode(errors="replace")
+
+
+def _memory(pid: int, file: str, field_name: str) -> int:
+    """A memory figure in bytes from ``/proc/<pid><file>`` (0 when the process is gone)."""
+    try:
+        with open(f"/proc/{pid}{file}") as f:
+            return next(int(line.split()[1]) * 1024 for line in f if line.startswith(field_name))
+    except (OSError, StopIteration):
+        return 0
 
 
 @dataclass

@@ -11,12 +11,14 @@ import streamlit as st
 
 from ui.controls import PAGE, init_state
 from ui.i18n import t
+from ui.jobs import prepare
 from ui.race_panel import race_view
 from ui.sidebar import explorer
 from ui.train_common import CORPORA, corpus_ids, publish_finished_job
 from ui.train_panel import lab_view
 from ui.widgets import explain
 
+prepare()  # the runs' fork server starts in the background on the first visit (ui/jobs.py)
 publish_finished_job()  # before explorer(), so the sidebar offers a model whose run just ended
 ctx = explorer()
 st.title(t("train.title"))

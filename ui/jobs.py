@@ -1,10 +1,19 @@
-"""Background training jobs of the Training lab (plain Python + threading; no Streamlit calls).
+"""Background training jobs of the Training lab (plain Python, threading and multiprocessing; no Streamlit calls).
 
-A job object lives in one browser session's ``st.session_state`` (never in a shared cache). Its thread runs
-:func:`engine.train.train` or :func:`engine.train.race_pre_post` and appends every ``StepInfo`` to the job's
-history through the callback; the page polls that history from a ``st.fragment(run_every=...)``. ``stop()``
-sets the ``threading.Event`` passed to the engine as ``stop``: no new update starts after it, so a run ends
-within one step. The thread never touches Streamlit: it only writes attributes of the job.
+A job object lives in one browser session's ``st.session_state`` (never in a shared cache). Its thread waits for
+a slot, then runs :func:`engine.train.train` or :func:`engine.train.race_pre_post` **in a child process** and
+appends every ``StepInfo`` the child sends to the job's history; the page polls that history from a
+``st.fragment(run_every=...)``. ``stop()`` sets the job's ``threading.Event``; the thread passes it on to the
+child's ``multiprocessing`` Event, which the engine checks as ``stop``: no new update starts after it, so a run
+ends within one step. The thread never touches Streamlit: it only writes attributes of the job.
+
+Why a process: a run is thousands of small torch operations whose Python side holds the interpreter lock that
+every session's page script of the same server needs; in a thread, two runs made a small page view 5-18x slower
+(``bench/bench_load.py``, isolation phase). In its own process, at a lower CPU priority (``EXPLORER_JOB_NICE``,
+default 10), a run takes only the CPU that page views leave over. Children are forked from a server process
+that has torch and the engine imported already (``forkserver``), so a run starts in well under a second after
+the first; the trained weights come back as bytes (``torch.save``) once the run ended.
+``EXPLORER_JOB_PROCESSES=0`` runs jobs in the server's own threads instead (the old way, kept for comparison).
 
 Every job first waits for a slot of the server's heavy-job line (:mod:`ui.admission`): at most N run at once, the
 others see their place in line (``job.ahead``). A watchdog polls ``alive`` (the session's liveness, from
@@ -17,12 +26,18 @@ List appends and attribute assignments are atomic under the GIL, so the page can
 
 from __future__ import annotations
 
+import io
+import multiprocessing
+import multiprocessing.forkserver
+import os
+import queue
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
+import numpy as np
 import torch
 
 from engine import CausalLM, ModelConfig
@@ -30,6 +45,120 @@ from engine.train import RaceResult, StepInfo, TrainConfig, TrainResult, clone_m
 from ui.admission import Ticket, admission, torch_threads
 
 WATCH_EVERY_S = 1.0  # how often a job checks that its browser session is still there
+POLL_S = 0.2  # how often the job's thread looks at its stop event while it waits for the child's next message
+ENV_PROCESSES = "EXPLORER_JOB_PROCESSES"
+ENV_NICE = "EXPLORER_JOB_NICE"
+
+
+def in_processes() -> bool:
+    """Jobs run in child processes (``EXPLORER_JOB_PROCESSES``, default 1; 0: in the server's threads)."""
+    return os.environ.get(ENV_PROCESSES, "1").strip() != "0"
+
+
+def job_nice() -> int:
+    """How much lower a job process's CPU priority is than the server's (``EXPLORER_JOB_NICE``, default 10, 0-19)."""
+    try:
+        return min(19, max(0, int(os.environ.get(ENV_NICE, "10"))))
+    except ValueError:
+        return 10
+
+
+class WorkerError(RuntimeError):
+    """The child process raised (its message is the child's ``Type: message``) or ended without a result."""
+
+
+def _weights(model: CausalLM) -> bytes:
+    buf = io.BytesIO()
+    torch.save(model.state_dict(), buf)
+    return buf.getvalue()
+
+
+def _worker(kind: str, config: ModelConfig, weights: Optional[bytes], token_ids: np.ndarray, cfg: TrainConfig,
+            threads: int, nice: int, out, stop) -> None:
+    """The child process: rebuild the model, run the engine, send ``("step", placement, StepInfo)`` per update and
+    ``("done", result, weights)`` or ``("error", message, None)`` at the end. Plain data only crosses the pipe."""
+    try:
+        if nice:
+            os.nice(nice)
+        torch.set_num_threads(threads)
+        ids = torch.from_numpy(token_ids)
+        if kind == "train":
+            model = CausalLM(config)
+            model.load_state_dict(torch.load(io.BytesIO(weights), weights_only=True))
+            result = train(model, ids, cfg, callback=lambda info: out.put(("step", None, info)), stop=stop.is_set)
+            out.put(("done", result, _weights(model)))
+        else:
+            result = race_pre_post(config, ids, cfg, callback=lambda p, info: out.put(("step", p, info)),
+                                   stop=stop.is_set)
+            out.put(("done", result, None))
+    except BaseException as err:  # noqa: BLE001 (reported to the page, never a silent death)
+        out.put(("error", f"{type(err).__name__}: {err}", None))
+
+
+def warm_up_worker() -> None:
+    """Two training steps of a tiny model with a validation loss: every lazy import a run needs, done once
+    (``ui.job_preload`` calls this in the fork server)."""
+    tiny = ModelConfig(vocab_size=40, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                       intermediate_size=32, max_position_embeddings=32)
+    train(CausalLM(tiny), torch.arange(400) % 40, TrainConfig(steps=2, batch_size=2, seq_len=8, warmup_steps=0,
+                                                               eval_every=2))
+
+
+def _context():
+    """Children are forked from a fork server that imported torch and the engine and trained once
+    (:mod:`ui.job_preload`), so a run starts in a fraction of a second instead of seconds."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["ui.job_preload"])
+    return ctx
+
+
+_FORK_SERVER_ASKED = threading.Event()
+
+
+def prepare() -> None:
+    """Start the fork server in the background, once per server process (the Training lab calls this on every
+    visit), so the first run of the day does not wait the seconds its imports and warm-up take."""
+    if in_processes() and not _FORK_SERVER_ASKED.is_set():
+        _FORK_SERVER_ASKED.set()
+        threading.Thread(target=lambda: (_context(), multiprocessing.forkserver.ensure_running()),
+                         name="explorer-fork-server", daemon=True).start()
+
+
+def run_in_process(kind: str, config: ModelConfig, weights: Optional[bytes], token_ids: torch.Tensor,
+                   cfg: TrainConfig, stop: threading.Event, on_step: Callable[[Optional[str], StepInfo], None],
+                   on_start: Callable[[int], None] = lambda pid: None) -> tuple[Any, Optional[bytes]]:
+    """Run :func:`_worker` in a child process, calling ``on_step`` for each update it reports, and pass ``stop``
+    on to it; return ``(result, trained weights or None)``. The child is gone when this returns."""
+    ctx = _context()
+    out, child_stop = ctx.Queue(), ctx.Event()
+    proc = ctx.Process(target=_worker, daemon=True, name=f"explorer-{kind}",
+                       args=(kind, config, weights, np.ascontiguousarray(token_ids.numpy()), cfg, torch_threads(),
+                             job_nice(), out, child_stop))
+    proc.start()
+    on_start(proc.pid)
+    try:
+        while True:
+            if stop.is_set():
+                child_stop.set()
+            try:
+                what, a, b = out.get(timeout=POLL_S)
+            except queue.Empty:
+                if not proc.is_alive() and out.empty():
+                    raise WorkerError(f"the run's process ended without a result (exit code {proc.exitcode})")
+                continue
+            if what == "step":
+                on_step(a, b)
+            elif what == "done":
+                return a, b
+            else:
+                raise WorkerError(a)
+    finally:
+        child_stop.set()
+        proc.join(10)
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
+        out.close()
 
 
 @dataclass(kw_only=True)
@@ -46,6 +175,7 @@ class BackgroundJob:
             waiting in line), thread ended (None until then).
         ticket: the job's place in the server's heavy-job line.
         alive: ``() -> bool``, False once the job's browser session is gone (None: never checked).
+        pid: the id of the child process that runs the work, once started (None in thread mode).
     """
 
     cfg: TrainConfig
@@ -59,6 +189,7 @@ class BackgroundJob:
     thread: Optional[threading.Thread] = None
     ticket: Optional[Ticket] = None
     alive: Optional[Callable[[], bool]] = None
+    pid: Optional[int] = None  # the child process running the work (None: not started, or run in a thread)
 
     @property
     def total(self) -> int:
@@ -94,6 +225,11 @@ class BackgroundJob:
         raise NotImplementedError
 
     def _work(self, token_ids: torch.Tensor) -> None:
+        """The engine call in this thread (``EXPLORER_JOB_PROCESSES=0``)."""
+        raise NotImplementedError
+
+    def _work_in_process(self, token_ids: torch.Tensor) -> None:
+        """The engine call in a child process (:func:`run_in_process`)."""
         raise NotImplementedError
 
     def _run(self, token_ids: torch.Tensor) -> None:
@@ -105,8 +241,13 @@ class BackgroundJob:
                 admitted = False
             if admitted:
                 self.started = time.perf_counter()
-                torch.set_num_threads(torch_threads())  # this thread's torch threads (see ui/admission.py)
-                self._work(token_ids)
+                if in_processes():
+                    self._work_in_process(token_ids)
+                else:
+                    torch.set_num_threads(torch_threads())  # this thread's torch threads (see ui/admission.py)
+                    self._work(token_ids)
+        except WorkerError as err:  # the child's own "Type: message"
+            self.error = str(err)
         except Exception as err:  # shown on the page; the thread must never die silently
             self.error = f"{type(err).__name__}: {err}"
         finally:
@@ -163,6 +304,13 @@ class TrainJob(BackgroundJob):
     def _work(self, token_ids: torch.Tensor) -> None:
         self.result = train(self.model, token_ids, self.cfg, callback=self.history.append, stop=self.stop_event)
 
+    def _work_in_process(self, token_ids: torch.Tensor) -> None:
+        result, weights = run_in_process("train", self.model.config, _weights(self.model), token_ids, self.cfg,
+                                         self.stop_event, lambda _, info: self.history.append(info),
+                                         on_start=lambda pid: setattr(self, "pid", pid))
+        self.model.load_state_dict(torch.load(io.BytesIO(weights), weights_only=True))  # tied weights stay tied
+        self.result = result
+
 
 def start_training(model: CausalLM, token_ids: torch.Tensor, cfg: TrainConfig, corpus: str, source_key: str,
                    alive: Optional[Callable[[], bool]] = None) -> TrainJob:
@@ -196,6 +344,10 @@ class RaceJob(BackgroundJob):
 
     def _work(self, token_ids: torch.Tensor) -> None:
         self.result = race_pre_post(self.config, token_ids, self.cfg, callback=self._callback, stop=self.stop_event)
+
+    def _work_in_process(self, token_ids: torch.Tensor) -> None:
+        self.result, _ = run_in_process("race", self.config, None, token_ids, self.cfg, self.stop_event,
+                                        self._callback, on_start=lambda pid: setattr(self, "pid", pid))
 
 
 def start_race(config: ModelConfig, token_ids: torch.Tensor, cfg: TrainConfig, corpus: str,

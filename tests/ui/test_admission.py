@@ -1,16 +1,18 @@
 """The heavy-job line (ui/admission.py) and the jobs that wait in it (ui/jobs.py): at most N at once, first come
-first served, a visible place in line, leaving the line on stop, and a run that stops when its session is gone.
+first served, a visible place in line, leaving the line on stop, and a run that stops when its session is gone;
+runs train in their own processes, exactly what the engine trains in this one.
 Synchronised with events, never with timing assertions."""
 
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
 import torch
 
 from engine import CausalLM, ModelConfig
-from engine.train import TrainConfig
+from engine.train import TrainConfig, clone_model, race_pre_post, train
 from tests.page_helpers import open_page
 from ui import admission as adm
 from ui import jobs
@@ -100,6 +102,41 @@ def test_closed_session_stops_a_running_job_and_a_waiting_one(one_slot):
     assert running.result.stopped and 0 < running.result.steps_done < 5000
     assert waiting.result is None and waiting.error is None and waiting.started == 0.0  # never ran
     assert one_slot.running == 0 and one_slot.waiting == 0
+
+
+def test_a_run_in_its_own_process_trains_what_the_engine_trains_here():
+    torch.manual_seed(0)
+    model = CausalLM(TINY)
+    cfg = TrainConfig(steps=12, batch_size=2, seq_len=8, warmup_steps=2, eval_every=6)
+    job = jobs.start_training(model, IDS, cfg, "zh", "k")
+    race = jobs.start_race(TINY, IDS, cfg, "zh")
+    assert job.wait(300) and race.wait(300) and job.error is None and race.error is None
+    assert job.pid not in (None, os.getpid()) and race.pid not in (None, os.getpid())
+    reference = clone_model(model)  # the same run, in this process
+    ref = train(reference, IDS, cfg)
+    assert [h.loss for h in job.history] == [h.loss for h in ref.history] == [h.loss for h in job.result.history]
+    mine, theirs = job.model.state_dict(), reference.state_dict()
+    assert all(torch.equal(mine[k], theirs[k]) for k in theirs)  # the trained weights came back, bit for bit
+    assert job.model.lm_head.weight is job.model.embed_tokens.weight  # still tied after loading them
+    assert not torch.equal(job.model.embed_tokens.weight, job.init.embed_tokens.weight)
+    ref_race = race_pre_post(TINY, IDS, cfg)
+    for placement in ("pre", "post"):
+        assert [h.loss for h in race.histories[placement]] == [h.loss for h in ref_race.results()[placement].history]
+
+
+def test_a_run_process_ends_when_its_session_is_gone(one_slot):
+    gone = threading.Event()
+    job = _job(5000, alive=lambda: not gone.is_set())
+    while not job.history:  # it is training in its own process
+        job.thread.join(0.1)
+    assert job.pid is not None and job.pid != os.getpid()
+    os.kill(job.pid, 0)  # alive (raises if not)
+    gone.set()  # the browser tab closed
+    assert job.wait(60) and job.result.stopped and job.error is None
+    assert 0 < job.result.steps_done < 5000 and len(job.history) == job.result.steps_done
+    with pytest.raises(ProcessLookupError):  # the child ended and was reaped
+        os.kill(job.pid, 0)
+    assert one_slot.running == 0
 
 
 def test_train_page_shows_the_place_in_line(one_slot):
