@@ -10,12 +10,13 @@ import streamlit as st
 
 import analysis
 from ui.caches import attention_grid
-from ui.controls import PAGE, index_slider, init_state
+from ui.controls import index_slider
 from ui.figures.attention import attention_heatmap, entropy_bar, entropy_heatmap, heads_grid
 from ui.figures.common import HEATMAP_MAX_TOKENS
 from ui.format import scientific
 from ui.i18n import current_lang, labeler, t
 from ui.sidebar import explorer, trace
+from ui.state import control
 from ui.widgets import chart, explain
 from ui.escape import md
 
@@ -46,10 +47,9 @@ n_draw = min(T, HEATMAP_MAX_TOKENS)
 c1, c2, c3 = st.columns([1, 1, 2])  # one row of controls: the heatmap starts high on a projector
 layer = index_slider(t("attn.layer"), 1, L, "attn.layer", container=c1)
 head = index_slider(t("attn.head"), 1, nh, "attn.head", container=c2)
-init_state("attn.stage", "softmax")
-stage = c3.segmented_control(t("attn.stage"), list(analysis.ATTENTION_STAGES), key="attn.stage", required=True,
-                             format_func=labeler("attn.stage."), help=t("attn.stage_help"),
-                             bind="query-params", **PAGE) or "softmax"
+stage = control(c3.segmented_control, t("attn.stage"), "attn.stage", "softmax", kind="choice",
+                options=list(analysis.ATTENTION_STAGES), format_func=labeler("attn.stage."), required=True,
+                help=t("attn.stage_help")) or "softmax"
 
 # ---- one head ----
 st.subheader(t("attn.head_title", layer=layer, head=head))

@@ -13,7 +13,7 @@ from analysis import heads, massive
 from analysis.trace import residual_stream
 from analysis.tokenizers import special_ids
 from ui.caches import repeat_attentions, role_table
-from ui.controls import PAGE, index_slider, init_state
+from ui.controls import index_slider
 from ui.figures.attention import attention_heatmap
 from ui.figures.common import HEATMAP_MAX_TOKENS
 from ui.figures.heads import role_map
@@ -21,6 +21,7 @@ from ui.figures.massive import massive_chart, sink_heatmap
 from ui.format import number
 from ui.i18n import labeler, t
 from ui.sidebar import explorer, trace
+from ui.state import control, current
 from ui.widgets import chart, explain, real_model_notice
 
 PERIOD = 50  # random tokens repeated once for the induction score (T = 2 x 50), as in TransformerLens' demo
@@ -62,12 +63,9 @@ roles = role_table(ctx.model, tuple(ctx.input_ids[0].tolist()), period, exclude)
 bar.empty()
 
 # ---- the map ----
-init_state("heads.score", "induction")
-score = st.segmented_control(t("heads.score"), SCORES, key="heads.score", required=True,
-                             format_func=labeler("heads.score."), **PAGE) or "induction"
-init_state("heads.layer", 1)
-init_state("heads.head", 1)
-sel = (min(max(int(st.session_state["heads.layer"]), 1), L) - 1, min(max(int(st.session_state["heads.head"]), 1), nh) - 1)
+score = control(st.segmented_control, t("heads.score"), "heads.score", "induction", kind="choice",
+                options=list(SCORES), format_func=labeler("heads.score."), bind=False, required=True) or "induction"
+sel = (min(max(int(current("heads.layer", 1)), 1), L) - 1, min(max(int(current("heads.head", 1)), 1), nh) - 1)
 name = t(f"heads.score.{score}")
 if score == "entropy":
     fig = role_map(roles, "entropy", t("heads.map_title_entropy"), t("heads.head_axis"), t("heads.layer_axis"),

@@ -14,11 +14,12 @@ import streamlit as st
 import analysis
 from engine.loss import mask_positions, mask_prompt
 from ui.caches import keep_check
-from ui.controls import SHARED, index_slider, init_state
+from ui.controls import index_slider
 from ui.figures.loss import contribution_bar
 from ui.format import DASH, finite, number, scientific
 from ui.i18n import t
 from ui.sidebar import explorer, trace
+from ui.state import control, current
 from ui.widgets import chart, explain
 
 KEEP_ATOL = 1e-5  # kept and full logits agree within float32 rounding
@@ -39,15 +40,14 @@ if T < 2:
 st.subheader(t("loss.mask_title"))
 c1, c2 = st.columns(2)
 prompt_len = index_slider(t("loss.prompt_len"), 0, T, "loss.prompt_len", container=c1, help=t("loss.prompt_help"))
-init_state("loss.masked", [])
-chosen = st.session_state.get("loss.masked") or []
+chosen = current("loss.masked", []) or []
 valid = [p for p in chosen if isinstance(p, int) and 1 <= p < T]
 if valid != list(chosen):
     st.session_state["loss.masked"] = valid
     c2.caption("⚠️ " + t("loss.masked_dropped", dropped=", ".join(str(p) for p in chosen if p not in valid)))
-toggled = c2.multiselect(t("loss.masked"), list(range(1, T)), key="loss.masked",
-                         format_func=lambda p: labels[p] if 0 <= p < T else str(p),
-                         help=t("loss.masked_help"), placeholder=t("loss.masked_placeholder"), **SHARED)
+toggled = control(c2.multiselect, t("loss.masked"), "loss.masked", [], kind="multi", options=list(range(1, T)),
+                  format_func=lambda p: labels[p] if 0 <= p < T else str(p), help=t("loss.masked_help"),
+                  placeholder=t("loss.masked_placeholder"))
 
 lab = mask_positions(mask_prompt(ctx.input_ids, prompt_len), toggled)  # (1, T): input_ids, -100 where masked
 out = trace(ctx, lab)

@@ -10,10 +10,11 @@ import torch
 
 import analysis
 from ui.caches import continuation
-from ui.controls import PAGE, index_slider, init_state
+from ui.controls import index_slider
 from ui.figures.next_token import topk_bar, visible_token
 from ui.i18n import t
 from ui.sidebar import explorer, trace
+from ui.state import control
 from ui.widgets import chart, explain
 from ui.escape import md
 
@@ -67,9 +68,8 @@ c1, c2, c3 = st.columns(3)  # one row of controls: the chart starts high on a pr
 pos = index_slider(t("next.position"), 0, T - 1, "next.position", default=T - 1, container=c1,
                    help=t("next.position_help"))
 k = index_slider(t("next.k"), 1, min(K_MAX, V), "next.k", default=10, container=c2, bind=False)
-init_state("next.temperature", 1.0)
-temperature = float(c3.slider(t("next.temperature"), 0.1, 3.0, step=0.1, key="next.temperature",
-                              help=t("next.temperature_explain"), **PAGE))
+temperature = float(control(c3.slider, t("next.temperature"), "next.temperature", 1.0, kind="float", lo=0.1, hi=3.0,
+                            step=0.1, bind=False, help=t("next.temperature_explain")))
 
 # ---- the distribution ----
 st.subheader(t("next.dist_title", pos=pos, tok=md(ctx.tokens[pos])))
@@ -89,8 +89,7 @@ if pos < T - 1:
 st.subheader(t("next.gen_title"))
 g1, g2 = st.columns(2)
 n_new = index_slider(t("next.new_tokens"), 1, NEW_TOKENS_MAX, "next.new_tokens", default=16, container=g1, bind=False)
-init_state("next.greedy", True)
-greedy = g2.toggle(t("next.greedy"), key="next.greedy", help=t("next.greedy_help"), **PAGE)
+greedy = control(g2.toggle, t("next.greedy"), "next.greedy", True, kind="bool", bind=False, help=t("next.greedy_help"))
 seed = int(st.session_state.get("cfg.seed", 0))
 if not bool(torch.isfinite(out.logits).all()):
     st.warning(t("next.nonfinite"))  # sampling from NaN probabilities is impossible, argmax of NaN meaningless

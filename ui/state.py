@@ -107,7 +107,8 @@ def link_problem(raw: str, kind: str, options: list | None = None, lo: int | Non
     """Why the URL string ``raw`` is not a valid value of a control, or None when it is.
 
     ``kind``: "choice" (``labels(option)`` for each option), "int" (a whole number in ``lo..hi``), "bool"
-    ("true"/"false") or "text" (any string; its length is checked by the caller).
+    ("true"/"false"), "text" (any string; its length is checked by the caller) or "multi" (a multiselect's
+    values: left to Streamlit, which drops the ones that are not options).
     """
     if kind == "choice":
         valid = [labels(o) for o in options or []]
@@ -138,7 +139,7 @@ def check_link(key: str, label: str, default: Any, kind: str, **spec) -> None:
     if key in checked:
         return
     checked.add(key)
-    if key not in st.query_params:
+    if key not in st.query_params or kind == "multi":
         return
     raw = st.query_params.get_all(key)
     problem = t("state.link.repeated") if len(raw) > 1 else link_problem(raw[0], kind, **spec)
@@ -162,8 +163,8 @@ def control(widget: Callable, label: str, key: str, default: Any, *, kind: str, 
     """Draw a keyed control whose own default is the app's ``default``; return its value.
 
     ``widget`` is the Streamlit function (``st.sidebar.slider``, ``container.radio``...). ``kind`` says how a
-    URL value is checked (see :func:`link_problem`). Selection widgets get ``index=``, toggles ``value=``,
-    everything else ``value=``.
+    URL value is checked (see :func:`link_problem`). Selection widgets get ``index=``, a multiselect or a
+    segmented control ``default=``, everything else ``value=``; a slider moves in steps of ``step`` (default 1).
     """
     name = getattr(widget, "__name__", "")
     if bind:
@@ -176,12 +177,12 @@ def control(widget: Callable, label: str, key: str, default: Any, *, kind: str, 
     if name in ("selectbox", "radio"):
         value = widget(label, options, index=options.index(default), key=key, format_func=format_func, **opts,
                        **kwargs)
-    elif name == "segmented_control":
+    elif name in ("segmented_control", "multiselect"):
         value = widget(label, options, default=default, key=key, format_func=format_func, **opts, **kwargs)
     elif name == "select_slider":
         value = widget(label, options, value=default, key=key, format_func=format_func, **opts, **kwargs)
     elif name == "slider":
-        value = widget(label, lo, hi, value=default, step=1, key=key, **opts, **kwargs)
+        value = widget(label, lo, hi, value=default, step=kwargs.pop("step", 1), key=key, **opts, **kwargs)
     else:
         value = widget(label, value=default, key=key, **opts, **kwargs)
     if key not in store:
@@ -193,6 +194,14 @@ def control(widget: Callable, label: str, key: str, default: Any, *, kind: str, 
         repair(key, store[key])
         value = store[key]
     return value
+
+
+def current(key: str, default: Any) -> Any:
+    """A control's value in this run before its widget is drawn: the session's (also after a page switch
+    dropped the widget's key), else the app's ``default``."""
+    if key in st.session_state:
+        return st.session_state[key]
+    return st.session_state.get(VALUES_KEY, {}).get(key, default)
 
 
 def translated_choice(widget: Callable, label: str, key: str, default: Any, options: list,
