@@ -23,6 +23,7 @@ from ui.widgets import chart, explain
 
 
 SCALING_DEPTHS = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48)  # the scaling chart's L values (log-spaced)
+PRESENTER_FIRST_CHART_PX = 360  # the first chart's height in presenter mode (fits a 1280 x 720 screen)
 
 
 def depth_scaling(config: ModelConfig, seed: int, ids: tuple[int, ...], depths: tuple[int, ...]) -> pd.DataFrame:
@@ -82,7 +83,6 @@ with st.spinner(t("prepost.computing", depth=depth)):
 
 names = {"pre": t("cfg.norm_position.pre"), "post": t("cfg.norm_position.post")}
 other = "post" if ctx.config.norm_position == "pre" else "pre"
-st.caption(t("prepost.same_weights", other=names[other]))
 bad = []
 if not np.isfinite(div[["pre_norm", "post_norm", "cosine", "rel_l2"]].to_numpy()).all():
     bad.append(t("prepost.part.divergence"))
@@ -96,7 +96,10 @@ depth_labels = [t("prepost.tick.embed")] + [t("prepost.tick.block", i=i) for i i
 sqrt_h = math.sqrt(ctx.config.hidden_size)
 fig = placement_norm_lines(div, depth_labels, names, t("prepost.norm_title", n=T), t("prepost.depth_x"),
                            t("prepost.norm_y"), sqrt_h=sqrt_h, sqrt_h_name=t("prepost.sqrt_h", value=f"{sqrt_h:.2f}"))
-chart(fig, div, "prepost.norms")
+# presenter mode: the whole first chart on a 1280 x 720 screen below the title, the folded explanation and the
+# depth slider (its caption goes below it)
+chart(fig, div, "prepost.norms", presenter_height=PRESENTER_FIRST_CHART_PX)
+st.caption(t("prepost.same_weights", other=names[other]))
 
 # ---- 2. divergence per depth ----
 div_shown = div.assign(cosine=div["cosine"].clip(-1.0, 1.0))  # float64 round-off can give 1 + 1e-16

@@ -15,11 +15,15 @@ from ui.presenter import PRESENTER_SCALE, presenter_mode
 PLOTLY_CONFIG = {"displaylogo": False}
 
 
-def show_figure(fig: go.Figure, key: str, on_select=None) -> None:
+def show_figure(fig: go.Figure, key: str, on_select=None, presenter_height: int | None = None) -> None:
     """Draw a figure without exports (live charts); fonts scaled in presenter mode. With ``on_select`` (a
-    callback) a click on a point selects it (``st.session_state[key].selection``)."""
+    callback) a click on a point selects it (``st.session_state[key].selection``). ``presenter_height`` (px)
+    replaces the figure's height in presenter mode: for a first chart that must fit a 1280 × 720 projector
+    screen below the page's controls."""
     if presenter_mode():  # presenter mode: every font readable from the back of the room
         scale_fonts(fig, PRESENTER_SCALE)
+        if presenter_height:
+            fig.update_layout(height=presenter_height)
     select = dict(on_select=on_select, selection_mode="points") if on_select is not None else {}
     st.plotly_chart(fig, key=key, config=PLOTLY_CONFIG, **select)
 
@@ -39,13 +43,15 @@ def export_name(key: str, ext: str) -> str:
     return f"{page}-{chart_name.replace('.', '-').replace('_', '-') or 'chart'}-{digest}.{ext}"
 
 
-def chart(fig: go.Figure, data: pd.DataFrame | None, key: str, on_select=None) -> None:
+def chart(fig: go.Figure, data: pd.DataFrame | None, key: str, on_select=None,
+          presenter_height: int | None = None) -> None:
     """Show a Plotly figure with its data as CSV and the figure as standalone HTML (PNG: Plotly toolbar).
 
     ``key`` is a namespaced, stable widget key, e.g. ``"norms.residual"``. With ``on_select`` (a callback) a
     click on a point selects it; the selection is in ``st.session_state[key + ".chart"].selection``.
+    ``presenter_height``: see :func:`show_figure`.
     """
-    show_figure(fig, f"{key}.chart", on_select)
+    show_figure(fig, f"{key}.chart", on_select, presenter_height)
     if data is None:
         return
     row = st.container(horizontal=True, gap="small")  # buttons keep their natural width, even in narrow columns

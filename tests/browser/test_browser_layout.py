@@ -1,9 +1,9 @@
 """Projector layout in a real browser: 1280 × 720, presenter mode on, every page reached by clicking the
 navigation (never ``page.goto`` per page).
 
-On every page the top of the first chart lies inside the viewport without scrolling, chart tick labels are
-enlarged (presenter mode scales the charts, not only the headings), and slider values sit above their knob
-in the app's sans font. Screenshots land in ``screenshots/`` for a person to look at.
+On every page the top of the first chart lies inside the viewport without scrolling (on Pre vs Post the whole
+chart), chart tick labels are enlarged (presenter mode scales the charts, not only the headings), and slider
+values sit above their knob in the app's sans font. Screenshots land in ``screenshots/`` for a person to look at.
 """
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ pytestmark = pytest.mark.browser
 
 WIDTH, HEIGHT = 1280, 720
 PRESENTER_TICK_PX = 18  # chart fonts: 13 px normally, 20 px in presenter mode
+WHOLE_FIRST_CHART = {"pre-vs-post"}  # pages whose whole first chart is on the first screen (a line chart to talk over)
 
 FIRST_CHART = """() => {
   const c = document.querySelector('[data-testid="stMain"] [data-testid="stPlotlyChart"]');
   if (!c) return null;
   const tick = c.querySelector('.xtick text, .ytick text');
-  return {top: c.getBoundingClientRect().top, scrollY: window.scrollY,
+  return {top: c.getBoundingClientRect().top, bottom: c.getBoundingClientRect().bottom, scrollY: window.scrollY,
           tickPx: tick ? parseFloat(getComputedStyle(tick).fontSize) : null,
           title: (c.querySelector('.gtitle') || {}).textContent || ''};
 }"""
@@ -62,6 +63,8 @@ def test_projector_first_chart_in_view_on_every_page(server, browser, lang):
             assert info["scrollY"] == 0
             assert 0 <= info["top"] < HEIGHT - 120, f"{path}: first chart starts at y={info['top']:.0f} of {HEIGHT}"
             assert info["tickPx"] is not None and info["tickPx"] >= PRESENTER_TICK_PX, (path, info)
+            if path in WHOLE_FIRST_CHART:
+                assert info["bottom"] <= HEIGHT, f"{path}: first chart ends at y={info['bottom']:.0f} of {HEIGHT}"
             seen[path or "overview"] = info
             for s in page.evaluate(SLIDER_VALUES):
                 assert s["valueBottom"] <= s["knobTop"] + 1, f"{path}: slider value sits on its knob: {s}"

@@ -289,3 +289,21 @@ def test_xiong_scaling_chart_against_an_independent_computation():
     text = " ".join(m.value for m in at.markdown)
     assert f"Pre-Norm ∝ L^{slopes[0]:+.2f}" in text and f"Post-Norm ∝ L^{slopes[1]:+.2f}" in text
     assert "1/√L" in text and "Theorem 1" in text
+
+
+def test_presenter_mode_first_chart_fits_a_projector_screen():
+    """Presenter mode at 1280 x 720: the first chart (norms by depth) gets a height that fits below the title and
+    the depth slider (it was 400 px x 1.25 = 500 px, of which the first screen showed only the top); the
+    "same weights" caption sits below the chart, not between the slider and the chart."""
+    normal, presenter = run_page(), run_page(**{"ui.presenter": True})
+    for at in (normal, presenter):
+        assert not at.exception, at.exception
+    first = {name: charts(at)[0]["layout"] for name, at in (("normal", normal), ("presenter", presenter))}
+    # 720 px minus the title (two lines at presenter size), the folded explanation and the slider: about 380 px
+    assert first["normal"]["height"] == 400 and 300 <= first["presenter"]["height"] <= 380
+    assert "Mean residual L2 norm by depth" in first["presenter"]["title"]["text"]
+    assert first["presenter"]["font"]["size"] > first["normal"]["font"]["size"]  # the fonts are still enlarged
+    # the first element after the depth slider is the chart: no caption in between
+    main = [e for e in presenter.main if e.type in ("slider", "plotly_chart", "caption")]
+    kinds = [e.type for e in main]
+    assert kinds[kinds.index("slider") + 1] == "plotly_chart", kinds
