@@ -13,11 +13,12 @@ import torch
 from analysis import generation as gen
 from engine.generation import FILTER_ORDER, sampling_filters
 from ui.budget import refuse_over_budget
-from ui.controls import PAGE, SHARED, index_slider, init_state
+from ui.controls import index_slider
 from ui.figures.generate import cache_bars, filter_bars, memory_bars, query_row_heatmap
 from ui.figures.next_token import visible_token
 from ui.i18n import t
 from ui.sidebar import explorer, presenter_mode
+from ui.state import control, current
 from ui.stepper import Sampling, current_run, history_frame
 from ui.widgets import chart, explain
 from ui.escape import md, plotly
@@ -34,19 +35,21 @@ config = ctx.config
 prompt = ctx.input_ids[0].tolist()
 
 # ---- sampling settings (in the URL, so a shared link replays the same run) ----
-for key, default in (("gen.sample", True), ("gen.temperature", 0.8), ("gen.top_k", 20), ("gen.top_p", 0.9),
-                     ("gen.min_p", 0.05), ("gen.seed", 0)):
-    init_state(key, default)
 settings = st.expander(t("gen.settings"), expanded=False) if presenting else st.container()  # room for the run
 c = settings.columns(6)
-do_sample = c[0].toggle(t("gen.sample"), key="gen.sample", help=t("gen.sample_help"), **SHARED)
+do_sample = control(c[0].toggle, t("gen.sample"), "gen.sample", True, kind="bool", help=t("gen.sample_help"))
 sampling = Sampling(
     do_sample=bool(do_sample),
-    temperature=float(c[1].slider(t("gen.temperature"), 0.1, 3.0, step=0.1, key="gen.temperature", **SHARED)),
-    top_k=int(c[2].slider(t("gen.top_k"), 0, 100, step=1, key="gen.top_k", help=t("gen.top_k_help"), **SHARED)),
-    top_p=float(c[3].slider(t("gen.top_p"), 0.05, 1.0, step=0.05, key="gen.top_p", help=t("gen.top_p_help"), **SHARED)),
-    min_p=float(c[4].slider(t("gen.min_p"), 0.0, 0.5, step=0.01, key="gen.min_p", help=t("gen.min_p_help"), **SHARED)),
-    seed=int(c[5].number_input(t("gen.seed"), 0, 2**31 - 1, step=1, key="gen.seed", **SHARED)),
+    temperature=float(control(c[1].slider, t("gen.temperature"), "gen.temperature", 0.8, kind="float", lo=0.1,
+                              hi=3.0, step=0.1)),
+    top_k=int(control(c[2].slider, t("gen.top_k"), "gen.top_k", 20, kind="int", lo=0, hi=100,
+                      help=t("gen.top_k_help"))),
+    top_p=float(control(c[3].slider, t("gen.top_p"), "gen.top_p", 0.9, kind="float", lo=0.05, hi=1.0, step=0.05,
+                        help=t("gen.top_p_help"))),
+    min_p=float(control(c[4].slider, t("gen.min_p"), "gen.min_p", 0.05, kind="float", lo=0.0, hi=0.5, step=0.01,
+                        help=t("gen.min_p_help"))),
+    seed=int(control(c[5].number_input, t("gen.seed"), "gen.seed", 0, kind="int", lo=0, hi=2**31 - 1, min_value=0,
+                     max_value=2**31 - 1, step=1)),
 )
 
 # ---- the run: prefill once, then one step per click (PageDown) ----
@@ -132,11 +135,10 @@ st.caption(t("gen.cache_caption", L=config.num_hidden_layers, kv=kv, h=config.nu
 
 # ---- the distribution: what each filter removed ----
 n_views = n + 1
-init_state("gen.view", n_views)
-if st.session_state.get("gen._views") == n_views - 1 and st.session_state.get("gen.view") == n_views - 1:
+if st.session_state.get("gen._views") == n_views - 1 and current("gen.view", n_views) == n_views - 1:
     st.session_state["gen.view"] = n_views  # follow the newest step while the slider sits on it
 st.session_state["gen._views"] = n_views
-if st.session_state["gen.view"] > n_views:  # after a restart: back to the newest distribution, silently
+if current("gen.view", n_views) > n_views:  # after a restart: back to the newest distribution, silently
     st.session_state["gen.view"] = n_views
 st.subheader(t("gen.dist_title"))
 st.caption(t("gen.order") + " " + (t("gen.replay", seed=sampling.seed) if do_sample else t("gen.greedy_note")))
@@ -166,11 +168,11 @@ if n and not presenting:
 
 # ---- memory calculator ----
 st.subheader(t("gen.mem_title"))
-init_state("gen.ctx", 2048)
-init_state("gen.dtype", "bfloat16")
 m1, m2 = st.columns(2)
-T_mem = int(m1.select_slider(t("gen.mem_ctx"), CONTEXT_LENGTHS, key="gen.ctx", **PAGE))
-dtype = m2.selectbox(t("gen.mem_dtype"), list(BYTES), key="gen.dtype", **PAGE)
+T_mem = int(control(m1.select_slider, t("gen.mem_ctx"), "gen.ctx", 2048, kind="choice", options=list(CONTEXT_LENGTHS),
+                    bind=False))
+dtype = control(m2.selectbox, t("gen.mem_dtype"), "gen.dtype", "bfloat16", kind="choice", options=list(BYTES),
+                bind=False)
 mem = gen.memory_table(config, t("gen.mem_current"), T_mem, BYTES[dtype])
 chart(memory_bars(mem, t("gen.mem_chart", T=f"{T_mem:,}", dtype=dtype), t("gen.mem_x"), t("gen.mem_y"),
                   t("gen.mcol.kv_heads")), mem, "gen.memory")
