@@ -27,10 +27,14 @@ def norm_placement_pair(model: CausalLM) -> tuple[CausalLM, CausalLM]:
     ``assign=True``, so both share their parameter tensors: read-only use only, like every cached model.
     """
     other_position = "post" if model.config.norm_position == "pre" else "pre"
-    other = CausalLM(model.config.replace(norm_position=other_position))
+    with torch.device("meta"):  # no random init that the shared weights would replace (a third of the page's time)
+        other = CausalLM(model.config.replace(norm_position=other_position))
     # assign=True: the new model holds the very same storage (no copy, no extra memory). assign wraps each
     # state-dict entry in its own Parameter, so a tied head is re-tied to make it one Parameter again.
     other.load_state_dict(model.state_dict(), strict=True, assign=True)
+    for name, buf in model.named_buffers():  # fixed tables outside the state dict (sinusoidal positions): shared too
+        owner, _, attr = name.rpartition(".")
+        setattr(other.get_submodule(owner), attr, buf)
     if model.lm_head.weight is model.embed_tokens.weight:
         other.lm_head.weight = other.embed_tokens.weight
     return (model, other) if model.config.norm_position == "pre" else (other, model)
