@@ -1,7 +1,7 @@
 """Load test of one `streamlit run` server on loopback: a class clicking through pages while some train.
 
 Usage: ``python bench/bench_load.py [--students 30] [--views 4] [--trainers 4] [--omp-threads 1] [--phases isolation herd]
-[--no-write]``
+[--job-modes processes threads] [--no-write]``
 
 Two phases, each on its own freshly started server:
 
@@ -9,8 +9,11 @@ Two phases, each on its own freshly started server:
 pages (overview, norms, Pre vs Post, attention, loss, next token) in turn, (a) on an otherwise idle server and (b)
 while ``--trainers`` students train and one asks for the slider maxima (no herd). Every probe view uses a seed
 not seen before on that server, so both passes do the same work (build the model, trace, draw); a first pass
-with yet another seed warms the imports and is not counted. Reported: each page's latency alone and under the
-heavy actions, the median ratio (b)/(a), the worst (b), and how long the maxima refusal took.
+with yet another seed warms the imports and is not counted, and a last pass (a') once every trainer's tab closed
+makes "alone" the mean of (a) and (a'), so a change in the machine's other load hits both sides. Reported: each
+page's latency alone and under the heavy actions, the median ratio (b)/(a), the worst (b), how long the maxima
+refusal took, and the server's own CPU use while only the trainers' tabs were open. ``--job-modes threads``
+repeats the phase with the runs in the server's threads (``EXPLORER_JOB_PROCESSES=0``, the old way).
 
 **herd**:
 
@@ -238,6 +241,8 @@ def main() -> None:
     ap.add_argument("--omp-threads", default="1",
                     help="OMP_NUM_THREADS of the server, as in the README's run command ('' leaves it unset)")
     ap.add_argument("--phases", nargs="+", choices=["isolation", "herd"], default=["isolation", "herd"])
+    ap.add_argument("--job-modes", nargs="+", choices=["processes", "threads"], default=["processes"],
+                    help="isolation phase: run it with training in processes (default) and/or in the server's threads")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     import os
@@ -250,13 +255,17 @@ def main() -> None:
             f"beside {args.students} students x {args.views} page views (herd)\n\n"
             f"{machine_line()}; load average {load0:.0f} at the start (other users of the machine)\n\n"
             f"`python bench/bench_load.py --students {args.students} --views {args.views} --trainers {args.trainers} "
-            f"--omp-threads '{args.omp_threads}' --phases {' '.join(args.phases)}` (server: "
+            f"--omp-threads '{args.omp_threads}' --phases {' '.join(args.phases)} --job-modes {' '.join(args.job_modes)}` "
+            "(server: "
             f"OMP_NUM_THREADS={args.omp_threads or 'unset'}, "
             f"EXPLORER_TORCH_THREADS={os.environ.get('EXPLORER_TORCH_THREADS', 'default')}, "
             f"EXPLORER_MAX_HEAVY_JOBS={os.environ.get('EXPLORER_MAX_HEAVY_JOBS', 'default')})\n\n")
-    if "isolation" in args.phases:
-        text += "## Isolation: one probe student, alone and beside the heavy actions\n\n" + isolation_table(
-            isolation(args.trainers, env)) + "\n"
+    for mode in args.job_modes if "isolation" in args.phases else []:
+        how = {"processes": "runs in their own processes (the default)",
+               "threads": "runs in threads of the server process, as before (EXPLORER_JOB_PROCESSES=0)"}[mode]
+        text += (f"## Isolation, {how}: one probe student, alone and beside the heavy actions\n\n"
+                 + isolation_table(isolation(args.trainers, {**env, "EXPLORER_JOB_PROCESSES": "0" if mode == "threads" else "1"}))
+                 + f"\nLoad average now: {os.getloadavg()[0]:.0f}\n\n")
         print(text, flush=True)
     if "herd" in args.phases:
         s = run(args.students, args.views, args.trainers, env=env)
