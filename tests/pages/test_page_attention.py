@@ -130,3 +130,11 @@ def test_nonfinite_model_fails_the_checks_in_words():
     assert not pre.exception
     assert any("norms overflow" in w.value for w in pre.warning)
     assert not re.search(r"\bnan\b", at.dataframe[0].value.to_string(), re.I)
+
+
+@pytest.mark.parametrize("lang, unit", [("en", "nats"), ("zh", "奈特")])
+def test_entropy_map_colour_bar_unit_is_in_the_session_language(lang, unit):
+    at = open_page("attention", **{"ui.lang": lang})
+    maps = [f for f in figures(at) if f["data"] and f["data"][0].get("type") == "heatmap"
+            and "colorbar" in f["data"][0] and unit in str(f["data"][0]["colorbar"].get("title", ""))]
+    assert maps, [f["data"][0].get("colorbar") for f in figures(at) if f["data"]]

@@ -50,3 +50,16 @@ def test_every_preset_names_its_source_in_both_languages_without_paths():
         for name in PRESETS:
             text = cat[f"preset_source.{name}"]
             assert text and "/" not in text and "seeds" not in text, (lang, name, text)
+
+
+# English strings that quote Chinese on purpose (a tutorial's words, a corpus name, the poem punctuation).
+QUOTES_CHINESE = {"preset.gpt2_walkthrough", "preset_source.gpt2_walkthrough", "train.corpus.zh",
+                  "train.learned_punct", "train.comma_metric", "train.period_metric", "train.comma_help",
+                  "train.period_help", "train.poem_learned", "train.poem_frequency", "train.poem_not_yet"}
+
+
+def test_english_catalog_has_no_chinese_outside_quotes():
+    """A zh value pasted into the en catalog shows Chinese to an English session (the entropy map's 奈特)."""
+    en = catalogs()["en"]
+    han = sorted(k for k, v in en.items() if re.search(r"[\u4e00-\u9fff]", v) and k not in QUOTES_CHINESE)
+    assert not han, han

@@ -40,7 +40,7 @@ EN = {
     "attn.head_axis": "head",
     "attn.layer_axis": "layer",
     "attn.entropy_axis": "entropy (nats)",
-    "attn.entropy_unit": "奈特",
+    "attn.entropy_unit": "nats",
     "attn.uniform": "uniform",
     "attn.overview_title": "Every layer and head at a glance",
     "attn.layer_short": "L{layer}",
