@@ -10,8 +10,21 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing may download while tests
 torch.set_num_threads(1)
 
 
-# ---- real-browser fixtures (tests/browser_support.py) -------------------------------------------------------
+# ---- AppTest page tests (tests/page_helpers.py) --------------------------------------------------------------
 import pytest  # noqa: E402
+
+
+@pytest.fixture()
+def charts():
+    """The chart builder calls of the latest AppTest run: ``charts(contribution_bar).data`` is the DataFrame the
+    page gave ``ui.figures.loss.contribution_bar`` (see ``page_helpers.recording_charts``)."""
+    from tests.page_helpers import recording_charts
+
+    with recording_charts() as record:
+        yield record
+
+
+# ---- real-browser fixtures (tests/browser_support.py) -------------------------------------------------------
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,6 @@
-"""Helpers for the AppTest page tests (attention, loss, next token): open a page with a given sidebar state,
-read chart data out of the figure JSON, and rebuild the same model and input independently of the app.
+"""Helpers for the AppTest page tests: open a page with a given sidebar state (:func:`open_page`, the one way
+tests open the app), read the DataFrame each chart was built from (:func:`recording_charts`, the ``charts``
+fixture), and rebuild the same model and input independently of the app.
 
 Independent means: a fresh ``CausalLM`` built from the same config and seed (``torch.manual_seed(seed)``
 then ``CausalLM(config)`` reproduces the cached model) and ids from a fresh tokenizer or generator, never the
@@ -9,33 +10,72 @@ app's cached model or trace.
 from __future__ import annotations
 
 import base64
+import importlib
+import inspect
 import json
+import pkgutil
+import sys
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
 import torch
 from streamlit.testing.v1 import AppTest
 
 from engine import CausalLM, ModelConfig
 from engine.tokenizer import bundled_tokenizer
-from ui.sidebar import DEFAULTS, FFN_KINDS, MAX_TOKENS
+from ui.options import DEFAULTS, MAX_TOKENS, widgets_to_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def open_page(page: str, **state) -> AppTest:
-    """Run ``app.py``, switch to ``pages/<page>.py`` and rerun it with DEFAULTS updated by ``state``.
+def open_page(page: str | None = None, *, via: str = "navigation", script: str | Path | None = None,
+              source: str | None = None, query: dict | None = None, lang: str | None = "en", defaults: bool = True,
+              settle: bool = True, timeout: float = 60, **state) -> AppTest:
+    """The one way the tests open the app under AppTest: a fresh session, run, on ``page`` with ``state``.
 
-    Keys use dots, so pass them through a dict: ``open_page("loss", **{"loss.prompt_len": 3})``. Session
-    state is set after the switch (AppTest drops values set before ``switch_page``: a Streamlit 1.67 limitation).
+    ``via`` says how the page is reached:
+
+    * ``"navigation"`` (the user's path): ``app.py`` runs (the overview), switches to ``pages/<page>.py`` when
+      ``page`` is given, then the session state is set and the page rerun. Session state is set after the switch
+      (AppTest drops values set before ``switch_page``: a Streamlit 1.67 limitation). With ``settle`` the
+      sidebar is first restored (DEFAULTS and the language, lost on the switch), then ``state`` is set twice (see
+      :func:`rerun`); without it everything is set once and the page runs once.
+    * ``"switch"``: ``app.py`` with ``pages/<page>.py`` selected before its first run (only where the page's
+      url_path equals its file stem) and the state set up front; one run.
+    * ``"script"``: the page script itself is the main script (it draws the shared sidebar through
+      ``explorer()``), the state set up front; one run. ``script`` (a file) or ``source`` (a string) run such a
+      script of the test's own.
+
+    The state is DEFAULTS (unless ``defaults`` is False), then ``ui.lang`` = ``lang`` (unless None), then
+    ``state``. Keys use dots, so pass them through a dict: ``open_page("loss", **{"loss.prompt_len": 3})``.
+    ``query`` is the query string the browser opens the app with (a share link). ``timeout`` is each run's.
     """
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    if source is not None or script is not None:
+        via = "script"
+    if source is not None:
+        at = AppTest.from_string(source, default_timeout=timeout)
+    else:
+        main = script or (ROOT / "pages" / f"{page}.py" if via == "script" else ROOT / "app.py")
+        at = AppTest.from_file(str(main), default_timeout=timeout)
+    at.query_params.update(query or {})
+    base = {**(DEFAULTS if defaults else {}), **({"ui.lang": lang} if lang else {})}
+    if via != "navigation":
+        if via == "switch":
+            at.switch_page(f"pages/{page}.py")
+        return rerun(at, settle=False, **{**base, **state})
     at.run()
-    at.switch_page(f"pages/{page}.py").run()
-    for k, v in {**DEFAULTS, "ui.lang": "en"}.items():  # restore the sidebar (lost on switch_page) first
-        at.session_state[k] = v
-    at.run()
-    return rerun(at, **{**DEFAULTS, "ui.lang": "en", **state})
+    if page:
+        at.switch_page(f"pages/{page}.py").run()
+    if not (base or state):
+        return at
+    if settle:
+        rerun(at, settle=False, **base)  # restore the sidebar (lost on switch_page) first
+    return rerun(at, settle=settle, **{**base, **state})
 
 
 def rerun(at: AppTest, settle: bool = True, **state) -> AppTest:
@@ -61,8 +101,130 @@ def figures(at: AppTest) -> list[dict]:
     return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
 
 
+def shown_chart(at: AppTest, key: str) -> dict:
+    """The figure the page shows under the chart key ``key`` (``ui.widgets.chart``'s, e.g. "attn.grid") as a
+    dict: for a figure a page caches (its builder is not called again on a cache hit)."""
+    found = [c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}.chart")]
+    assert len(found) == 1, (key, [c.proto.id for c in at.get("plotly_chart")])
+    return json.loads(found[0].proto.spec)
+
+
+@dataclass
+class ChartCall:
+    """One call of a chart builder (a ``ui.figures`` function that returns a figure) during a page run."""
+
+    name: str  # the builder's module and name, e.g. "ui.figures.loss.contribution_bar"
+    arguments: dict  # every parameter by name, defaults included
+    figure: go.Figure  # what it returned: the figure the page shows
+
+    @property
+    def data(self) -> pd.DataFrame:
+        """The DataFrame the builder was given (its first DataFrame argument)."""
+        return next(v for v in self.arguments.values() if isinstance(v, pd.DataFrame))
+
+    @property
+    def layout(self) -> dict:
+        """The figure's layout as the page sends it (plain JSON: titles, axes)."""
+        return json.loads(self.figure.to_json())["layout"]
+
+
+class ChartCalls:
+    """The chart builder calls of the latest AppTest run, asked for by builder (function or dotted name)."""
+
+    def __init__(self) -> None:
+        self.calls: list[ChartCall] = []
+        self.lock = threading.Lock()
+
+    def all(self, builder) -> list[ChartCall]:
+        name = builder if isinstance(builder, str) else f"{builder.__module__}.{builder.__name__}"
+        return [c for c in self.calls if c.name == name]
+
+    def __call__(self, builder, index: int | None = None) -> ChartCall:
+        """The one call of ``builder`` in the latest run (or its ``index``-th call when it draws several)."""
+        calls = self.all(builder)
+        if index is None:
+            assert len(calls) == 1, f"{builder}: {len(calls)} calls in the latest run; made: {self.names()}"
+            return calls[0]
+        return calls[index]
+
+    def data(self, builder, index: int | None = None) -> pd.DataFrame:
+        """The DataFrame given to ``builder`` in the latest run."""
+        return self(builder, index).data
+
+    def names(self) -> list[str]:
+        return [c.name for c in self.calls]
+
+
+def _chart_builders() -> dict:
+    """Every public ``ui.figures`` function that builds a figure from data (not one that styles a figure)."""
+    import ui.figures
+
+    for info in pkgutil.iter_modules(ui.figures.__path__):
+        importlib.import_module(f"ui.figures.{info.name}")
+    found = {}
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("ui.figures."):
+            continue
+        for attr, f in vars(module).items():
+            if not inspect.isfunction(f) or f.__module__ != name or attr.startswith("_"):
+                continue
+            sig = inspect.signature(f)
+            first = next(iter(sig.parameters.values())).annotation
+            if sig.return_annotation in ("go.Figure", go.Figure) and first not in ("go.Figure", go.Figure):
+                found[f] = sig
+    return found
+
+
+@contextmanager
+def recording_charts():
+    """Record every chart builder call while the block runs; yields a :class:`ChartCalls` holding those of the
+    latest AppTest run (each run starts a new record).
+
+    AppTest runs the page script in this process, and a page looks its builders up when it runs (``from
+    ui.figures.loss import contribution_bar`` at its top), so replacing the module attributes is seen by every
+    run; ``ui`` modules that imported a builder when they were loaded are patched too.
+    """
+    record = ChartCalls()
+
+    def wrap(f, sig):
+        name = f"{f.__module__}.{f.__name__}"
+
+        def recorded(*args, **kwargs):
+            fig = f(*args, **kwargs)
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            with record.lock:
+                record.calls.append(ChartCall(name, dict(bound.arguments), fig))
+            return fig
+
+        return recorded
+
+    wrapped = {f: wrap(f, sig) for f, sig in _chart_builders().items()}
+    patched = []
+    for name, module in list(sys.modules.items()):
+        if name == "ui" or name.startswith("ui."):
+            for attr, value in list(vars(module).items()):
+                if inspect.isfunction(value) and value in wrapped:
+                    patched.append((module, attr, value))
+                    setattr(module, attr, wrapped[value])
+    real_run = AppTest._run
+
+    def run(self, *args, **kwargs):
+        record.calls = []
+        return real_run(self, *args, **kwargs)
+
+    AppTest._run = run
+    try:
+        yield record
+    finally:
+        AppTest._run = real_run
+        for module, attr, value in patched:
+            setattr(module, attr, value)
+
+
 def arr(value) -> np.ndarray:
-    """A trace array from figure JSON as float64 numpy: typed arrays (``bdata``) decoded, None -> NaN."""
+    """A trace array from figure JSON as float64 numpy: typed arrays (``bdata``) decoded, None -> NaN.
+    Being replaced by :func:`recording_charts` (the DataFrame given to the chart builder)."""
     if isinstance(value, dict) and "bdata" in value:
         a = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
         shape = value.get("shape")
@@ -85,18 +247,10 @@ def texts(at: AppTest) -> str:
 
 
 def state_config(**state) -> tuple[ModelConfig, int]:
-    """The ModelConfig and seed the sidebar builds from DEFAULTS updated by ``state`` (mirrors ui/sidebar.py)."""
+    """The ModelConfig and seed the sidebar builds from DEFAULTS updated by ``state`` (no preset or upload: the
+    fields without a slider at their defaults), through the sidebar's own mapping."""
     s = {**DEFAULTS, **state}
-    act, gated = FFN_KINDS[s["cfg.ffn"]]
-    config = ModelConfig(
-        vocab_size=s["cfg.vocab_size"], hidden_size=s["cfg.hidden_size"], num_hidden_layers=s["cfg.num_hidden_layers"],
-        num_attention_heads=s["cfg.num_attention_heads"], num_key_value_heads=s["cfg.num_key_value_heads"],
-        intermediate_size=s["cfg.intermediate_size"], hidden_act=act, mlp_gated=gated, norm_type=s["cfg.norm_type"],
-        norm_position=s["cfg.norm_position"], position_embedding=s["cfg.position_embedding"],
-        max_position_embeddings=MAX_TOKENS, bias=not gated, tie_word_embeddings=s["cfg.tie_word_embeddings"],
-        initializer_range=float(s["cfg.initializer_range"]),
-    )
-    return config, int(s["cfg.seed"])
+    return widgets_to_config(s), int(s["cfg.seed"])
 
 
 def reference(**state) -> tuple[CausalLM, torch.Tensor, object]:

@@ -109,6 +109,24 @@ def config_to_widgets(c: ModelConfig) -> tuple[dict, list[str]]:
     return values, notes
 
 
+def widgets_to_config(values: dict, fixed: dict | None = None) -> ModelConfig:
+    """The ``ModelConfig`` the sidebar builds from its values (``cfg.*`` keys, as in DEFAULTS) and the fields
+    without a slider (``fixed``, default FIXED_DEFAULTS); the inverse of :func:`config_to_widgets`. Raises the
+    config's ``ValueError`` for an impossible combination."""
+    fixed = {**FIXED_DEFAULTS, **(fixed or {})}
+    act, gated = FFN_KINDS[values["cfg.ffn"]]
+    return ModelConfig(
+        vocab_size=values["cfg.vocab_size"], hidden_size=values["cfg.hidden_size"],
+        num_hidden_layers=values["cfg.num_hidden_layers"], num_attention_heads=values["cfg.num_attention_heads"],
+        num_key_value_heads=values["cfg.num_key_value_heads"], intermediate_size=values["cfg.intermediate_size"],
+        hidden_act=act, mlp_gated=gated, norm_type=values["cfg.norm_type"], norm_position=values["cfg.norm_position"],
+        position_embedding=values["cfg.position_embedding"], max_position_embeddings=fixed["max_position_embeddings"],
+        rope_theta=fixed["rope_theta"], norm_eps=fixed["norm_eps"],
+        bias=(not gated) if fixed["bias"] is None else fixed["bias"], attention_bias=fixed["attention_bias"],
+        tie_word_embeddings=values["cfg.tie_word_embeddings"], initializer_range=float(values["cfg.initializer_range"]),
+    )
+
+
 def fixed_fields() -> dict:
     """The config fields without a slider: the preset's or upload's values, else FIXED_DEFAULTS."""
     return {**FIXED_DEFAULTS, **st.session_state.get(FIXED_KEY, {})}

@@ -30,7 +30,7 @@ from ui.input_notes import random_input_tokens, tokenizer_note
 from ui.legacy_pages import leave_legacy_multipage_mode
 from ui.options import (DEFAULT_TEXT, DEFAULTS, FFN_KINDS, FFN_OPTIONS, HIDDEN_OPTIONS, INIT_OPTIONS, LEGACY_LABELS,
                         MAX_LAYERS, MAX_TOKENS, POSITION_OPTIONS, RANDOM_INPUT_PRESETS, VOCAB_OPTIONS, config_to_widgets,
-                        divisors, fixed_fields, fixed_label, nearest)
+                        divisors, fixed_fields, fixed_label, nearest, widgets_to_config)
 from ui.presenter import presenter_mode, presenter_toggle
 from ui.share import export_json, parse_config_upload, parse_upload, share_widgets
 from ui.state import (CHECKED_KEY, MAX_TEXT, apply_pending, control, cut_utf16, repair, rerun_if_pending, reset,
@@ -130,17 +130,12 @@ def config_widgets(notes: list[str]) -> ModelConfig:
             hi=2**31 - 1, min_value=0.0, max_value=float(2**31 - 1), step=1.0, format="%.0f")
 
     rerun_if_pending()  # a bad link value: repair it before anything is built from it
-    act, gated = FFN_KINDS[ffn]
-    fixed = fixed_fields()
+    values = {"cfg.vocab_size": vocab, "cfg.hidden_size": hidden, "cfg.num_hidden_layers": layers,
+              "cfg.num_attention_heads": heads, "cfg.num_key_value_heads": kv, "cfg.intermediate_size": ffn_size,
+              "cfg.ffn": ffn, "cfg.norm_type": norm, "cfg.norm_position": placement,
+              "cfg.position_embedding": position, "cfg.tie_word_embeddings": tied, "cfg.initializer_range": init}
     try:
-        config = ModelConfig(
-            vocab_size=vocab, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
-            num_key_value_heads=kv, intermediate_size=ffn_size, hidden_act=act, mlp_gated=gated,
-            norm_type=norm, norm_position=placement, position_embedding=position,
-            max_position_embeddings=fixed["max_position_embeddings"], rope_theta=fixed["rope_theta"],
-            norm_eps=fixed["norm_eps"], bias=(not gated) if fixed["bias"] is None else fixed["bias"],
-            attention_bias=fixed["attention_bias"], tie_word_embeddings=tied, initializer_range=float(init),
-        )
+        config = widgets_to_config(values, fixed_fields())
     except ValueError as err:
         st.error(t("common.bad_config", error=str(err)))
         st.stop()

@@ -25,7 +25,7 @@ import torch
 from bench.bench_load import maxima, student
 from bench.loadsim import MAXIMA, Server, Student, follow_run, queued, step_of
 from engine import CausalLM
-from page_helpers import state_config
+from tests.page_helpers import state_config
 
 pytestmark = pytest.mark.slow  # several minutes on a loaded 2-core machine (one server, 13 clients)
 

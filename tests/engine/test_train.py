@@ -14,6 +14,7 @@ import torch
 from analysis.probes import LINE_OFFSET_5, head_slot_attention, measure_poem_structure, poem_slot_pairs
 from engine import CausalLM, ModelConfig
 from engine.train import StepInfo, TrainConfig, clone_model, get_batch, lr_at, race_pre_post, split_ids, train
+from tests.model_helpers import checksum
 
 V = 32
 
@@ -46,10 +47,6 @@ def fast_cfg(**kw) -> TrainConfig:
                 eval_batches=2, seed=0, val_fraction=0.1)
     base.update(kw)
     return TrainConfig(**base)
-
-
-def checksum(model: torch.nn.Module) -> float:
-    return float(sum(p.detach().double().abs().sum() + p.detach().double().sum() for p in model.parameters()))
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -4,15 +4,12 @@ picked in the sidebar by name (offline; nothing is downloaded)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import torch
-from streamlit.testing.v1 import AppTest
-
+from tests.page_helpers import open_page
 from ui import caches
 
-ROOT = Path(__file__).resolve().parents[2]
 PAGES = ["overview", "norms", "prepost", "attention", "heads", "loss", "next_token", "generate", "lens"]
 N_LAYER, N_HEAD = 3, 4
 
@@ -40,12 +37,9 @@ def test_page_runs_on_a_gpt2_checkpoint(page, models_dir, monkeypatch):
     monkeypatch.setenv("EXPLORER_MODELS_DIR", str(models_dir))
     caches.available_checkpoints.clear()
     caches.checkpoint_menu.clear()
-    at = AppTest.from_file(str(ROOT / "pages" / f"{page}.py"), default_timeout=90)
-    at.session_state["ui.lang"] = "en"
-    at.session_state["model.source"] = "checkpoint"
-    at.session_state["model.checkpoint"] = "tiny-gpt2"  # SmolLM2, when installed, is listed first
-    at.session_state["input.text"] = "In the beginning God created the heaven and the earth."
-    at.run()
+    at = open_page(page, via="script", defaults=False, timeout=90, **{
+        "model.source": "checkpoint", "model.checkpoint": "tiny-gpt2",  # SmolLM2, when installed, is listed first
+        "input.text": "In the beginning God created the heaven and the earth."})
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
     assert at.session_state["model.checkpoint"] == "tiny-gpt2"

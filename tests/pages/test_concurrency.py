@@ -36,14 +36,12 @@ from pathlib import Path
 
 import pytest
 import torch
-from streamlit.testing.v1 import AppTest
 
 from engine import CausalLM
-from tests.page_helpers import state_config
+from tests.model_helpers import checksum
+from tests.page_helpers import open_page, state_config
 from ui import sidebar
-from ui.sidebar import DEFAULTS
 
-ROOT = Path(__file__).resolve().parents[2]
 N_SESSIONS = 20
 
 
@@ -59,15 +57,6 @@ def _state(i: int) -> dict:
         "cfg.position_embedding": "rope" if i % 5 == 2 else "learned",
         "cfg.seed": 1000 + i,
     }
-
-
-def checksum(model: torch.nn.Module) -> float:
-    """Sum of (parameter + buffer) values weighted by position: changes if any element changes."""
-    total = 0.0
-    for t in list(model.parameters()) + list(model.buffers()):
-        flat = t.detach().double().flatten()
-        total += float((flat * torch.arange(1, flat.numel() + 1, dtype=torch.float64).remainder(97)).sum())
-    return total
 
 
 def _clean(model: torch.nn.Module) -> list[str]:
@@ -87,12 +76,7 @@ def _clean(model: torch.nn.Module) -> list[str]:
 
 
 def _session(i: int) -> dict:
-    state = {**DEFAULTS, "ui.lang": "en", **_state(i)}
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
-    at.run()
-    for k, v in state.items():
-        at.session_state[k] = v
-    at.run()
+    at = open_page(settle=False, timeout=180, **_state(i))  # DEFAULTS, English, then session i's sidebar
     charts = at.get("plotly_chart")
     if not charts:
         return {"i": i, "exception": [e.message for e in at.exception] or ["no chart: " + repr(

@@ -37,10 +37,10 @@ from engine.checkpoints import (
 )
 from engine.loss import mask_prompt, mean_supervised_loss, shifted_token_losses
 from engine.tokenizer import train_bpe
+from tests.page_helpers import open_page
 from ui import caches, checkpoint_picker
 from ui.sidebar import DEFAULTS, MAX_TOKENS, parse_config_upload
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -52,12 +52,8 @@ def _error_details():
 
 
 def _app(page: str | None = None, lang: str = "en", **state) -> AppTest:
-    """A fresh session on ``page`` (default: overview) with DEFAULTS updated by ``state``."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
-    at.run()
-    if page:
-        at.switch_page(f"pages/{page}.py").run()
-    return _set(at, **{**DEFAULTS, "ui.lang": lang, **state})
+    """A fresh session on ``page`` (default: overview) with DEFAULTS updated by ``state``, run once."""
+    return open_page(page, lang=lang, settle=False, timeout=90, **state)
 
 
 def _set(at: AppTest, **state) -> AppTest:
@@ -96,12 +92,12 @@ def test_apptest_reports_exceptions_with_redacted_details(tmp_path):
     script.write_text('import streamlit as st\nst.write("before")\nraise RuntimeError("boom-marker")\n')
     st_config.set_option("client.showErrorDetails", "none")
     try:
-        at = AppTest.from_file(str(script)).run()
+        at = open_page(script=script, lang=None, defaults=False)
         assert len(at.exception) == 1  # still reported
         assert "boom-marker" not in at.exception[0].message  # ... with the message redacted
     finally:
         st_config.set_option("client.showErrorDetails", "full")
-    at = AppTest.from_file(str(script)).run()
+    at = open_page(script=script, lang=None, defaults=False)
     assert "boom-marker" in at.exception[0].message
 
 

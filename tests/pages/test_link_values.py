@@ -11,15 +11,14 @@ as ``3`` in the URL and ``cfg.seed=3.5`` stayed there, and ``cfg.seed=inf`` rais
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.page_helpers import open_page
 from ui.i18n import catalogs
 from ui.sidebar import DEFAULTS
 
-ROOT = Path(__file__).resolve().parents[2]
 EN = catalogs()["en"]
 
 # one control of each kind: int slider, float number input (whole numbers only), select slider, select box, radio,
@@ -35,9 +34,7 @@ WHY = {"cfg.num_hidden_layers": EN["state.link.int"].split("{")[0], "cfg.seed": 
 
 
 def _open(query: dict) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.query_params.update({"ui.lang": "English", **query})
-    return at.run()
+    return open_page(query={"ui.lang": "English", **query}, lang=None, defaults=False, timeout=120)
 
 
 @pytest.mark.parametrize("bad", list(BAD), ids=list(BAD))

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from page_helpers import arr, figures, open_page, reference, rerun, texts
+from tests.page_helpers import open_page, reference, rerun, shown_chart, texts
+from ui.figures.attention import attention_heatmap, entropy_heatmap
 
 
 def _expected(state: dict, layer: int, head: int, stage: str = "softmax") -> np.ndarray:
@@ -26,10 +27,11 @@ def _expected(state: dict, layer: int, head: int, stage: str = "softmax") -> np.
     return raw if stage == "raw" else raw / math.sqrt(q.shape[-1])
 
 
-def _check_heatmap(at, state: dict, layer: int, head: int, stage: str = "softmax", atol: float = 1e-6) -> None:
-    fig = figures(at)[0]
-    z = arr(fig["data"][0]["z"])
+def _check_heatmap(charts, state: dict, layer: int, head: int, stage: str = "softmax", atol: float = 1e-6) -> None:
+    heatmap = charts(attention_heatmap)
+    z = heatmap.data.to_numpy(dtype=np.float64)
     exp = _expected(state, layer, head, stage)
+    assert heatmap.arguments["stage"] == stage
     assert z.shape == exp.shape
     T = z.shape[0]
     upper = np.triu(np.ones((T, T), dtype=bool), 1)
@@ -39,32 +41,33 @@ def _check_heatmap(at, state: dict, layer: int, head: int, stage: str = "softmax
         np.testing.assert_allclose(z[~upper], exp[~upper], atol=atol, rtol=1e-5)
     else:
         np.testing.assert_allclose(z, exp, atol=atol, rtol=1e-4)
-    assert fig["layout"]["yaxis"]["autorange"] == "reversed"
+    np.testing.assert_array_equal(np.asarray(heatmap.figure.data[0].z, dtype=np.float64), z)  # the heatmap shows it
+    assert heatmap.layout["yaxis"]["autorange"] == "reversed"
 
 
-def test_defaults_heatmap_matches_engine_and_checks_pass():
+def test_defaults_heatmap_matches_engine_and_checks_pass(charts):
     at = open_page("attention")
     assert not at.exception
-    _check_heatmap(at, {}, 0, 0)
+    _check_heatmap(charts, {}, 0, 0)
     page = texts(at)
     assert "All 2 layers pass" in page
     assert not re.search(r"\bnan\b", page, re.I)
     assert len(at.get("plotly_chart")) == 5  # head, all heads, entropy, layers x heads grid, entropy map
 
 
-def test_repeated_tokens_keep_unique_ticks_and_stage_raw_is_qk():
+def test_repeated_tokens_keep_unique_ticks_and_stage_raw_is_qk(charts):
     state = {"input.text": "月月月月"}
     at = open_page("attention", **state, **{"attn.layer": 2, "attn.head": 3})
     assert not at.exception
-    _check_heatmap(at, state, 1, 2)
-    layout = figures(at)[0]["layout"]
+    _check_heatmap(charts, state, 1, 2)
+    layout = charts(attention_heatmap).layout
     T = len(layout["yaxis"]["ticktext"])
     assert layout["yaxis"]["tickvals"] == list(range(T)) == layout["xaxis"]["tickvals"]
     assert len(set(layout["yaxis"]["ticktext"])) == T, "repeated tokens must not merge"
     for stage in ("raw", "scaled", "masked"):
         rerun(at, **{"attn.stage": stage})
         assert not at.exception
-        _check_heatmap(at, state, 1, 2, stage, atol=1e-5)
+        _check_heatmap(charts, state, 1, 2, stage, atol=1e-5)
 
 
 @pytest.mark.parametrize("state, layer, head", [
@@ -72,10 +75,10 @@ def test_repeated_tokens_keep_unique_ticks_and_stage_raw_is_qk():
     ({"cfg.norm_position": "post"}, 1, 3),
     ({"cfg.position_embedding": "rope", "cfg.num_attention_heads": 8, "cfg.num_key_value_heads": 2}, 1, 5),
 ])
-def test_variants_match_engine(state, layer, head):
+def test_variants_match_engine(state, layer, head, charts):
     at = open_page("attention", **state, **{"attn.layer": layer + 1, "attn.head": head + 1})
     assert not at.exception
-    _check_heatmap(at, state, layer, head)
+    _check_heatmap(charts, state, layer, head)
 
 
 def test_layer_and_head_clamp_when_config_shrinks():
@@ -89,20 +92,20 @@ def test_layer_and_head_clamp_when_config_shrinks():
     assert at.session_state["attn.layer"] == 2 and at.session_state["attn.head"] == 2
 
 
-def test_grid_up_to_144_then_entropy_fallback():
+def test_grid_up_to_144_then_entropy_fallback(charts):
     small = {"cfg.hidden_size": 48, "cfg.num_hidden_layers": 12, "cfg.num_attention_heads": 12,
              "cfg.num_key_value_heads": 12, "cfg.intermediate_size": 64, "input.text": "床前明月光"}
     at = open_page("attention", **small)
     assert not at.exception
-    grid = figures(at)[3]
-    assert len(grid["data"]) == 144
+    assert len(shown_chart(at, "attn.grid")["data"]) == 144  # cached figure: read from the page
     big = {**small, "cfg.hidden_size": 16, "cfg.num_hidden_layers": 48, "cfg.num_attention_heads": 4,
            "cfg.num_key_value_heads": 4}
     rerun(at, **big)
     assert not at.exception
     assert "192 small heatmaps" in texts(at)
-    ent = figures(at)[-1]
-    assert arr(ent["data"][0]["z"]).shape == (48, 4)
+    ent = charts(entropy_heatmap)
+    assert ent.data.pivot(index="layer", columns="head", values="entropy").shape == (48, 4)
+    assert np.asarray(ent.figure.data[0].z).shape == (48, 4)
 
 
 @pytest.mark.parametrize("state, message", [
@@ -110,14 +113,14 @@ def test_grid_up_to_144_then_entropy_fallback():
     ({"input.text": "😀😀😀"}, None),
     ({"input.mode": "random", "input.random_len": 9}, None),
 ])
-def test_edge_inputs(state, message):
+def test_edge_inputs(state, message, charts):
     at = open_page("attention", **state)
     assert not at.exception
     if message:
         assert message in texts(at)
         assert not at.get("plotly_chart")
     else:
-        _check_heatmap(at, state, 0, 0)
+        _check_heatmap(charts, state, 0, 0)
 
 
 def test_nonfinite_model_fails_the_checks_in_words():

@@ -10,7 +10,7 @@ import torch
 
 from engine import CausalLM
 from engine.generation import sampling_filters
-from page_helpers import arr, figures, open_page, reference, rerun, state_config, texts
+from tests.page_helpers import arr, figures, open_page, reference, rerun, state_config, texts
 
 SETTINGS = dict(temperature=0.8, top_k=20, top_p=0.9, min_p=0.05)  # the page's defaults
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from page_helpers import arr, figures, open_page, reference, rerun, texts
+from tests.page_helpers import open_page, reference, rerun, texts
+from ui.figures.loss import contribution_bar
 
 
 def _expected_bars(state: dict, masked_labels: set[int]) -> tuple[np.ndarray, int]:
@@ -23,32 +24,33 @@ def _expected_bars(state: dict, masked_labels: set[int]) -> tuple[np.ndarray, in
     return tl / n, n
 
 
-def _check_bars(at, state: dict, masked_labels: set[int]) -> None:
-    fig = figures(at)[0]
-    bar = fig["data"][0]
-    y = arr(bar["y"])
+def _check_bars(at, charts, state: dict, masked_labels: set[int]) -> None:
+    bars = charts(contribution_bar)
+    y = bars.data["contribution"].to_numpy(dtype=np.float64)
     exp, n = _expected_bars(state, masked_labels)
     assert y.shape == exp.shape
     assert (np.isnan(y) == np.isnan(exp)).all(), "masked positions must be gaps (null), supervised ones bars"
-    assert all(v is None for v, e in zip(bar["y"], exp) if np.isnan(e)), "masked y must be null, not 0"
+    assert (bars.data["masked"].to_numpy() == np.isnan(exp)).all()
+    assert all(v is None for v, e in zip(bars.figure.data[0].y, exp) if np.isnan(e)), "masked y must be null, not 0"
     np.testing.assert_allclose(y[~np.isnan(y)], exp[~np.isnan(exp)], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(np.nansum(y), np.nansum(exp), rtol=1e-5)  # the bars add up to the mean loss
-    ticks = fig["layout"]["xaxis"]["ticktext"]
+    np.testing.assert_allclose(np.array(bars.figure.data[0].y, dtype=np.float64), y)  # the bars are the table's
+    ticks = bars.layout["xaxis"]["ticktext"]
     assert ticks[0].startswith("0: ") and "→" in ticks[0]
     assert f"{n} / {len(exp)}" in texts(at)
 
 
-def test_defaults_bars_equal_token_losses_over_n():
+def test_defaults_bars_equal_token_losses_over_n(charts):
     at = open_page("loss")
     assert not at.exception
-    _check_bars(at, {}, set())
+    _check_bars(at, charts, {}, set())
     assert not re.search(r"\bnan\b", texts(at), re.I)
 
 
-def test_prompt_mask_and_toggles_compose():
+def test_prompt_mask_and_toggles_compose(charts):
     at = open_page("loss", **{"loss.prompt_len": 5, "loss.masked": [10, 12, 3]})
     assert not at.exception
-    _check_bars(at, {}, {0, 1, 2, 3, 4, 10, 12})
+    _check_bars(at, charts, {}, {0, 1, 2, 3, 4, 10, 12})
     assert "🚫 masked (−100)" in at.dataframe[0].value.iloc[:, 3].tolist()
 
 
@@ -82,10 +84,10 @@ def test_logits_to_keep_panel():
     {"input.mode": "random", "input.random_len": 9},
     {"input.text": "😀😀😀"},
 ])
-def test_variants_match_engine(state):
+def test_variants_match_engine(state, charts):
     at = open_page("loss", **state, **{"loss.prompt_len": 2})
     assert not at.exception
-    _check_bars(at, state, {0, 1})
+    _check_bars(at, charts, state, {0, 1})
 
 
 def test_empty_text_and_stale_positions():

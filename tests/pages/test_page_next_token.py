@@ -9,23 +9,26 @@ import numpy as np
 import pytest
 import torch
 
-from page_helpers import arr, figures, open_page, reference, rerun, texts
+from tests.page_helpers import open_page, reference, rerun, texts
+from ui.figures.next_token import topk_bar
 
 
-def _check_topk(at, state: dict, pos: int | None, k: int, temperature: float) -> None:
+def _check_topk(charts, state: dict, pos: int | None, k: int, temperature: float) -> None:
     model, ids, _ = reference(**state)
     with torch.no_grad():
         logits = model(ids).logits[0, -1 if pos is None else pos].double()  # (V,)
     probs = torch.softmax(logits / temperature, dim=-1)
     top = torch.topk(probs, k)
-    bar = figures(at)[0]["data"][0]
-    shown = arr(bar["x"]) / 100.0  # percent -> probability
+    bars = charts(topk_bar)
+    shown = bars.data["probability"].to_numpy(dtype=np.float64)
     assert len(shown) == k
     assert np.all(np.diff(shown) <= 1e-9), "top-k must be sorted, most likely first"
     assert shown.sum() <= 1.0 + 1e-6
     np.testing.assert_allclose(shown, top.values.numpy(), rtol=1e-4, atol=1e-7)
-    ids_shown = [c[0] for c in bar["customdata"]]
-    assert ids_shown[0] == int(top.indices[0])
+    assert int(bars.data["token_id"].iloc[0]) == int(top.indices[0])
+    bar = bars.figure.data[0]  # the bars show the table: percent, ids in the hover data
+    np.testing.assert_allclose(np.asarray(bar.x, dtype=np.float64) / 100.0, shown, rtol=1e-6, atol=1e-9)
+    assert [c[0] for c in bar.customdata] == bars.data["token_id"].tolist()
 
 
 def _greedy(state: dict, n: int) -> tuple[list[int], list[int], object]:
@@ -46,22 +49,22 @@ def _continuation_html(at) -> str:
     return next(m.value for m in at.markdown if "<mark" in m.value)
 
 
-def test_defaults_topk_and_greedy_continuation():
+def test_defaults_topk_and_greedy_continuation(charts):
     at = open_page("next_token")
     assert not at.exception
-    _check_topk(at, {}, None, 10, 1.0)
+    _check_topk(charts, {}, None, 10, 1.0)
     prompt, new, tok = _greedy({}, 16)
     shown = _continuation_html(at)
     assert html.escape(tok.decode(prompt)) in shown
     assert f'<mark style="background:#fde68a">{html.escape(tok.decode(new))}</mark>' in shown
 
 
-def test_temperature_position_and_k():
+def test_temperature_position_and_k(charts):
     at = open_page("next_token", **{"next.position": 3, "next.k": 5, "next.temperature": 0.5})
     assert not at.exception
-    _check_topk(at, {}, 3, 5, 0.5)
+    _check_topk(charts, {}, 3, 5, 0.5)
     rerun(at, **{"next.temperature": 2.5})
-    _check_topk(at, {}, 3, 5, 2.5)
+    _check_topk(charts, {}, 3, 5, 2.5)
     assert "The token that actually follows is" in texts(at)
 
 
@@ -72,17 +75,17 @@ def test_temperature_position_and_k():
     {"cfg.hidden_size": 16, "cfg.num_hidden_layers": 48, "cfg.intermediate_size": 32},
     {"input.text": "😀😀😀"},
 ])
-def test_variants_match_engine(state):
+def test_variants_match_engine(state, charts):
     at = open_page("next_token", **state, **{"next.new_tokens": 4})
     assert not at.exception
-    _check_topk(at, state, None, 10, 1.0)
+    _check_topk(charts, state, None, 10, 1.0)
 
 
-def test_random_ids_greedy_shows_ids():
+def test_random_ids_greedy_shows_ids(charts):
     state = {"input.mode": "random", "input.random_len": 6}
     at = open_page("next_token", **state, **{"next.new_tokens": 5})
     assert not at.exception
-    _check_topk(at, state, None, 10, 1.0)
+    _check_topk(charts, state, None, 10, 1.0)
     prompt, new, _ = _greedy(state, 5)
     assert " ".join(f"#{i}" for i in new) in _continuation_html(at)
     assert "shown as their ids" in texts(at)

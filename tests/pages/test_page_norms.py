@@ -9,30 +9,24 @@ from __future__ import annotations
 
 import re
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from page_helpers import arr, state_config
-from page_helpers import figures as charts
+from tests.page_helpers import open_page, state_config
 
 from engine import CausalLM, ModelConfig
 from engine.tokenizer import train_bpe
 from ui.figures.common import HEATMAP_MAX_TOKENS
+from ui.figures.norms import residual_norm_heatmap, residual_norm_lines, sublayer_norm_bars
 from ui.sidebar import DEFAULTS, MAX_TOKENS
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
 def run_page(**state) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.switch_page("pages/norms.py")
-    for k, v in state.items():
-        at.session_state[k] = v
-    return at.run()
+    return open_page("norms", via="switch", defaults=False, **state)
 
 
 
@@ -52,7 +46,7 @@ def expected(state: dict) -> tuple[ModelConfig, torch.Tensor, CausalLM]:
     return config, ids, CausalLM(config)
 
 
-def check_against_engine(at: AppTest, state: dict) -> None:
+def check_against_engine(at: AppTest, charts, state: dict) -> None:
     assert not at.exception, at.exception
     config, ids, model = expected(state)
     L, T = config.num_hidden_layers, ids.shape[1]
@@ -61,39 +55,46 @@ def check_against_engine(at: AppTest, state: dict) -> None:
         last = out.activations[f"blocks.{L - 1}.hook_resid_post"]  # block L before the final norm
         states = list(out.hidden_states[:-1]) + [last, model.norm(last)]
     norms = torch.stack([torch.linalg.vector_norm(h[0].double(), dim=-1) for h in states])  # (L+2, T)
-    resid, sub, heat = charts(at)
+    lines = charts(residual_norm_lines)
+    table = lines.data.pivot(index="depth", columns="position", values="norm").sort_index()  # (L+2, T)
+    np.testing.assert_allclose(table.to_numpy(), norms.numpy(), rtol=1e-5)  # every depth and position
     # residual chart: T thin position lines over embed .. block L, then their bold mean; the final norm's
     # per-position dots and their mean on a second axis of its own (its jump to √H would flatten the blocks)
-    assert len(resid["data"]) == T + 3
-    mean = arr(resid["data"][T]["y"])
-    np.testing.assert_allclose(mean, norms[: L + 1].mean(dim=1).numpy(), rtol=1e-5)
-    np.testing.assert_allclose(arr(resid["data"][0]["y"]), norms[: L + 1, 0].numpy(), rtol=1e-5)
-    final_dots, final_mean = resid["data"][T + 1], resid["data"][T + 2]
-    assert final_dots["xaxis"] == final_mean["xaxis"] == "x2" and final_dots["yaxis"] == "y2"
-    np.testing.assert_allclose(arr(final_dots["y"]), norms[L + 1].numpy(), rtol=1e-5)
-    np.testing.assert_allclose(arr(final_mean["y"]), [norms[L + 1].mean()], rtol=1e-5)
-    ticks = resid["layout"]["xaxis"]["ticktext"]
+    resid = lines.figure
+    assert len(resid.data) == T + 3
+    np.testing.assert_allclose(resid.data[T].y, norms[: L + 1].mean(dim=1).numpy(), rtol=1e-5)
+    np.testing.assert_allclose(resid.data[0].y, norms[: L + 1, 0].numpy(), rtol=1e-5)
+    final_dots, final_mean = resid.data[T + 1], resid.data[T + 2]
+    assert final_dots.xaxis == final_mean.xaxis == "x2" and final_dots.yaxis == "y2"
+    np.testing.assert_allclose(final_dots.y, norms[L + 1].numpy(), rtol=1e-5)
+    np.testing.assert_allclose(final_mean.y, [norms[L + 1].mean()], rtol=1e-5)
+    layout = lines.layout
+    ticks = layout["xaxis"]["ticktext"]
     assert ticks[0] == "embed" and ticks[-1] == f"block {L}"
-    assert resid["layout"]["xaxis2"]["ticktext"] == ["final norm"]
-    assert sum(bool(d.get("showlegend", True)) for d in resid["data"]) == 2  # positions, mean: no 22-entry legend
+    assert layout["xaxis2"]["ticktext"] == ["final norm"]
+    assert sum(d.showlegend is not False for d in resid.data) == 2  # positions, mean: no 22-entry legend
     # sub-layer bars: attention and MLP outputs, one bar per block
-    assert [len(arr(d["y"])) for d in sub["data"]] == [L, L]
+    sub = charts(sublayer_norm_bars)
+    assert sub.data.groupby("component").size().to_dict() == {"attn_out": L, "mlp_out": L}
+    assert [len(d.y) for d in sub.figure.data] == [L, L]
     # heatmap: L+2 rows (embed .. final norm), capped columns, embedding row at the top
-    z = arr(heat["data"][0]["z"])
+    heat = charts(residual_norm_heatmap)
+    assert heat.data.equals(lines.data) and heat.arguments["max_tokens"] == HEATMAP_MAX_TOKENS  # same table, capped
+    z = np.asarray(heat.figure.data[0].z, dtype=np.float64)
     assert z.shape == (L + 2, min(T, HEATMAP_MAX_TOKENS))
     np.testing.assert_allclose(z, np.log10(norms[:, : z.shape[1]].numpy()), rtol=1e-5, atol=1e-6)  # log colour
-    shown = np.array(heat["data"][0]["text"], dtype=object)  # hover / cell text: the norm itself
+    shown = np.array(heat.figure.data[0].text, dtype=object)  # hover / cell text: the norm itself
     np.testing.assert_allclose(shown.astype(float), norms[:, : z.shape[1]].numpy(), rtol=5.1e-3)  # 3 significant digits
-    assert heat["layout"]["yaxis"]["autorange"] == "reversed"
+    assert heat.layout["yaxis"]["autorange"] == "reversed"
 
 
-def test_defaults_match_engine_and_post_norm_is_flat():
+def test_defaults_match_engine_and_post_norm_is_flat(charts):
     at = run_page()
-    check_against_engine(at, {})
+    check_against_engine(at, charts, {})
     at = run_page(**{"cfg.norm_position": "post"})
-    check_against_engine(at, {"cfg.norm_position": "post"})
-    resid = charts(at)[0]
-    mean = np.concatenate([arr(resid["data"][-3]["y"]), arr(resid["data"][-1]["y"])])  # blocks, then final norm
+    check_against_engine(at, charts, {"cfg.norm_position": "post"})
+    resid = charts(residual_norm_lines).figure
+    mean = np.concatenate([resid.data[-3].y, resid.data[-1].y])  # blocks, then final norm
     # Post-Norm: every block ends in a norm with weight 1, so L2 = sqrt(H) (up to eps) from block 1 on
     np.testing.assert_allclose(mean[1:], math.sqrt(DEFAULTS["cfg.hidden_size"]), rtol=1e-4)
 
@@ -104,34 +105,34 @@ def test_defaults_match_engine_and_post_norm_is_flat():
      "cfg.norm_type": "rmsnorm", "cfg.ffn": "swiglu"},
     {"cfg.hidden_size": 16, "cfg.num_hidden_layers": 48, "input.mode": "random", "input.random_len": 64},
 ], ids=["1layer-1head", "rope-gqa", "48layers-random"])
-def test_variants_match_engine(state):
-    check_against_engine(run_page(**state), state)
+def test_variants_match_engine(state, charts):
+    check_against_engine(run_page(**state), charts, state)
 
 
-def test_long_input_heatmap_capped():
+def test_long_input_heatmap_capped(charts):
     state = {"input.text": DEFAULTS["input.text"] * 8}  # 176 tokens > HEATMAP_MAX_TOKENS
     at = run_page(**state)
-    check_against_engine(at, state)
+    check_against_engine(at, charts, state)
     assert any(f"shows the first {HEATMAP_MAX_TOKENS}" in i.value for i in at.info)
 
 
-def test_empty_and_unknown_text():
+def test_empty_and_unknown_text(charts):
     at = run_page(**{"input.text": ""})
     assert not at.exception
     assert any("empty" in i.value for i in at.info)
     assert not at.get("plotly_chart")
     state = {"input.text": "😀😀😀"}
     at = run_page(**state)
-    check_against_engine(at, state)
+    check_against_engine(at, charts, state)
 
 
-def test_chinese_labels():
+def test_chinese_labels(charts):
     at = run_page(**{"ui.lang": "zh"})
     assert not at.exception
-    resid = charts(at)[0]
-    assert resid["layout"]["xaxis"]["ticktext"][0] == "嵌入"
-    assert resid["data"][-3]["name"] == resid["data"][-1]["name"] == "各位置平均"
-    assert resid["layout"]["xaxis2"]["ticktext"] == ["最终归一化"]
+    resid = charts(residual_norm_lines)
+    assert resid.layout["xaxis"]["ticktext"][0] == "嵌入"
+    assert resid.figure.data[-3].name == resid.figure.data[-1].name == "各位置平均"
+    assert resid.layout["xaxis2"]["ticktext"] == ["最终归一化"]
 
 
 def test_huge_init_never_shows_nan_as_a_number():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from page_helpers import open_page, rerun
+from tests.page_helpers import open_page, rerun
 
 import analysis
 from engine import CausalLM, ModelConfig

@@ -16,7 +16,8 @@ import numpy as np
 import torch
 
 from engine import CausalLM
-from page_helpers import arr, figures, open_page, reference, rerun, state_config, texts
+from tests.model_helpers import checksum
+from tests.page_helpers import arr, figures, open_page, reference, rerun, state_config, texts
 from ui.sidebar import build_model
 
 TINY = {
@@ -25,15 +26,6 @@ TINY = {
     "train.steps": 20, "train.seq_len": 16, "train.batch": 4, "train.warmup": 2, "train.lr": 0.01,
 }
 SIDEBAR = {k: v for k, v in TINY.items() if k.startswith("cfg.")}
-
-
-def checksum(model: CausalLM) -> str:
-    """SHA-1 over every parameter's bytes (order of named_parameters)."""
-    h = hashlib.sha1()
-    for name, p in model.named_parameters():
-        h.update(name.encode())
-        h.update(p.detach().cpu().numpy().tobytes())
-    return h.hexdigest()
 
 
 def cached_model(**state) -> CausalLM:

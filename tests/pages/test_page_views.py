@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from analysis import heads
-from page_helpers import arr, figures, open_page, reference, rerun, texts
+from tests.page_helpers import arr, figures, open_page, reference, rerun, texts
 
 TEXT = "the cat sat on the mat and the cat sat"
 

@@ -7,24 +7,21 @@
 """
 
 import json
-from pathlib import Path
 
 import pytest
-import torch
 from streamlit.testing.v1 import AppTest
 
 from engine import PRESETS, CausalLM, ModelConfig
+from tests.page_helpers import open_page
+from ui.options import widgets_to_config
 from ui.sidebar import DEFAULTS, config_to_widgets, parse_config_upload
+from ui.state import FIXED_KEY
 
-ROOT = Path(__file__).resolve().parents[2]
 PAGES = ["overview", "norms", "prepost", "attention", "loss", "next_token", "generate", "train"]
 
 
 def _fresh(params: dict) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
-    for k, v in params.items():
-        at.query_params[k] = v
-    return at.run()
+    return open_page(query=params, lang=None, defaults=False, timeout=90)
 
 
 def test_url_round_trip_reproduces_the_view():
@@ -60,10 +57,7 @@ def test_a_second_session_with_the_same_url_sees_the_same_numbers():
 @pytest.mark.parametrize("lang", ["zh", "en"])
 @pytest.mark.parametrize("page", PAGES)
 def test_every_page_renders_in_both_languages(page, lang):
-    at = AppTest.from_file(str(ROOT / "pages" / f"{page}.py"), default_timeout=90)
-    at.session_state["ui.lang"] = lang
-    at.session_state["cfg.vocab_size"] = 512
-    at.run()
+    at = open_page(page, via="script", lang=lang, defaults=False, timeout=90, **{"cfg.vocab_size": 512})
     assert not at.exception, at.exception
     title = at.title[0].value  # page titles never contain the input's tokens
     assert any("\u4e00" <= ch <= "\u9fff" for ch in title) == (lang == "zh"), title
@@ -79,12 +73,12 @@ def test_preset_widgets_rebuild_the_preset(name):
     assert values["cfg.norm_position"] == preset.norm_position
     assert values["cfg.position_embedding"] == preset.position_embedding
     assert not notes  # every preset value is a slider stop
+    # ... and the sidebar's own mapping builds the preset back from them (seed and input aside)
+    assert _resolved(widgets_to_config({**DEFAULTS, **values}, values[FIXED_KEY])) == _resolved(preset)
 
 
 def test_one_click_preset_gives_the_tutorial_setup():
-    at = AppTest.from_file(str(ROOT / "pages" / "overview.py"), default_timeout=90)
-    at.session_state["ui.lang"] = "en"
-    at.run()
+    at = open_page("overview", via="script", defaults=False, timeout=90)
     at.sidebar.selectbox(key="cfg.preset.en").set_value("gpt2_walkthrough").run()
     assert not at.exception
     s = at.session_state
@@ -113,9 +107,7 @@ st.code(export_json(ctx.config), language="json")
 
 def _probe() -> AppTest:
     """A one-script app that renders the sidebar and prints the config it built and the download's JSON."""
-    at = AppTest.from_string(PROBE, default_timeout=120)
-    at.session_state["ui.lang"] = "en"
-    return at.run()
+    return open_page(source=PROBE, defaults=False, timeout=120)
 
 
 def _built(at: AppTest) -> ModelConfig:

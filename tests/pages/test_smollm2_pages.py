@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.page_helpers import open_page
 from ui import caches, checkpoint_picker
 
-ROOT = Path(__file__).resolve().parents[2]
 PAGES = ["overview", "norms", "prepost", "attention", "loss", "next_token", "train"]
 
 pytestmark = pytest.mark.smollm2
 
 
 def open_on_smollm2(page: str, text: str = "The capital of France is") -> AppTest:
-    at = AppTest.from_file(str(ROOT / "pages" / f"{page}.py"), default_timeout=600)
-    at.session_state["ui.lang"] = "en"
-    at.session_state["model.source"] = "checkpoint"
-    at.session_state["input.text"] = text
-    at.run()
-    return at
+    return open_page(page, via="script", defaults=False, timeout=600,
+                     **{"model.source": "checkpoint", "input.text": text})
 
 
 @pytest.mark.parametrize("page", PAGES)

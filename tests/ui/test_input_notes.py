@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from page_helpers import figures, open_page, rerun
+from tests.page_helpers import figures, open_page, rerun
 from ui.escape import md_code
 
 

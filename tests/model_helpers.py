@@ -1,0 +1,18 @@
+"""Helpers the tests of every layer share (torch only, so engine tests can use them without Streamlit)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import torch
+
+
+def checksum(model: torch.nn.Module) -> str:
+    """SHA-256 over every parameter's and buffer's name, dtype, shape and bytes: changes if any element changes
+    (a sum could stay equal when two elements swap or changes cancel)."""
+    h = hashlib.sha256()
+    for name, t in [*model.named_parameters(), *model.named_buffers()]:
+        t = t.detach().cpu().contiguous()
+        h.update(f"{name}|{t.dtype}|{tuple(t.shape)}".encode())
+        h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
