@@ -63,11 +63,8 @@ def test_readonly_config_table_speaks_the_interface_language(models_dir, monkeyp
     caches.checkpoint_menu.clear()
     expected = load_pretrained(models_dir / "tiny-gpt2").config.to_dict()
     for lang in ("zh", "en"):
-        at = AppTest.from_file(str(ROOT / "pages" / "overview.py"), default_timeout=90)
-        at.session_state["ui.lang"] = lang
-        at.session_state["model.source"] = "checkpoint"
-        at.session_state["model.checkpoint"] = "tiny-gpt2"
-        at.run()
+        at = open_page("overview", via="script", lang=lang, defaults=False, timeout=90,
+                       **{"model.source": "checkpoint", "model.checkpoint": "tiny-gpt2"})
         assert not at.exception, at.exception
         table = next(d.value for d in at.sidebar.dataframe)
         words = catalogs()[lang]
