@@ -9,7 +9,7 @@ app's cached model or trace.
 
 from __future__ import annotations
 
-import base64
+import functools
 import importlib
 import inspect
 import json
@@ -20,7 +20,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import torch
@@ -139,17 +138,16 @@ class ChartCalls:
         name = builder if isinstance(builder, str) else f"{builder.__module__}.{builder.__name__}"
         return [c for c in self.calls if c.name == name]
 
-    def __call__(self, builder, index: int | None = None) -> ChartCall:
-        """The one call of ``builder`` in the latest run (or its ``index``-th call when it draws several)."""
-        calls = self.all(builder)
-        if index is None:
-            assert len(calls) == 1, f"{builder}: {len(calls)} calls in the latest run; made: {self.names()}"
-            return calls[0]
-        return calls[index]
+    def __call__(self, builder, **match) -> ChartCall:
+        """The one call of ``builder`` in the latest run whose arguments include ``match`` (e.g. ``title=...``
+        when a page draws several charts with one builder)."""
+        calls = [c for c in self.all(builder) if all(c.arguments.get(k) == v for k, v in match.items())]
+        assert len(calls) == 1, f"{builder} {match}: {len(calls)} calls in the latest run; made: {self.names()}"
+        return calls[0]
 
-    def data(self, builder, index: int | None = None) -> pd.DataFrame:
+    def data(self, builder, **match) -> pd.DataFrame:
         """The DataFrame given to ``builder`` in the latest run."""
-        return self(builder, index).data
+        return self(builder, **match).data
 
     def names(self) -> list[str]:
         return [c.name for c in self.calls]
@@ -182,13 +180,15 @@ def recording_charts():
 
     AppTest runs the page script in this process, and a page looks its builders up when it runs (``from
     ui.figures.loss import contribution_bar`` at its top), so replacing the module attributes is seen by every
-    run; ``ui`` modules that imported a builder when they were loaded are patched too.
+    run; ``ui`` modules that imported a builder when they were loaded are patched too, and any module that
+    imported a wrapper while the block ran gets the builder back at the end.
     """
     record = ChartCalls()
 
     def wrap(f, sig):
         name = f"{f.__module__}.{f.__name__}"
 
+        @functools.wraps(f)
         def recorded(*args, **kwargs):
             fig = f(*args, **kwargs)
             bound = sig.bind(*args, **kwargs)
@@ -200,13 +200,17 @@ def recording_charts():
         return recorded
 
     wrapped = {f: wrap(f, sig) for f, sig in _chart_builders().items()}
-    patched = []
-    for name, module in list(sys.modules.items()):
-        if name == "ui" or name.startswith("ui."):
-            for attr, value in list(vars(module).items()):
-                if inspect.isfunction(value) and value in wrapped:
-                    patched.append((module, attr, value))
-                    setattr(module, attr, wrapped[value])
+
+    def swap(replacement: dict) -> None:
+        """Set every ``ui`` module attribute that holds a builder (or a wrapper of one) to ``replacement``'s."""
+        for name, module in list(sys.modules.items()):
+            if name == "ui" or name.startswith("ui."):
+                for attr, value in list(vars(module).items()):
+                    original = inspect.unwrap(value) if inspect.isfunction(value) else None
+                    if original in wrapped:
+                        setattr(module, attr, replacement[original])
+
+    swap(wrapped)
     real_run = AppTest._run
 
     def run(self, *args, **kwargs):
@@ -218,21 +222,7 @@ def recording_charts():
         yield record
     finally:
         AppTest._run = real_run
-        for module, attr, value in patched:
-            setattr(module, attr, value)
-
-
-def arr(value) -> np.ndarray:
-    """A trace array from figure JSON as float64 numpy: typed arrays (``bdata``) decoded, None -> NaN.
-    Being replaced by :func:`recording_charts` (the DataFrame given to the chart builder)."""
-    if isinstance(value, dict) and "bdata" in value:
-        a = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-        shape = value.get("shape")
-        if shape:
-            a = a.reshape([int(s) for s in str(shape).split(",")])
-        return a.astype(np.float64)
-    return np.array([[np.nan if v is None else v for v in row] if isinstance(row, list) else (np.nan if row is None else row)
-                     for row in value], dtype=np.float64)
+        swap({f: f for f in wrapped})
 
 
 def texts(at: AppTest) -> str:

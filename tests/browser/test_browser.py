@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import browser, server  # noqa: F401  (fixtures, re-exported for modules that import them from here)
-from tests.browser_support import ARGS, CHART, CHROMIUM, SHOTS, settle  # noqa: F401  (re-exported)
+from tests.browser_support import CHART, SHOTS, settle
 
 pytestmark = pytest.mark.browser
 

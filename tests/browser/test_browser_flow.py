@@ -20,7 +20,7 @@ from ui.sidebar import fixed_label
 
 import pytest
 
-from test_browser import ARGS, CHART, CHROMIUM, SHOTS, browser, server  # noqa: F401  (fixtures)
+from tests.browser_support import CHART, SHOTS
 from ui.i18n import catalogs
 
 pytestmark = pytest.mark.browser

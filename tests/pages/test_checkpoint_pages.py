@@ -3,11 +3,10 @@ picked in the sidebar by name (offline; nothing is downloaded)."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
 import torch
-from tests.page_helpers import open_page
+from tests.page_helpers import open_page, shown_chart
 from ui import caches
 
 PAGES = ["overview", "norms", "prepost", "attention", "heads", "loss", "next_token", "generate", "lens"]
@@ -48,8 +47,7 @@ def test_page_runs_on_a_gpt2_checkpoint(page, models_dir, monkeypatch):
     assert " the" in caption  # the checkpoint's own byte-level pieces, Ġ shown as a space
     if page == "attention":
         # the small multiples show every head of the checkpoint's layer
-        spec = json.loads(at.get("plotly_chart")[1].proto.spec)
-        assert sum(d["type"] == "heatmap" for d in spec["data"]) == N_HEAD
+        assert sum(d["type"] == "heatmap" for d in shown_chart(at, "attn.heads")["data"]) == N_HEAD
 
 
 def test_readonly_config_table_speaks_the_interface_language(models_dir, monkeypatch):

@@ -39,7 +39,7 @@ import torch
 
 from engine import CausalLM
 from tests.model_helpers import checksum
-from tests.page_helpers import open_page, state_config
+from tests.page_helpers import open_page, shown_chart, state_config
 from ui import sidebar
 
 N_SESSIONS = 20
@@ -81,8 +81,7 @@ def _session(i: int) -> dict:
     if not charts:
         return {"i": i, "exception": [e.message for e in at.exception] or ["no chart: " + repr(
             [(e.type, str(getattr(e, "value", ""))[:200]) for e in at.main][:8])], "total": None, "config": None}
-    spec = json.loads(charts[0].proto.spec)
-    title = spec["layout"]["title"]["text"]
+    title = shown_chart(at, "overview.params")["layout"]["title"]["text"]
     total = int(re.search(r"\(([\d,]+) in total\)", title).group(1).replace(",", ""))
     shown_config = json.loads(at.get("code")[0].value)
     return {"i": i, "exception": [e.message for e in at.exception], "total": total, "config": shown_config}

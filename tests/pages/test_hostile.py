@@ -37,7 +37,7 @@ from engine.checkpoints import (
 )
 from engine.loss import mask_prompt, mean_supervised_loss, shifted_token_losses
 from engine.tokenizer import train_bpe
-from tests.page_helpers import open_page
+from tests.page_helpers import figures, open_page
 from ui import caches, checkpoint_picker
 from ui.sidebar import DEFAULTS, MAX_TOKENS, parse_config_upload
 
@@ -540,8 +540,7 @@ def test_hostile_tokens_are_shown_literally(models_dir, page):
         assert md_code(tok) in caption, tok  # in a code span that the token cannot close
     if page == "next_token":
         assert md(HOSTILE[-1]) in at.subheader[0].value  # the subheader names the last token, escaped
-    figures = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    texts = json.dumps(figures, ensure_ascii=False)
+    texts = json.dumps(figures(at), ensure_ascii=False)
     assert "<b>bold</b>" not in texts and "<img" not in texts
     if page == "attention":  # the heatmaps' tick text names every input token
         assert plotly("<b>bold</b>") in texts

@@ -5,12 +5,14 @@ memory calculator."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
 from engine import CausalLM
 from engine.generation import sampling_filters
-from tests.page_helpers import arr, figures, open_page, reference, rerun, state_config, texts
+from tests.page_helpers import open_page, reference, rerun, state_config, texts
+from ui.figures.generate import cache_bars, filter_bars, query_row_heatmap
 
 SETTINGS = dict(temperature=0.8, top_k=20, top_p=0.9, min_p=0.05)  # the page's defaults
 
@@ -22,8 +24,23 @@ def press(at, times: int = 1):
     return at
 
 
-def chart(at, title_start: str) -> dict:
-    return next(f for f in figures(at) if f["layout"]["title"]["text"].startswith(title_start))
+def attention_row(charts, title_start: str) -> np.ndarray:
+    """The weights given to the attention-row heatmap (key order), after checking its title and that it draws
+    them as one row."""
+    row = charts(query_row_heatmap)
+    assert row.layout["title"]["text"].startswith(title_start), row.layout["title"]["text"]
+    weights = row.data.sort_values("key_position")["weight"].to_numpy(dtype=np.float64)
+    np.testing.assert_allclose(np.asarray(row.figure.data[0].z, dtype=np.float64), weights[None, :], rtol=1e-6)
+    return weights
+
+
+def cached_positions(charts) -> pd.DataFrame:
+    """The cache-bars table by layer (rows) and source (prefill, decode), checked against the bars drawn."""
+    bars = charts(cache_bars)
+    table = bars.data.pivot(index="layer", columns="source", values="positions")
+    for trace, source in zip(bars.figure.data, ("prefill", "decode")):
+        assert list(trace.x) == table[source].tolist() and list(trace.y) == table.index.tolist()
+    return table
 
 
 def history(at):
@@ -51,7 +68,7 @@ def reference_run(n: int, seed: int = 0, sample: bool = True, **state) -> tuple[
     return model, seq, probs
 
 
-def test_prefill_then_steps_match_full_forwards():
+def test_prefill_then_steps_match_full_forwards(charts):
     at = open_page("generate")
     assert not at.exception
     assert "tokens prefilled" in texts(at) and at.button(key="gen.restart").disabled
@@ -65,21 +82,21 @@ def test_prefill_then_steps_match_full_forwards():
     assert "Step 3:" in texts(at) and "max |Δ| = " in texts(at)
     # the attention row is the last row of a full forward's pattern (first layer and head: index 0)
     full = model(torch.tensor([seq]), output_attentions=True).attentions[0][0, 0, -1].detach()  # (S,)
-    row = arr(chart(at, "The new query's attention row")["data"][0]["z"])
-    assert row.shape == (1, len(seq))
-    np.testing.assert_allclose(row[0], full.numpy(), atol=1e-6)
+    row = attention_row(charts, "The new query's attention row")
+    assert row.shape == (len(seq),) and set(charts.data(query_row_heatmap)["head"]) == {0}
+    np.testing.assert_allclose(row, full.numpy(), atol=1e-6)
     # the cache bars: every layer holds the prompt and the 3 decoded positions
-    bars = chart(at, "Cached positions per layer")["data"]
+    bars = cached_positions(charts)
     T0 = len(seq) - 3
-    assert list(bars[0]["x"]) == [T0] * 2 and list(bars[1]["x"]) == [3] * 2
+    assert bars["prefill"].tolist() == [T0] * 2 and bars["decode"].tolist() == [3] * 2
 
 
-def test_layer_head_and_the_flops_badge():
+def test_layer_head_and_the_flops_badge(charts):
     at = press(open_page("generate", **{"gen.layer": 2, "gen.head": 4}), 2)  # numbered from 1 on screen
     model, seq, _ = reference_run(2)
     full = model(torch.tensor([seq]), output_attentions=True).attentions[1][0, 3, -1].detach()
-    row = arr(chart(at, "The new query's attention row, layer 2, head 4")["data"][0]["z"])
-    np.testing.assert_allclose(row[0], full.numpy(), atol=1e-6)
+    row = attention_row(charts, "The new query's attention row, layer 2, head 4")
+    np.testing.assert_allclose(row, full.numpy(), atol=1e-6)
     config, _ = state_config()
     S, H, I, V, L = len(seq), config.hidden_size, config.intermediate_size, config.vocab_size, config.num_hidden_layers
     per_token = 2 * 4 * H * H + 2 * H * I * 2  # q, k, v, o (4 heads = 4 KV heads) and the 2-matrix MLP
@@ -88,7 +105,7 @@ def test_layer_head_and_the_flops_badge():
     assert f"{cached:,} with the cache vs {full_flops:,} recomputing" in texts(at)
 
 
-def test_layers_and_heads_numbered_from_one_like_the_other_pages():
+def test_layers_and_heads_numbered_from_one_like_the_other_pages(charts):
     at = press(open_page("generate"), 1)
     config, _ = state_config()
     L, n_heads = config.num_hidden_layers, config.num_attention_heads
@@ -96,11 +113,11 @@ def test_layers_and_heads_numbered_from_one_like_the_other_pages():
     # the pickers run 1..L and 1..heads (the Attention page's range), starting on the first layer and head
     assert (at.slider(key="gen.layer").min, at.slider(key="gen.layer").max, at.slider(key="gen.layer").value) == (1, L, 1)
     assert (at.slider(key="gen.head").min, at.slider(key="gen.head").max) == (1, n_heads)
-    assert chart(at, "The new query's attention row, layer 1, head 1")
+    attention_row(charts, "The new query's attention row, layer 1, head 1")
     # the cache bars: one bar per layer, labelled 1..L (as "block 1..L" on the Layer-norms page)
-    bars = chart(at, "Cached positions per layer")
-    assert [int(v) for v in arr(bars["data"][0]["y"])] == list(range(1, L + 1))
-    assert bars["layout"]["yaxis"]["ticktext"] == [str(i) for i in range(1, L + 1)]
+    assert cached_positions(charts).index.tolist() == list(range(1, L + 1))
+    assert charts(cache_bars).layout["title"]["text"].startswith("Cached positions per layer")
+    assert charts(cache_bars).layout["yaxis"]["ticktext"] == [str(i) for i in range(1, L + 1)]
 
 
 def test_greedy_replay_and_restart():
@@ -120,14 +137,19 @@ def test_greedy_replay_and_restart():
     assert len(at.session_state["gen._run"].ids) == len(seq) - 4 and "Step" not in texts(at).split("\n")[1]
 
 
-def test_filter_chart_shows_what_each_filter_removed():
+def test_filter_chart_shows_what_each_filter_removed(charts):
     at = open_page("generate", **{"gen.top_k": 3, "gen.top_p": 1.0, "gen.min_p": 0.0, "gen.temperature": 1.0})
     model, ids, _ = reference()
     with torch.no_grad():
         p = torch.softmax(model(ids).logits[0, -1].double(), -1)
     top = torch.topk(p, 10)
-    fig = chart(at, "Top 10 tokens of the raw distribution")
-    raw, after_k = arr(fig["data"][0]["y"]) / 100, arr(fig["data"][2]["y"]) / 100
+    bars = charts(filter_bars)
+    assert bars.layout["title"]["text"].startswith("Top 10 tokens of the raw distribution")
+    stages = {k: v.sort_values("rank")["probability"].to_numpy() for k, v in bars.data.groupby("stage")}
+    raw, after_k = stages["softmax"], stages["top_k"]
+    stage_order = list(bars.arguments["stage_labels"])  # the bars: one group per stage, in percent
+    for trace, stage in zip(bars.figure.data, stage_order):
+        np.testing.assert_allclose(np.asarray(trace.y, dtype=np.float64) / 100, stages[stage], rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(raw, top.values.numpy(), rtol=1e-4)
     expected = np.zeros(10)
     expected[:3] = top.values[:3].numpy() / top.values[:3].sum().item()  # the 3 kept, renormalised
@@ -172,7 +194,7 @@ def test_chinese_and_presenter_mode():
     at = press(open_page("generate", **{"ui.lang": "zh", "ui.presenter": True}), 1)
     assert "看它生成" in texts(at) and "第 1 步" in texts(at)
     assert not at.dataframe  # presenter mode keeps the charts, folds the tables away
-    assert len(figures(at)) == 4
+    assert len(at.get("plotly_chart")) == 4
 
 
 def test_runs_on_a_trained_model():

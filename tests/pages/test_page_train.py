@@ -17,8 +17,13 @@ import torch
 
 from engine import CausalLM
 from tests.model_helpers import checksum
-from tests.page_helpers import arr, figures, open_page, reference, rerun, state_config, texts
+from tests.page_helpers import open_page, reference, rerun, state_config, texts
+from ui.figures.attention import attention_heatmap
+from ui.figures.train import grad_profile, loss_curve
+from ui.i18n import catalogs
 from ui.sidebar import build_model
+
+EN = catalogs()["en"]
 
 TINY = {
     "cfg.hidden_size": 16, "cfg.num_hidden_layers": 1, "cfg.vocab_size": 256, "cfg.num_attention_heads": 2,
@@ -52,7 +57,15 @@ def start(at, button: str = "train.start"):
     return at
 
 
-def test_tiny_run_lowers_val_loss_publishes_a_copy_and_leaves_the_cache_alone():
+def attention_z(charts, **match) -> np.ndarray:
+    """The [T, T] matrix given to an attention heatmap of the latest run, checked against the heatmap drawn."""
+    heat = charts(attention_heatmap, **match)
+    z = heat.data.to_numpy(dtype=np.float64)
+    np.testing.assert_array_equal(np.asarray(heat.figure.data[0].z, dtype=np.float64), z)
+    return z
+
+
+def test_tiny_run_lowers_val_loss_publishes_a_copy_and_leaves_the_cache_alone(charts):
     cached = cached_model(**SIDEBAR)
     before = checksum(cached)
     torch.manual_seed(0)
@@ -87,24 +100,25 @@ def test_tiny_run_lowers_val_loss_publishes_a_copy_and_leaves_the_cache_alone():
     assert "Finished all 20 steps" in page
     assert "nan" not in page.lower()
     # the result loss chart shows the engine's history: step-0 validation loss, then every step's loss
-    fig = figures(at)[0]
-    val = fig["data"][1]
-    assert val["x"][0] == 0 and math.isclose(val["y"][0], r.initial_val_loss, rel_tol=1e-6)
-    np.testing.assert_allclose(arr(fig["data"][0]["y"]), r.losses, rtol=1e-6)
+    curve = charts(loss_curve)
+    hist = curve.data.sort_values("step")
+    assert hist["step"].iloc[0] == 0 and math.isclose(hist["val_loss"].iloc[0], r.initial_val_loss, rel_tol=1e-6)
+    np.testing.assert_allclose(hist[hist["step"] > 0]["loss"], r.losses, rtol=1e-6)
+    train_line, val_line = curve.figure.data  # the lines draw them
+    assert val_line.x[0] == 0 and math.isclose(val_line.y[0], r.initial_val_loss, rel_tol=1e-6)
+    np.testing.assert_allclose(train_line.y, r.losses, rtol=1e-6)
 
 
-def test_before_after_heatmaps_match_the_init_and_trained_models():
+def test_before_after_heatmaps_match_the_init_and_trained_models(charts):
     at = open_page("train", **TINY)
     start(at)
     job = wait_done(at)
     _, ids, _ = reference(**SIDEBAR)
-    heatmaps = [f for f in figures(at) if f["data"] and f["data"][0]["type"] == "heatmap"
-                and f["layout"]["yaxis"].get("autorange") == "reversed" and "attention" in f["layout"]["title"]["text"]]
-    assert len(heatmaps) == 2  # before, after
-    for fig, model in zip(heatmaps, (job.init, job.model)):
+    assert len(charts.all(attention_heatmap)) == 2  # before, after
+    for which, model in (("init", job.init), ("trained", job.model)):
         with torch.no_grad():
             a = model(ids, output_attentions=True).attentions[0][0, 0].double().numpy()
-        z = arr(fig["data"][0]["z"])
+        z = attention_z(charts, title=EN[f"train.ba_attn_{which}"].format(layer=1, head=1))
         upper = np.triu(np.ones_like(a, dtype=bool), 1)
         assert np.isnan(z[upper]).all()
         np.testing.assert_allclose(z[~upper], a[~upper], atol=1e-6)
@@ -125,7 +139,7 @@ def test_stop_mid_run_ends_early_with_stopped_true():
         assert "Stopped after" in texts(at)
 
 
-def test_two_sessions_keep_their_trained_models_apart():
+def test_two_sessions_keep_their_trained_models_apart(charts):
     a = open_page("train", **TINY)
     b = open_page("train", **TINY)
     start(a)
@@ -141,7 +155,7 @@ def test_two_sessions_keep_their_trained_models_apart():
     model, ids, _ = reference(**SIDEBAR)
     with torch.no_grad():
         expected = model(ids, output_attentions=True).attentions[0][0, 0].double().numpy()
-    z = arr(figures(b)[0]["data"][0]["z"])
+    z = attention_z(charts)
     upper = np.triu(np.ones_like(expected, dtype=bool), 1)
     np.testing.assert_allclose(z[~upper], expected[~upper], atol=1e-6)
     with torch.no_grad():
@@ -149,7 +163,7 @@ def test_two_sessions_keep_their_trained_models_apart():
     assert not np.allclose(z[~upper], trained[~upper], atol=1e-6)
 
 
-def test_other_pages_run_on_the_trained_model():
+def test_other_pages_run_on_the_trained_model(charts):
     at = open_page("train", **TINY)
     start(at)
     job = wait_done(at)
@@ -163,12 +177,12 @@ def test_other_pages_run_on_the_trained_model():
     rerun(at, **{"ui.lang": "en", **SIDEBAR, "model.source": "trained"})
     with torch.no_grad():
         expected = job.model(ids, output_attentions=True).attentions[0][0, 0].double().numpy()
-    z = arr(figures(at)[0]["data"][0]["z"])
+    z = attention_z(charts)
     upper = np.triu(np.ones_like(expected, dtype=bool), 1)
     np.testing.assert_allclose(z[~upper], expected[~upper], atol=1e-6)
 
 
-def test_race_runs_both_placements_in_chinese():
+def test_race_runs_both_placements_in_chinese(charts):
     at = open_page("train", **{**SIDEBAR, "ui.lang": "zh", "train.view": "race", "train.race_depth": 4,
                                "train.race_steps": 10})
     assert not at.exception
@@ -179,16 +193,17 @@ def test_race_runs_both_placements_in_chinese():
     assert job.result.pre.steps_done == job.result.post.steps_done == 10
     assert job.config.num_hidden_layers == 4
     assert "train.trained" not in at.session_state  # a race publishes nothing
-    figs = figures(at)
-    assert len(figs) == 3  # losses, gradient heatmaps, depth profile
+    assert len(at.get("plotly_chart")) == 3  # losses, gradient heatmaps, depth profile
     page = texts(at)
     assert "验证损失" in page and "nan" not in page.lower()
     assert "第 1 层 → 第 2 层" in page and "第 2 层 → 第 4 层" in page  # the Pre vs Post page's profile rule
     # the depth profile shows the mean over steps of the engine's per-block gradient norms
-    prof = figs[2]["data"]
-    for trace, res in zip(prof, (job.result.pre, job.result.post)):
+    profile = charts(grad_profile)
+    for trace, key, res in zip(profile.figure.data, ("pre", "post"), (job.result.pre, job.result.post)):
         expected = np.mean([h.layer_grad_norms for h in res.history], axis=0)
-        np.testing.assert_allclose(arr(trace["y"]), expected, rtol=1e-6)
+        shown = profile.data[profile.data["placement"] == key].sort_values("layer")["mean_grad_norm"]
+        np.testing.assert_allclose(shown, expected, rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(trace.y, dtype=np.float64), expected, rtol=1e-6)  # the line draws it
 
 
 def test_checkpoint_source_is_refused_in_words():

@@ -7,8 +7,12 @@ import numpy as np
 import pytest
 import torch
 
-from analysis import heads
-from tests.page_helpers import arr, figures, open_page, reference, rerun, texts
+from tests.page_helpers import open_page, reference, rerun, texts
+from ui.figures.attention import attention_heatmap
+from ui.figures.heads import role_map
+from ui.figures.lens import lens_heatmap
+from ui.figures.massive import massive_chart, sink_heatmap
+from ui.figures.tokenizers import tokens_bar
 
 TEXT = "the cat sat on the mat and the cat sat"
 
@@ -33,83 +37,99 @@ def _roles_reference(state: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return prev, first, ind
 
 
-def test_heads_page_map_matches_independent_scores_and_says_random():
+def role_scores(charts, column: str) -> np.ndarray:
+    """The [L, nh] scores the head map colours by, from the roles table given to it (checked against the map)."""
+    role = charts(role_map)
+    assert role.arguments["column"] == column
+    z = role.data.pivot(index="layer", columns="head", values=column).sort_index().sort_index(axis=1).to_numpy()
+    np.testing.assert_allclose(np.asarray(role.figure.data[0].z, dtype=np.float64), z, rtol=1e-6, atol=1e-9)
+    return z
+
+
+def test_heads_page_map_matches_independent_scores_and_says_random(charts):
     state = {"input.text": TEXT}
     at = open_page("heads", **state)
     assert not at.exception
     prev, first, ind = _roles_reference(state)
-    z = arr(figures(at)[0]["data"][0]["z"])  # the map opens on the induction score
-    np.testing.assert_allclose(z, ind, atol=1e-6)
+    np.testing.assert_allclose(role_scores(charts, "induction"), ind, atol=1e-6)  # the map opens on induction
     page = texts(at)
     assert "random weights" in page
     assert "No head stands out" in page  # random init: nothing beats twice the uniform reference
     rerun(at, **{"heads.score": "prev_token"})
     assert not at.exception
-    np.testing.assert_allclose(arr(figures(at)[0]["data"][0]["z"]), prev, atol=1e-6)
-    sinks = [f for f in figures(at) if "position 0" in f["layout"]["title"]["text"]][0]
-    np.testing.assert_allclose(arr(sinks["data"][0]["z"]), first, atol=1e-6)
+    np.testing.assert_allclose(role_scores(charts, "prev_token"), prev, atol=1e-6)
+    sinks = charts(sink_heatmap)
+    assert "position 0" in sinks.layout["title"]["text"]
+    np.testing.assert_allclose(sinks.arguments["shares"], first, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(sinks.figure.data[0].z, dtype=np.float64), first, atol=1e-6)
 
 
-def test_heads_page_picker_opens_that_heads_heatmap():
+def test_heads_page_picker_opens_that_heads_heatmap(charts):
     state = {"input.text": TEXT, "cfg.num_attention_heads": 4}
     at = open_page("heads", **state, **{"heads.layer": 2, "heads.head": 3})
     assert not at.exception
     model, ids, _ = reference(**state)
     with torch.no_grad():
         a = model(ids, output_attentions=True).attentions[1][0, 2].double().numpy()
-    heat = [f for f in figures(at) if f["layout"]["title"]["text"] == "Attention of layer 2, head 3"][0]
-    z = arr(heat["data"][0]["z"])
+    heat = charts(attention_heatmap, title="Attention of layer 2, head 3")
+    z = heat.data.to_numpy(dtype=np.float64)
     lower = np.tril(np.ones_like(a, dtype=bool))
     np.testing.assert_allclose(z[lower], a[lower], atol=1e-6)
     assert np.isnan(z[~lower]).all()
-    shapes = figures(at)[0]["layout"]["shapes"]  # the selected cell is outlined on the map
+    np.testing.assert_array_equal(np.asarray(heat.figure.data[0].z, dtype=np.float64), z)
+    assert charts(role_map).arguments["selected"] == (1, 2)
+    shapes = charts(role_map).layout["shapes"]  # the selected cell is outlined on the map
     assert (shapes[0]["x0"], shapes[0]["y0"]) == (2.5, 1.5)
 
 
-def test_heads_page_massive_sentence_follows_the_numbers():
+def test_heads_page_massive_sentence_follows_the_numbers(charts):
     at = open_page("heads", **{"input.text": TEXT})
     assert not at.exception
     assert "No value meets Sun et al.'s criterion" in texts(at)
-    chart = [f for f in figures(at) if f["layout"]["title"]["text"].startswith("Largest |h|")][0]
+    chart = charts(massive_chart)
+    assert chart.layout["title"]["text"].startswith("Largest |h|")
+    ma = chart.data.sort_values("depth")
     model, ids, _ = reference(**{"input.text": TEXT})
     with torch.no_grad():
         o = model(ids, output_hidden_states=True, output_activations=True)
     hs = list(o.hidden_states[:-1]) + [o.activations[f"blocks.{len(o.hidden_states) - 2}.hook_resid_post"]]
-    np.testing.assert_allclose(arr(chart["data"][0]["y"]), [float(h[0].abs().max()) for h in hs], rtol=1e-6)
-    np.testing.assert_allclose(arr(chart["data"][1]["y"]), [float(h[0].abs().median()) for h in hs], rtol=1e-6)
+    np.testing.assert_allclose(ma["max_abs"], [float(h[0].abs().max()) for h in hs], rtol=1e-6)
+    np.testing.assert_allclose(ma["median_abs"], [float(h[0].abs().median()) for h in hs], rtol=1e-6)
+    for trace, column in zip(chart.figure.data, ("max_abs", "median_abs")):  # the two lines draw them
+        np.testing.assert_allclose(trace.y, ma[column], rtol=1e-6)
 
 
 @pytest.mark.parametrize("state", [{"input.text": TEXT}, {"input.text": "床前明月光", "cfg.norm_position": "post"}])
-def test_lens_page_last_depth_is_the_models_prediction(state):
+def test_lens_page_last_depth_is_the_models_prediction(state, charts):
     at = open_page("lens", **state)
     assert not at.exception
     model, ids, tok = reference(**state)
     with torch.no_grad():
         probs = model(ids).logits[0].double().softmax(-1)  # (T, V)
-    fig = figures(at)[0]
-    z = arr(fig["data"][0]["z"])  # (L+1, T): p(final prediction) per depth and position
-    assert z.shape == (model.config.num_hidden_layers + 1, ids.shape[1])
+    lens = charts(lens_heatmap)
+    z = lens.data.pivot(index="depth", columns="position", values="p_final").sort_index().to_numpy()
+    assert z.shape == (model.config.num_hidden_layers + 1, ids.shape[1])  # p(final prediction) per depth, position
     np.testing.assert_allclose(z[-1], probs.max(-1).values.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(lens.figure.data[0].z, dtype=np.float64), z, rtol=1e-6)
     page = texts(at)
     assert "raw lens" in page and "random weights" in page
 
 
-def test_lens_page_window_opens_on_the_last_positions():
+def test_lens_page_window_opens_on_the_last_positions(charts):
     at = open_page("lens")  # the default poem: more tokens than the 20-position window
     assert not at.exception
     _, ids, _ = reference()
     T = ids.shape[1]
     assert T > 20
-    ticks = figures(at)[0]["layout"]["xaxis"]["ticktext"]
+    ticks = charts(lens_heatmap).layout["xaxis"]["ticktext"]
     assert len(ticks) == 20 and ticks[0].startswith(f"{T - 20} ")
+    assert sorted(charts.data(lens_heatmap)["position"].unique()) == list(range(T - 20, T))
     rerun(at, **{"lens.start": 0})
-    assert not at.exception and figures(at)[0]["layout"]["xaxis"]["ticktext"][0].startswith("0 ")
+    assert not at.exception and charts(lens_heatmap).layout["xaxis"]["ticktext"][0].startswith("0 ")
 
 
 def test_lens_figure_escapes_token_text():
     import pandas as pd
-
-    from ui.figures.lens import lens_heatmap
 
     df = pd.DataFrame({"depth": [0, 1], "position": [0, 0], "top_id": [1, 2], "top_prob": [0.5, 0.9],
                        "final_id": [2, 2], "p_final": [0.1, 0.9]})
@@ -127,7 +147,7 @@ def test_lens_cells_keep_long_tokens_inside_their_cell_and_the_whole_token_in_ho
 
     import pandas as pd
 
-    from ui.figures.lens import LENS_CELL_WIDTH, lens_heatmap
+    from ui.figures.lens import LENS_CELL_WIDTH
 
     labels = {1: "<0xE5><0x85>", 2: "<0xE5><0x85><0xA5>", 3: "␣beginning", 4: "床前明月光", 5: "␣the", 6: "床前"}
     df = pd.DataFrame({"depth": [0, 0, 0, 1, 1, 1], "position": [0, 1, 2, 0, 1, 2], "top_id": [1, 2, 3, 4, 5, 6],
@@ -145,13 +165,13 @@ def test_lens_cells_keep_long_tokens_inside_their_cell_and_the_whole_token_in_ho
     assert [html.unescape(h) for h in hover] == [f"{labels[i]}|{labels[i]}" for i in (1, 2, 3, 4, 5, 6)]
 
 
-def test_lens_page_tokenizer_comparison_counts():
+def test_lens_page_tokenizer_comparison_counts(charts):
     at = open_page("lens", **{"input.text": TEXT})
     assert not at.exception
-    bar = [f for f in figures(at) if f["data"][0]["type"] == "bar"][0]
+    bar = charts(tokens_bar)
     _, ids, tok = reference(**{"input.text": TEXT})
-    assert arr(bar["data"][0]["x"])[0] == len(tok.encode(TEXT))
-    assert f"{len(TEXT.encode())} UTF-8 bytes" in bar["layout"]["title"]["text"]
+    assert bar.data["tokens"].iloc[0] == bar.figure.data[0].x[0] == len(tok.encode(TEXT))
+    assert f"{len(TEXT.encode())} UTF-8 bytes" in bar.layout["title"]["text"]
 
 
 def test_views_in_random_id_mode():

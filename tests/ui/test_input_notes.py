@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.page_helpers import figures, open_page, rerun
+from tests.page_helpers import open_page, rerun
+from ui.figures.attention import attention_heatmap
 from ui.escape import md_code
 
 
@@ -14,20 +15,18 @@ def sidebar_text(at) -> str:
 
 
 @pytest.mark.parametrize("lang, random_words", [("en", "random vectors"), ("zh", "随机向量")])
-def test_walkthrough_preset_rows_are_cat_eats_fish(lang, random_words):
+def test_walkthrough_preset_rows_are_cat_eats_fish(lang, random_words, charts):
     at = open_page("attention", **{"ui.lang": lang})
     at.selectbox(key=f"cfg.preset.{lang}").set_value("gpt2_walkthrough").run()
     at = rerun(at, **{"ui.lang": lang})
     assert not at.exception, at.exception
     assert at.session_state["input.mode"] == "random" and at.session_state["input.random_len"] == 3
-    heatmap = next(f for f in figures(at) if f["data"] and f["data"][0]["type"] == "heatmap")
-    assert list(heatmap["layout"]["yaxis"]["ticktext"]) == ["0 猫", "1 吃", "2 鱼"]
+    assert charts(attention_heatmap).layout["yaxis"]["ticktext"] == ["0 猫", "1 吃", "2 鱼"]
     note = sidebar_text(at)
     assert "猫 吃 鱼" in note and random_words in note
     # another length is no longer the tutorial's input: plain ids again
     at = rerun(at, **{"ui.lang": lang, "input.random_len": 4})
-    heatmap = next(f for f in figures(at) if f["data"] and f["data"][0]["type"] == "heatmap")
-    assert all(label.split(" ")[1].startswith("#") for label in heatmap["layout"]["yaxis"]["ticktext"])
+    assert all(label.split(" ")[1].startswith("#") for label in charts(attention_heatmap).layout["yaxis"]["ticktext"])
 
 
 def test_sidebar_names_the_tokenizer_in_use():
