@@ -12,15 +12,14 @@ import streamlit as st
 from ui.i18n import t
 from ui.state import control
 
-PAGE = dict(persist_state="session")
-SHARED = dict(persist_state="session", bind="query-params")
+PAGE = dict(persist_state="session")  # the Training lab's controls; every other page uses ui.state.control
 
 
 def init_state(key: str, default) -> None:
     """Give ``key`` a starting value unless session state or a bound URL parameter already has one.
 
-    For page widgets that are not bound to the URL. A bound widget must get its default as its own
-    (``value=``, see ui/state.py): a URL holds only values that differ from the widget's own default.
+    Older than :func:`ui.state.control` and used only by the Training lab's panels (ui/train_panel.py,
+    ui/race_panel.py, ui/train_common.py, pages/train.py); a new control uses ``control``.
     """
     if key not in st.session_state and key not in st.query_params:
         st.session_state[key] = default
