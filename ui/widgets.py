@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui.figures.common import scale_fonts
+from ui.figures.common import scale_fonts, wrap_title
 from ui.i18n import t
 from ui.presenter import PRESENTER_SCALE, presenter_mode
 
@@ -24,6 +24,7 @@ def show_figure(fig: go.Figure, key: str, on_select=None, presenter_height: int 
         scale_fonts(fig, PRESENTER_SCALE)
         if presenter_height:
             fig.update_layout(height=presenter_height)
+        wrap_title(fig)  # a long title at presenter size would run off a 1280-pixel screen
     select = dict(on_select=on_select, selection_mode="points") if on_select is not None else {}
     st.plotly_chart(fig, key=key, config=PLOTLY_CONFIG, **select)
 

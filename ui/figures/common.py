@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -48,6 +50,40 @@ def position_axis(labels: list[str], max_ticks: int = 40) -> dict:
 # Sizes Streamlit's chart theme gives what a figure leaves unset (px): tick labels, titles of axes, legends,
 # colour bars and subplots. Presenter mode must scale these too, so it sets them explicitly.
 THEME_TICK_PX, THEME_TITLE_PX = 12, 14
+CLOSING = "）)」』，。、：；！？,.;:!?"
+PRESENTER_CHART_PX = 840  # a chart's width on a 1280-pixel projector screen, next to the open sidebar
+
+
+def text_width(text: str, font_px: float) -> float:
+    """Rough rendered width (px) of plain text: a Chinese character one em, anything else about half."""
+    return sum(font_px if "\u2e80" <= ch <= "\uffef" else 0.55 * font_px for ch in text)
+
+
+def wrap_title(fig: go.Figure, width_px: float = PRESENTER_CHART_PX) -> go.Figure:
+    """Break a title wider than ``width_px`` into lines (Plotly never wraps a title; it runs off the chart) and
+    give the title's lines their room above the plot (the height stays: a presenter chart must fit the screen).
+    Returns the same figure."""
+    title = fig.layout.title.text
+    if not title or "<br>" in title:
+        return fig
+    px = fig.layout.title.font.size or round((fig.layout.font.size or THEME_TITLE_PX) * 1.3)
+    lines, line = [], ""
+    for word in re.split(r"(?<= )", title):  # break after spaces; a Chinese title may break anywhere
+        wide = text_width(word, px) > width_px or any("\u2e80" <= ch <= "\uffef" for ch in word)
+        pieces = list(word) if wide else [word]
+        for piece in pieces:
+            if line and text_width(line + piece, px) > width_px:
+                carry = line[-1] if piece in CLOSING and len(line) > 1 else ""  # no line starts with "）" or "，"
+                lines.append(line[:len(line) - len(carry)].rstrip())
+                line = carry
+            line += piece
+    lines.append(line.rstrip())
+    if len(lines) == 1:
+        return fig
+    # above the plot area, which Plotly moves down as far as the lines need (automargin)
+    fig.update_layout(title=dict(text="<br>".join(lines), yref="paper", y=1.0, yanchor="bottom", automargin=True,
+                                 pad=dict(b=12)))
+    return fig
 
 
 def scale_fonts(fig: go.Figure, factor: float) -> go.Figure:
