@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 import analysis
-from ui.caches import attention_grid
+from ui.caches.views import attention_grid
 from ui.controls import index_slider
 from ui.figures.attention import attention_heatmap, entropy_bar, entropy_heatmap, heads_grid
 from ui.figures.common import HEATMAP_MAX_TOKENS

@@ -12,7 +12,7 @@ import streamlit as st
 from analysis import heads, massive
 from analysis.trace import residual_stream
 from analysis.tokenizers import special_ids
-from ui.caches import repeat_attentions, role_table
+from ui.caches.views import repeat_attentions, role_table
 from ui.controls import index_slider
 from ui.figures.attention import attention_heatmap
 from ui.figures.common import HEATMAP_MAX_TOKENS

@@ -11,7 +11,7 @@ import streamlit as st
 from analysis import lens
 from analysis.tokenizers import compare, id_labels, tokenize
 from engine.tokenizer import TextTokenizer
-from ui.caches import lens_table, pretrained_tokenizer
+from ui.caches.views import lens_table, pretrained_tokenizer
 from ui.controls import index_slider
 from ui.figures.lens import lens_heatmap
 from ui.figures.tokenizers import token_chips_html, tokens_bar

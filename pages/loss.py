@@ -13,7 +13,7 @@ import streamlit as st
 
 import analysis
 from engine.loss import mask_positions, mask_prompt
-from ui.caches import keep_check
+from ui.caches.views import keep_check
 from ui.controls import index_slider
 from ui.figures.loss import contribution_bar
 from ui.format import DASH, finite, number, scientific

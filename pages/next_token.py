@@ -9,7 +9,7 @@ import streamlit as st
 import torch
 
 import analysis
-from ui.caches import continuation
+from ui.caches.views import continuation
 from ui.controls import index_slider
 from ui.figures.next_token import topk_bar, visible_token
 from ui.i18n import t

@@ -9,12 +9,13 @@ switches to "trained in this session", so every page shows it. The trained model
 
 import streamlit as st
 
+from ui.caches.training import corpus_ids
 from ui.controls import PAGE, init_state
 from ui.i18n import t
 from ui.jobs import prepare
 from ui.race_panel import race_view
 from ui.sidebar import explorer
-from ui.train_common import CORPORA, corpus_ids, publish_finished_job
+from ui.train_common import CORPORA, publish_finished_job
 from ui.train_panel import lab_view
 from ui.widgets import explain
 

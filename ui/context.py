@@ -19,7 +19,7 @@ from ui.i18n import t
 class Explorer:
     """What a page needs: the config, the (shared, read-only) model, the input and its display tokens.
 
-    ``model_key`` identifies the weights: the model is registered under it, so every cache in ui/caches.py
+    ``model_key`` identifies the weights: the model is registered under it, so every cache in ui/caches/
     keys the model by it; ``input_ids`` is ``[1, T]``; ``tokens`` has T display strings; ``tokenizer`` is None
     in random-id mode.
     """

@@ -7,7 +7,7 @@ survives page switches; bad link values are named and removed from the link), bu
 returns an :class:`ui.context.Explorer`. Bad input is turned into a message and ``st.stop()``; widget values are
 never lost.
 
-The sidebar by concern: options and defaults (ui/options.py), shared caches (ui/caches.py), the page context
+The sidebar by concern: options and defaults (ui/options.py), shared caches (ui/caches/), the page context
 (ui/context.py), the model source and checkpoint picker (ui/checkpoint_picker.py), share link / download /
 upload (ui/share.py), presenter mode (ui/presenter.py), Streamlit's v1-pages flag (ui/legacy_pages.py). Names
 other modules import from here are re-exported below.

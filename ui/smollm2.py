@@ -12,7 +12,7 @@ import torch
 
 from engine.checkpoints import GGUF_MODELS, cache_ready, ensure_converted
 from engine.parity import PARITY_RTOL
-from ui.caches import attention_paths, reference_rows
+from ui.caches.views import attention_paths, reference_rows
 from ui.format import DASH, number
 from ui.i18n import t
 

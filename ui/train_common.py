@@ -1,4 +1,4 @@
-"""What the Training lab's two sections share: session keys, the corpus cache, number formats, the job's place in
+"""What the Training lab's two sections share: session keys, number formats, the job's place in
 the server's line and its live progress bar (with the ETA measured from the run's own steps).
 
 The sections themselves are :mod:`ui.train_panel` (train a copy of the sidebar model) and :mod:`ui.race_panel`
@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 import streamlit as st
 
 from engine.config import ModelConfig
-from engine.tokenizer import load_corpus
 from engine.train import StepInfo, TrainConfig
 from ui import jobs
 from ui.admission import admission
 from ui.controls import init_state
 from ui.format import duration, number as num, percent as pct  # noqa: F401  (the panels import them from here)
 from ui.i18n import t
-from ui.sidebar import MAX_TOKENS, TRAINED_KEY, tokenizer_for
+from ui.sidebar import MAX_TOKENS, TRAINED_KEY
 
 JOB_KEY = "train.job"  # the session's latest training job (ui.jobs.TrainJob)
 RACE_KEY = "train.race_job"  # the session's latest race (ui.jobs.RaceJob)
@@ -30,13 +28,6 @@ LR_OPTIONS = [1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2]
 MIN_STEPS = 10
 DEFAULT = TrainConfig()  # defaults of the controls (steps 300, lr 3e-3, warmup 30, batch 16, seq 64)
 LIVE_EVERY_S = 1.0
-
-
-@st.cache_data(max_entries=12, show_spinner=False)
-def corpus_ids(vocab_size: int, corpus: str) -> np.ndarray:
-    """The bundled corpus ``corpus`` ("zh" / "en" / "all") encoded with the sidebar's BPE at ``vocab_size``
-    (``tokenizer_for``), so the trained model reads the ids the pages show. 1-D int64."""
-    return np.asarray(tokenizer_for(vocab_size).encode(load_corpus(corpus)), dtype=np.int64)
 
 
 def token_limit(config: ModelConfig) -> int:

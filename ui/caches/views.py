@@ -1,0 +1,154 @@
+"""The caches of the pages' views, keyed by the model's stable key (:func:`ui.caches.model_key`, through
+``hash_funcs=HASH``) and the token ids. Shared by all sessions: read only."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+import torch
+
+import analysis
+from analysis import heads, lens
+from engine import CausalLM, ModelConfig
+from engine.parity import attention_paths_agree, reference_check
+from engine.tokenizer import TextTokenizer
+from ui.budget import heavy_work
+from ui.caches import HASH, cached_trace, model_key, register_model
+from ui.figures.attention import layers_heads_grid
+from ui.i18n import t
+
+
+@st.cache_data(max_entries=16, show_spinner=False, hash_funcs=HASH)
+def attention_grid(model: CausalLM, ids: tuple[int, ...], n_grid: int, lang: str) -> go.Figure:
+    """The Attention page's layers x heads small multiples (about 2/3 of that page's rerun time when built): cached
+    per model, input and language."""
+    attentions = cached_trace(model, ids).attentions
+    tri = np.triu(np.ones((n_grid, n_grid), dtype=bool), k=1)
+    grid = []
+    for layer in attentions:
+        a = layer[0].float().cpu().numpy()[:, :n_grid, :n_grid]  # (nh, n, n)
+        grid.append([np.where(tri, np.nan, a[h]) for h in range(a.shape[0])])
+    nh = len(grid[0])
+    return layers_heads_grid(grid, [t("attn.layer_short", lang=lang, layer=i + 1) for i in range(len(grid))],
+                             [t("attn.head_short", lang=lang, head=h + 1) for h in range(nh)],
+                             t("attn.grid_chart", lang=lang, L=len(grid), nh=nh), t("attn.unit_prob", lang=lang))
+
+
+@st.cache_resource(max_entries=8, show_spinner=False, hash_funcs=HASH)
+def repeat_attentions(model: CausalLM, period: int, exclude: tuple[int, ...]) -> tuple[torch.Tensor, ...]:
+    """Attention patterns of the model on ``period`` random tokens repeated once (shared: read only)."""
+    ids = heads.repeated_random_tokens(model.config.vocab_size, period, seed=0, exclude=exclude)  # (1, 2n)
+    with torch.no_grad():
+        return model(ids, output_attentions=True).attentions
+
+
+@st.cache_data(max_entries=16, show_spinner=False, hash_funcs=HASH)
+def role_table(model: CausalLM, ids: tuple[int, ...], period: int, exclude: tuple[int, ...]) -> pd.DataFrame:
+    """:func:`analysis.heads.head_roles` of every head on the input and on the repeated random tokens."""
+    return heads.head_roles(cached_trace(model, ids).attentions, repeat_attentions(model, period, exclude), period, ids)
+
+
+LENS_ENTRIES = 16  # lens tables kept (a few hundred KB each for SmolLM2 at 256 tokens)
+
+
+@st.cache_resource(show_spinner=False)
+def _lens_store() -> tuple[OrderedDict, threading.Lock]:
+    """Lens tables shared by all sessions, least recently used dropped first. Not ``st.cache_data``: the
+    computation drives a progress bar, which a cached function may not touch."""
+    return OrderedDict(), threading.Lock()
+
+
+def lens_table(model: CausalLM, ids: tuple[int, ...], progress: Callable[[float], None]) -> pd.DataFrame:
+    """The logit-lens table of this model and input (computed once, with ``progress(fraction)`` calls)."""
+    store, lock = _lens_store()
+    key = (model_key(model), ids)
+    with lock:
+        if key in store:
+            store.move_to_end(key)
+            return store[key]
+    table = lens.logit_lens(model, lens.residual_stream(cached_trace(model, ids)), progress=progress)
+    with lock:
+        store[key] = table
+        while len(store) > LENS_ENTRIES:
+            store.popitem(last=False)
+    return table
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def pretrained_tokenizer(name: str) -> tuple[TextTokenizer | None, str]:
+    """A named model's tokenizer (SmolLM2's), or None and the reason it is not available."""
+    try:
+        return TextTokenizer.from_pretrained(name), ""
+    except Exception as err:  # missing package, missing method, broken file: the page says so
+        return None, f"{type(err).__name__}: {err}"
+
+
+@st.cache_resource(max_entries=3, show_spinner=False, hash_funcs=HASH)
+def placement_pair(model: CausalLM) -> tuple[CausalLM, CausalLM]:
+    """``(pre_model, post_model)`` with the same weights; the given model is one of them, never modified.
+
+    The twin shares the model's tensors, but an entry keeps those tensors alive after the model cache has
+    dropped the model: few entries keep the server's memory bounded by the model cache.
+    """
+    pair = analysis.norm_placement_pair(model)
+    for twin in pair:
+        if twin is not model:
+            register_model(twin, f"{model_key(model)}|{twin.config.norm_position}")
+    return pair
+
+
+@st.cache_data(max_entries=32, show_spinner=False, hash_funcs=HASH)
+def divergence(pre: CausalLM, post: CausalLM, ids: tuple[int, ...]) -> pd.DataFrame:
+    """``analysis.placement_divergence`` on ids ``[1, T]`` (depth 0..L: norms, cosine, relative L2)."""
+    return analysis.placement_divergence(pre, post, torch.tensor([ids]))
+
+
+@st.cache_data(max_entries=32, show_spinner=False, hash_funcs=HASH)
+def gradients(pre: CausalLM, post: CausalLM, ids: tuple[int, ...]) -> pd.DataFrame:
+    """``analysis.gradient_norms`` of the LM loss (labels = input ids) for both placements, stacked with a
+    ``placement`` column ("pre"/"post"). Uses autograd.grad: no ``.grad`` is written on the shared models."""
+    input_ids = torch.tensor([ids])
+    with heavy_work("gradient", pre.config, len(ids), show=False):  # large ones wait for a heavy-job slot
+        return pd.concat([analysis.gradient_norms(pre, input_ids).assign(placement="pre"),
+                          analysis.gradient_norms(post, input_ids).assign(placement="post")], ignore_index=True)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def last_block_gradient(config_json: str, seed: int, ids: tuple[int, ...], layers: int) -> pd.DataFrame:
+    """``analysis.last_block_gradient_by_depth`` for the sidebar's config and seed at one depth (two rows)."""
+    config = ModelConfig.from_dict(json.loads(config_json)).replace(num_hidden_layers=layers)
+    with heavy_work("gradient", config, len(ids), show=False):  # large ones wait for a heavy-job slot
+        return analysis.last_block_gradient_by_depth(config, seed, torch.tensor([ids]), [layers])
+
+
+@st.cache_data(max_entries=64, show_spinner=False, hash_funcs=HASH)
+def keep_check(model: CausalLM, ids: tuple[int, ...], k: int) -> dict:
+    """:func:`analysis.loss.logits_to_keep_check` on ``ids`` with ``logits_to_keep=k``."""
+    return analysis.logits_to_keep_check(model, torch.tensor([ids]), k)
+
+
+@st.cache_data(max_entries=64, show_spinner=False, hash_funcs=HASH)
+def continuation(model: CausalLM, ids: tuple[int, ...], n: int, temperature: float, greedy: bool,
+                 seed: int) -> list[int]:
+    """:func:`analysis.next_token.generate`: ``n`` new token ids after the prompt ``ids``."""
+    return analysis.generate(model, torch.tensor([ids]), n, temperature=temperature, greedy=greedy, seed=seed)
+
+
+@st.cache_resource(max_entries=2, show_spinner=False, hash_funcs=HASH)
+def reference_rows(model: CausalLM) -> list[dict]:
+    """:func:`engine.parity.reference_check` once per loaded model (two forwards on the stored prompts)."""
+    return reference_check(model)
+
+
+@st.cache_data(max_entries=32, show_spinner=False, hash_funcs=HASH)
+def attention_paths(model: CausalLM, ids: tuple[int, ...], _eager_logits: torch.Tensor) -> dict:
+    """:func:`engine.parity.attention_paths_agree` on the text on screen (one SDPA forward; the eager logits
+    ``[1, T, V]`` are the trace's)."""
+    return attention_paths_agree(model, torch.tensor([ids]), _eager_logits)
