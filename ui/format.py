@@ -33,6 +33,14 @@ def scientific(v, spec: str = ".1e") -> str:
     return "0" if finite(v) and float(v) == 0 else number(v, spec)
 
 
+def significant(v, digits: int = 3) -> str:
+    """``v`` with ``digits`` significant digits and no exponent for ordinary sizes: ``0.25``, ``1.5``, ``12.3``,
+    ``4,096`` (a whole number from ``10 ** (digits - 1)`` up); :data:`DASH` when it is not a finite number."""
+    if not finite(v):
+        return DASH
+    return f"{float(v):,.0f}" if abs(float(v)) >= 10 ** (digits - 1) else f"{float(v):.{digits}g}"
+
+
 def percent(p) -> str:
     """A probability as a percentage with enough digits for tiny values (``12.3%``, ``0.123%``, ``1.0e-06``)."""
     if not finite(p):

@@ -51,7 +51,10 @@ def position_axis(labels: list[str], max_ticks: int = 40) -> dict:
 # colour bars and subplots. Presenter mode must scale these too, so it sets them explicitly.
 THEME_TICK_PX, THEME_TITLE_PX = 12, 14
 CLOSING = "）)」』，。、：；！？,.;:!?"
-PRESENTER_CHART_PX = 840  # a chart's width on a 1280-pixel projector screen, next to the open sidebar
+PRESENTER_CHART_PX = 840
+# A log axis whose every tick label is a full value: without a tick format Plotly labels the ticks between powers
+# of ten by their leading digit alone (0.02 reads "2").
+LOG_AXIS = dict(type="log", tickformat="~g")  # a chart's width on a 1280-pixel projector screen, next to the open sidebar
 
 
 def text_width(text: str, font_px: float) -> float:

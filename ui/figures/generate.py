@@ -8,9 +8,10 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.figures.common import CELL_TEXT_MAX_TOKENS, base_layout, f32, position_axis
+from ui.figures.common import CELL_TEXT_MAX_TOKENS, LOG_AXIS, base_layout, f32, position_axis
 from ui.figures.next_token import visible_token
 from ui.escape import plotly
+from ui.format import significant
 from ui.i18n import t
 
 SOURCE_COLORS = {"prefill": "#1f77b4", "decode": "#ff7f0e"}
@@ -99,10 +100,10 @@ def memory_bars(df: pd.DataFrame, title: str, x_title: str, y_title: str, kv_hea
         part = df[df["attention"] == kind]
         fig.add_bar(x=part["model"].tolist(), y=f32(part["mib"]), name=kind, marker_color=color,
                     marker_line_width=[3 if c else 0 for c in part["configured"]], marker_line_color="black",
-                    text=[f"{m:,.1f}" for m in part["mib"]], textposition="outside",
+                    text=[significant(m) for m in part["mib"]], textposition="outside",
                     customdata=part["kv_heads"].tolist(),
                     hovertemplate=f"%{{x}} {kind} ({kv_heads_name} = %{{customdata}}): %{{y:,.2f}} MiB<extra></extra>")
     base_layout(fig, title, x_title, y_title, height=440)
     fig.update_layout(barmode="group")
-    fig.update_yaxes(type="log")
+    fig.update_yaxes(**LOG_AXIS)
     return fig

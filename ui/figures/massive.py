@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.figures.common import base_layout, f32
+from ui.figures.common import LOG_AXIS, base_layout, f32
 from ui.figures.heads import layers_heads_heatmap
 from ui.format import number
 
@@ -37,7 +37,7 @@ def massive_chart(df: pd.DataFrame, depth_labels: list[str], title: str, x_title
                    line=dict(color=MEDIAN_COLOR, width=2), hovertemplate="%{y:.4g}<extra>" + median_name + "</extra>"),
     ])
     base_layout(fig, title, x_title, y_title, height=420)
-    fig.update_yaxes(type="log")
+    fig.update_yaxes(**LOG_AXIS)
     n = len(depth_labels)
     step = max(1, -(-n // 16))
     ticks = list(range(0, n, step))
