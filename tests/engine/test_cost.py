@@ -3,6 +3,9 @@ FLOPs counted by torch's own ``FlopCounterMode``, and the budget's refusals and 
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
@@ -161,3 +164,18 @@ def test_budget_from_env_reads_positive_numbers_and_ignores_junk():
     assert b.memory == 4096 * MIB and b.gflop == 1000.0 and b.train_gflop == Budget().train_gflop
     assert Budget.from_env({"EXPLORER_MAX_ACTION_MB": "-1", "EXPLORER_MAX_ACTION_GFLOP": "inf"}) == Budget()
     assert Budget.from_env({"EXPLORER_MAX_ACTION_MB": "lots"}) == Budget()
+
+
+def test_readme_quotes_the_maxima_refusal_as_the_app_computes_it():
+    """README's "Deploying for a class" names the maxima's cost and nearest fit; they must be today's numbers."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    text = " ".join(readme.split())
+    quoted = re.search(r"need ([\d,]+) MB \(tied embeddings, the default; ([\d,]+) MB untied\) for the weights alone "
+                       r"against the default ([\d,]+) MB, and are refused with \"(\d+) layers\" \(tied; (\d+) untied\)",
+                       text)
+    assert quoted, "README no longer quotes the maxima refusal"
+    budget = Budget()
+    tied, untied = (check("build", slider_config(**MAXIMA, **{"cfg.tie_word_embeddings": t}), budget) for t in (True, False))
+    mib = lambda n: f"{round(n / 2**20):,}"  # noqa: E731
+    assert quoted.groups() == (mib(tied.cost.memory), mib(untied.cost.memory), mib(budget.memory),
+                               str(tied.suggestions["layers"]), str(untied.suggestions["layers"]))
