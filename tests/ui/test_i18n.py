@@ -63,3 +63,10 @@ def test_english_catalog_has_no_chinese_outside_quotes():
     en = catalogs()["en"]
     han = sorted(k for k, v in en.items() if re.search(r"[\u4e00-\u9fff]", v) and k not in QUOTES_CHINESE)
     assert not han, han
+
+
+def test_chinese_catalog_uses_one_word_for_token_and_for_a_depth():
+    """zh pages say "token" (not 词元) and number depths "第 N 层" (not "第 N 块"), as most of the app does."""
+    zh = catalogs()["zh"]
+    assert not sorted(k for k, v in zh.items() if "词元" in v)
+    assert not sorted(k for k, v in zh.items() if re.search(r"第 \S+ 块|共 \S+ 块", v))

@@ -37,27 +37,27 @@ EN = {
 ZH = {
     "nav.lens": "Logit 透镜与分词器",
     "lens.title": "Logit 透镜：如果模型提前停下，它会预测什么",
-    "lens.explain": "把每一块之后的残差流送进模型自己的最终归一化和输出头（lm_head），就好像这一块是最后一块一样"
-                    "（nostalgebraist 2020）。每个格子显示这种提前读出的第一名词元；颜色是这次读出给“完整模型最终在该位置预测的词元”"
+    "lens.explain": "把每一层之后的残差流送进模型自己的最终归一化和输出头（lm_head），就好像这一层是最后一层一样"
+                    "（nostalgebraist 2020）。每个格子显示这种提前读出的第一名 token；颜色是这次读出给“完整模型最终在该位置预测的 token”"
                     "的概率。这是原始的透镜（raw logit lens）：没有训练任何东西来翻译前面的层，所以前面层的读出常常是噪声；在最后一个深度，透镜就是模型自己的输出。",
     "lens.progress": "正在把 {depths} 个深度 × {positions} 个位置送进输出头解码……",
     "lens.window": "显示的第一个位置",
     "lens.window_help": "热力图一次显示 {n} 个位置；移动窗口即可沿文本查看。",
-    "lens.chart_title": "原始 logit 透镜：每个深度和位置的第一名词元（颜色：最终预测的概率）",
-    "lens.x": "位置和输入词元（预测的是下一个词元）",
+    "lens.chart_title": "原始 logit 透镜：每个深度和位置的第一名 token（颜色：最终预测的概率）",
+    "lens.x": "位置和输入 token（预测的是下一个 token）",
     "lens.y": "深度（哪一层的输出）",
     "lens.unit": "p(最终)",
     "lens.hover": "第一名：{top}（p = {top_prob}）<br>最终预测 {final}：p = {p_final}",
     "lens.embed": "嵌入",
-    "lens.block": "第 {n} 块",
+    "lens.block": "第 {n} 层",
     "lens.last_sentence": "在最后一个位置（输入“{tok}”），模型以 p = {p} 预测“{final}”。透镜从{depth}起把它排在第一；"
                           "嵌入之后它的概率是 {p0}。",
-    "lens.median_sentence": "在全部 {positions} 个位置上，最终预测成为并保持透镜第一名的深度中位数是 {median}（共 {L} 块；0 为嵌入）。",
-    "lens.whitespace": "词元文本中，␣ 表示空格，↵ 表示换行，<0xE5> 表示只是某个字符一部分的字节。热力图格子里这样的字节连写（‹E585› 即 <0xE5><0x85>），过长的词元以 … 结尾；把鼠标移到格子上可看到完整词元。",
+    "lens.median_sentence": "在全部 {positions} 个位置上，最终预测成为并保持透镜第一名的深度中位数是 {median}（共 {L} 层；0 为嵌入）。",
+    "lens.whitespace": "token 文本中，␣ 表示空格，↵ 表示换行，<0xE5> 表示只是某个字符一部分的字节。热力图格子里这样的字节连写（‹E585› 即 <0xE5><0x85>），过长的 token 以 … 结尾；把鼠标移到格子上可看到完整 token。",
     "lens.table_title": "透镜数据表（所有深度和位置）",
     "lens.col.depth": "深度",
     "lens.col.position": "位置",
-    "lens.col.input": "输入词元",
+    "lens.col.input": "输入 token",
     "lens.col.top": "透镜第一名",
     "lens.col.top_prob": "p(第一名)",
     "lens.col.final": "最终预测",

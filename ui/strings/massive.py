@@ -48,7 +48,7 @@ ZH = {
     "massive.title": "巨量激活与注意力汇聚点",
     "massive.explain": "Sun 等（2024，《大语言模型中的巨量激活》）发现，许多预训练模型的残差流中有少数数值"
                        "比其余数值大几千倍（他们的标准：|h| > 100，且约为 |h| 中位数的 1000 倍）。Xiao 等（2023，《带注意力汇聚点的"
-                       "高效流式语言模型》）发现许多注意力头把大量注意力放在第一个词元上。"
+                       "高效流式语言模型》）发现许多注意力头把大量注意力放在第一个 token 上。"
                        "下面是当前模型在侧边栏文本上的表现。",
     "massive.chart_title": "每个深度残差流的最大 |h| 与 |h| 中位数（对数刻度）",
     "massive.x": "深度（哪一层的输出）",
@@ -57,9 +57,9 @@ ZH = {
     "massive.median_name": "|h| 中位数",
     "massive.hover": "位置 {position}，维度 {dim}；是中位数的 {ratio} 倍",
     "massive.embed": "嵌入",
-    "massive.block": "第 {n} 块",
-    "massive.found": "在这段文本上，第 {first}–{last} 块之后（共 {count} 个深度）最大的 |h| 位于位置 {position}、维度 {dim}，"
-                     "最高 {peak}（第 {peak_depth} 块之后），而那里 |h| 的中位数只有 {median_min}–{median_max}：这些值符合 Sun 等的标准。",
+    "massive.block": "第 {n} 层",
+    "massive.found": "在这段文本上，第 {first}–{last} 层之后（共 {count} 个深度）最大的 |h| 位于位置 {position}、维度 {dim}，"
+                     "最高 {peak}（第 {peak_depth} 层之后），而那里 |h| 的中位数只有 {median_min}–{median_max}：这些值符合 Sun 等的标准。",
     "massive.found_embed": "在这段文本上，深度 {first}–{last}（共 {count} 个深度，0 为嵌入）最大的 |h| 位于位置 {position}、"
                            "维度 {dim}，最高 {peak}，而那里 |h| 的中位数只有 {median_min}–{median_max}：这些值符合 Sun 等的标准。",
     "massive.other_places": "在某些深度，最大值也出现在别处：{places}。",
@@ -70,16 +70,16 @@ ZH = {
     "massive.col.depth": "深度",
     "massive.col.max_abs": "最大 |h|",
     "massive.col.position": "位置",
-    "massive.col.token": "词元",
+    "massive.col.token": "token",
     "massive.col.dim": "维度",
     "massive.col.median_abs": "|h| 中位数",
     "massive.col.ratio": "最大值 / 中位数",
     "massive.col.massive": "巨量",
-    "massive.sink_title": "每层每个头落在第一个词元上的注意力份额",
+    "massive.sink_title": "每层每个头落在第一个 token 上的注意力份额",
     "massive.sink_chart": "后面每个查询放在位置 0 上的平均注意力权重",
     "massive.sink_unit": "份额",
-    "massive.sinks": "在这段文本上，{cells} 个头中有 {over} 个把一半以上的注意力放在第一个词元（“{tok}”）上；所有头平均的份额是 "
+    "massive.sinks": "在这段文本上，{cells} 个头中有 {over} 个把一半以上的注意力放在第一个 token（“{tok}”）上；所有头平均的份额是 "
                      "{mean}（均匀注意力是 {uniform}）。最大的是第 {layer} 层第 {head} 头：{max}。",
-    "massive.sink_and_massive": "第一个词元也正是最大激活所在的位置。",
-    "massive.too_short": "首词元份额至少需要两个词元。",
+    "massive.sink_and_massive": "第一个 token 也正是最大激活所在的位置。",
+    "massive.too_short": "首 token 份额至少需要两个 token。",
 }

@@ -46,7 +46,7 @@ ZH = {
     "budget.part.optimizer": "优化器状态",
     "budget.part.logits": "输出分数",
     "budget.suggest": "在预算内最接近的设置：{options}。",
-    "budget.try.tokens": "{n} 个词元",
+    "budget.try.tokens": "{n} 个 token",
     "budget.try.layers": "{n} 层",
     "budget.try.steps": "{n} 步",
     "budget.try.seq_len": "序列长度 {n}",
