@@ -41,8 +41,6 @@ PENDING_KEY = "state.pending"  # {widget key: value} to write before the widgets
 MESSAGES_KEY = "state.messages"  # sidebar messages about the link / repaired values (shown until dismissed)
 CHECKED_KEY = "state.checked"  # widget keys whose link value has been checked in this session
 VALUES_KEY = "state.values"  # {control key: value}: the session's values, which no widget cleanup can drop
-PAGE_KEY = "state.page"  # the page of the last run
-SWITCHED_KEY = "state.switched"  # whether this run is the first on a newly opened page
 FIXED_KEY = "cfg.fixed"  # config fields without a control, set by a preset or an upload
 MAX_TEXT = 20_000  # UTF-16 code units, as the browser counts a string's length
 _MISSING = object()
@@ -173,7 +171,7 @@ def control(widget: Callable, label: str, key: str, default: Any, *, kind: str, 
         check_link(key, label, default, kind, options=options, lo=lo, hi=hi, labels=format_func)
     store = st.session_state.setdefault(VALUES_KEY, {})
     before = st.session_state.get(key, _MISSING)
-    if before is not _MISSING and not page_switched():
+    if before is not _MISSING:
         store[key] = before  # the user's edit, a callback's or a clamp's: this run's value
     opts = BIND if bind else dict(persist_state="session")
     if name in ("selectbox", "radio"):
@@ -196,23 +194,6 @@ def control(widget: Callable, label: str, key: str, default: Any, *, kind: str, 
         repair(key, store[key])
         value = store[key]
     return value
-
-
-def note_page(page: str) -> None:
-    """Start of every run (app.py): remember which page runs, and whether it differs from the last run's.
-
-    Streamlit gives a widget on each page its own id, and keeps a session-scoped widget's last value under that
-    id. On the first run of a page opened again, the key therefore holds the value this page's widget had when
-    the page was last left, not the session's current one (an edit made on another page meanwhile). No user
-    edit can come with a page switch, so :func:`control` takes the session's value then (and repairs the widget).
-    """
-    st.session_state[SWITCHED_KEY] = st.session_state.get(PAGE_KEY, page) != page
-    st.session_state[PAGE_KEY] = page
-
-
-def page_switched() -> bool:
-    """Whether this run is the first on a newly opened page (see :func:`note_page`)."""
-    return bool(st.session_state.get(SWITCHED_KEY, False))
 
 
 def current(key: str, default: Any) -> Any:
