@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.page_helpers import open_page, reference, rerun, shown_chart, texts
+from tests.page_helpers import figures, open_page, reference, rerun, shown_chart, texts
 from ui.figures.attention import attention_heatmap, entropy_heatmap
 
 
