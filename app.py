@@ -8,6 +8,7 @@ import streamlit as st
 
 from ui.startup import warm_up  # first: it makes ast.parse thread-safe before the heavy imports
 from ui.i18n import t  # noqa: E402
+from ui.state import note_page  # noqa: E402
 
 st.set_page_config(page_title="Transformer Block Explorer", layout="wide")
 
@@ -41,4 +42,5 @@ def _root() -> None:
 
 
 nav = st.navigation([st.Page(_root, title=t(PAGES[0][1]), url_path="home", default=True, visibility="hidden"), *pages])
+note_page(nav.url_path)  # before the page: control() tells a reopened page's stale widget value from an edit
 nav.run()

@@ -41,6 +41,8 @@ PENDING_KEY = "state.pending"  # {widget key: value} to write before the widgets
 MESSAGES_KEY = "state.messages"  # sidebar messages about the link / repaired values (shown until dismissed)
 CHECKED_KEY = "state.checked"  # widget keys whose link value has been checked in this session
 VALUES_KEY = "state.values"  # {control key: value}: the session's values, which no widget cleanup can drop
+PAGE_KEY = "state.page"  # the page this run draws (app.py writes it before the page runs)
+SEEN_KEY = "state.seen"  # {(page, control key): the value the control showed at the end of its page's last run}
 FIXED_KEY = "cfg.fixed"  # config fields without a control, set by a preset or an upload
 MAX_TEXT = 20_000  # UTF-16 code units, as the browser counts a string's length
 _MISSING = object()
@@ -171,7 +173,13 @@ def control(widget: Callable, label: str, key: str, default: Any, *, kind: str, 
         check_link(key, label, default, kind, options=options, lo=lo, hi=hi, labels=format_func)
     store = st.session_state.setdefault(VALUES_KEY, {})
     before = st.session_state.get(key, _MISSING)
-    if before is not _MISSING:
+    seen = st.session_state.setdefault(SEEN_KEY, {})
+    where = (st.session_state.get(PAGE_KEY, ""), key)
+    # Streamlit keeps each page's own widget value: on the first run of a page opened again, the key holds what
+    # this page's widget showed when the page was left. That value is stale (not an edit) when the session's
+    # value has changed since on another page; an edit always differs from what the widget last showed.
+    stale = before is not _MISSING and seen.get(where, _MISSING) == before and store.get(key, _MISSING) != before
+    if before is not _MISSING and not stale:
         store[key] = before  # the user's edit, a callback's or a clamp's: this run's value
     opts = BIND if bind else dict(persist_state="session")
     if name in ("selectbox", "radio"):
@@ -193,7 +201,14 @@ def control(widget: Callable, label: str, key: str, default: Any, *, kind: str, 
         # the value was set by the server (a link, a preset, a clamp). Put the session's value back.
         repair(key, store[key])
         value = store[key]
+    seen[where] = value
     return value
+
+
+def note_page(page: str) -> None:
+    """Start of every run (app.py): the page this run draws, so that :func:`control` can tell a page's stale
+    widget value from an edit."""
+    st.session_state[PAGE_KEY] = page
 
 
 def current(key: str, default: Any) -> Any:
