@@ -10,7 +10,7 @@ switches to "trained in this session", so every page shows it. The trained model
 import streamlit as st
 
 from ui.caches.training import corpus_ids
-from ui.controls import PAGE, init_state
+from ui.state import control
 from ui.i18n import t
 from ui.jobs import prepare
 from ui.race_panel import race_view
@@ -33,17 +33,15 @@ if ctx.source == "checkpoint":
     st.stop()
 
 c1, c2 = st.columns([2, 1])
-init_state("train.corpus", "zh")
-if st.session_state.get("train.corpus") not in CORPORA:
+if st.session_state.get("train.corpus", "zh") not in CORPORA:
     st.session_state["train.corpus"] = "zh"
-corpus = c1.segmented_control(t("train.corpus.label"), CORPORA, key="train.corpus", required=True,
-                              format_func=lambda c: t(f"train.corpus.{c}"), help=t("train.corpus.help"),
-                              **PAGE) or "zh"
-init_state("train.view", "lab")
-if st.session_state.get("train.view") not in ("lab", "race"):
+corpus = control(c1.segmented_control, t("train.corpus.label"), "train.corpus", "zh", kind="choice",
+                 options=CORPORA, format_func=lambda c: t(f"train.corpus.{c}"), bind=False, required=True,
+                 help=t("train.corpus.help")) or "zh"
+if st.session_state.get("train.view", "lab") not in ("lab", "race"):
     st.session_state["train.view"] = "lab"
-view = c2.segmented_control(t("train.view.label"), ["lab", "race"], key="train.view", required=True,
-                            format_func=lambda v: t(f"train.view.{v}"), **PAGE) or "lab"
+view = control(c2.segmented_control, t("train.view.label"), "train.view", "lab", kind="choice",
+               options=["lab", "race"], format_func=lambda v: t(f"train.view.{v}"), bind=False, required=True) or "lab"
 
 V = ctx.config.vocab_size
 with st.spinner(t("train.encoding", corpus=t(f"train.corpus.{corpus}"), size=V)):

@@ -12,18 +12,6 @@ import streamlit as st
 from ui.i18n import t
 from ui.state import control
 
-PAGE = dict(persist_state="session")  # the Training lab's controls; every other page uses ui.state.control
-
-
-def init_state(key: str, default) -> None:
-    """Give ``key`` a starting value unless session state or a bound URL parameter already has one.
-
-    Older than :func:`ui.state.control` and used only by the Training lab's panels (ui/train_panel.py,
-    ui/race_panel.py, ui/train_common.py, pages/train.py); a new control uses ``control``.
-    """
-    if key not in st.session_state and key not in st.query_params:
-        st.session_state[key] = default
-
 
 def clamp_state(key: str, lo, hi, label: str, container=None) -> None:
     """Move ``st.session_state[key]`` into ``[lo, hi]`` when it is outside, with a caption note.

@@ -21,7 +21,8 @@ from engine.train import TrainConfig
 from ui import jobs
 from ui.admission import session_liveness
 from ui.budget import flops, refusal, verdict
-from ui.controls import PAGE, clamp_state, init_state
+from ui.controls import clamp_state
+from ui.state import control
 from ui.figures.train import grad_profile, race_grad_heatmaps, race_loss
 from ui.i18n import t
 from ui.profile import profile_sentence
@@ -83,21 +84,19 @@ def race_view(ctx: Explorer, ids: np.ndarray, corpus: str) -> None:
     st.subheader(t("race.title"))
     st.markdown(t("race.intro", batch=RACE_BATCH, seq=min(RACE_SEQ, limit)))
     c1, c2 = st.columns(2)
-    init_state("train.race_depth", RACE_DEPTH)
     clamp_state("train.race_depth", 1, MAX_LAYERS, t("race.depth.label"), c1)
-    depth = int(c1.slider(t("race.depth.label"), 1, MAX_LAYERS, key="train.race_depth",
-                          help=t("race.depth.help"), **PAGE))
-    init_state("train.race_steps", RACE_STEPS)
+    depth = int(control(c1.slider, t("race.depth.label"), "train.race_depth", RACE_DEPTH, kind="int", lo=1,
+                        hi=MAX_LAYERS, bind=False, help=t("race.depth.help")))
     clamp_state("train.race_steps", MIN_STEPS, RACE_MAX_STEPS, t("race.steps.label"), c1)
-    steps = int(c1.number_input(t("race.steps.label"), MIN_STEPS, RACE_MAX_STEPS, step=10, key="train.race_steps",
-                                help=t("race.steps.help"), **PAGE))
+    steps = int(control(c1.number_input, t("race.steps.label"), "train.race_steps", RACE_STEPS, kind="int",
+                        bind=False, min_value=MIN_STEPS, max_value=RACE_MAX_STEPS, step=10,
+                        help=t("race.steps.help")))
     with c2:
         nearest(LR_OPTIONS, "train.race_lr", DEFAULT.learning_rate)
-    lr = float(c2.select_slider(t("race.lr.label"), LR_OPTIONS, key="train.race_lr",
-                                format_func=lambda v: f"{v:g}", **PAGE))
-    init_state("train.race_warmup", True)
-    warm_on = bool(c2.toggle(t("race.warmup.label"), key="train.race_warmup",
-                             help=t("race.warmup.help", n=max(1, steps // 10)), **PAGE))
+    lr = float(control(c2.select_slider, t("race.lr.label"), "train.race_lr", DEFAULT.learning_rate, kind="choice",
+                       options=LR_OPTIONS, format_func=lambda v: f"{v:g}", bind=False))
+    warm_on = bool(control(c2.toggle, t("race.warmup.label"), "train.race_warmup", True, kind="bool", bind=False,
+                           help=t("race.warmup.help", n=max(1, steps // 10))))
     cfg = TrainConfig(steps=steps, learning_rate=lr, warmup_steps=max(1, steps // 10) if warm_on else 0,
                       batch_size=RACE_BATCH, seq_len=min(RACE_SEQ, limit), eval_every=max(1, steps // 5),
                       eval_batches=4, seed=int(st.session_state.get("cfg.seed", 0)))

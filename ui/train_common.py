@@ -16,7 +16,6 @@ from engine.config import ModelConfig
 from engine.train import StepInfo, TrainConfig
 from ui import jobs
 from ui.admission import admission
-from ui.controls import init_state
 from ui.format import duration, number as num, percent as pct  # noqa: F401  (the panels import them from here)
 from ui.i18n import t
 from ui.sidebar import MAX_TOKENS, TRAINED_KEY
@@ -40,9 +39,8 @@ def placement_names() -> dict[str, str]:
 
 
 def nearest(options: list, key: str, default) -> None:
-    """Give a select_slider key a starting value and move a stale value to the nearest option (with a note)."""
-    init_state(key, default if default in options else options[-1])
-    value = st.session_state.get(key)
+    """Move a select_slider's stale value (one its options no longer have) to the nearest option, with a note."""
+    value = st.session_state.get(key, default)
     if value not in options:
         try:
             new = min(options, key=lambda o: abs(o - value))

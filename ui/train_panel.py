@@ -24,13 +24,14 @@ from ui import jobs
 from ui.admission import session_liveness
 from ui.budget import flops, refusal, verdict
 from ui.caches.training import before_after, poem_probe
-from ui.controls import PAGE, clamp_state, index_slider, init_state
+from ui.controls import clamp_state, index_slider
 from ui.figures.attention import attention_heatmap
 from ui.figures.common import HEATMAP_MAX_TOKENS, position_axis
 from ui.figures.loss import contribution_bar
 from ui.figures.train import grad_heatmap, loss_curve, slot_heatmap
 from ui.i18n import t
 from ui.presenter import presenter_mode
+from ui.state import control
 from ui.sidebar import TRAINED_KEY, Explorer
 from ui.train_common import (DEFAULT, JOB_KEY, LIVE_EVERY_S, LR_OPTIONS, MIN_STEPS, RACE_KEY, busy,
                              duration, nearest, num, pct, placement_names, progress, start_stop, token_limit)
@@ -94,27 +95,27 @@ def warmup_help(steps: int) -> str:
 def training_controls(limit: int) -> TrainConfig | None:
     """Steps, learning rate, warmup, batch size and sequence length; returns the validated TrainConfig."""
     c1, c2, c3 = st.columns(3)
-    init_state("train.steps", DEFAULT.steps)
     clamp_state("train.steps", MIN_STEPS, MAX_STEPS, t("train.steps.label"), c1)
-    steps = int(c1.number_input(t("train.steps.label"), MIN_STEPS, MAX_STEPS, step=10, key="train.steps",
-                                help=t("train.steps.help"), **PAGE))
-    init_state("train.warmup", DEFAULT.warmup_steps)
+    steps = int(control(c1.number_input, t("train.steps.label"), "train.steps", DEFAULT.steps, kind="int",
+                        bind=False, min_value=MIN_STEPS, max_value=MAX_STEPS, step=10, help=t("train.steps.help")))
     clamp_state("train.warmup", 0, steps - 1, t("train.warmup.label"), c1)
-    warmup = int(c1.number_input(t("train.warmup.label"), 0, steps - 1, step=10, key="train.warmup",
-                                 help=warmup_help(steps), **PAGE))
+    warmup = int(control(c1.number_input, t("train.warmup.label"), "train.warmup",
+                         min(DEFAULT.warmup_steps, steps - 1), kind="int", bind=False, min_value=0,
+                         max_value=steps - 1, step=10, help=warmup_help(steps)))
     with c2:
         nearest(LR_OPTIONS, "train.lr", DEFAULT.learning_rate)
-    lr = float(c2.select_slider(t("train.lr.label"), LR_OPTIONS, key="train.lr", format_func=lambda v: f"{v:g}",
-                                help=t("train.lr.help"), **PAGE))
+    lr = float(control(c2.select_slider, t("train.lr.label"), "train.lr", DEFAULT.learning_rate, kind="choice",
+                       options=LR_OPTIONS, format_func=lambda v: f"{v:g}", bind=False, help=t("train.lr.help")))
     with c2:
         nearest(BATCH_OPTIONS, "train.batch", DEFAULT.batch_size)
-    batch = int(c2.select_slider(t("train.batch.label"), BATCH_OPTIONS, key="train.batch",
-                                 help=t("train.batch.help"), **PAGE))
+    batch = int(control(c2.select_slider, t("train.batch.label"), "train.batch", DEFAULT.batch_size, kind="choice",
+                        options=BATCH_OPTIONS, bind=False, help=t("train.batch.help")))
     seq_opts = [s for s in SEQ_OPTIONS if s <= limit] or [limit]
+    seq_default = DEFAULT.seq_len if DEFAULT.seq_len in seq_opts else seq_opts[-1]
     with c3:
-        nearest(seq_opts, "train.seq_len", min(DEFAULT.seq_len, seq_opts[-1]))
-    seq = int(c3.select_slider(t("train.seq_len.label"), seq_opts, key="train.seq_len",
-                               help=t("train.seq_len.help", limit=limit), **PAGE))
+        nearest(seq_opts, "train.seq_len", seq_default)
+    seq = int(control(c3.select_slider, t("train.seq_len.label"), "train.seq_len", seq_default, kind="choice",
+                      options=seq_opts, bind=False, help=t("train.seq_len.help", limit=limit)))
     c3.caption(t("train.fixed", wd=DEFAULT.weight_decay, clip=DEFAULT.grad_clip, val=f"{DEFAULT.val_fraction:.0%}"))
     try:
         return TrainConfig(steps=steps, learning_rate=lr, warmup_steps=warmup, batch_size=batch, seq_len=seq,

@@ -22,6 +22,7 @@ from ui.figures.attention import attention_heatmap
 from ui.figures.train import grad_profile, loss_curve
 from ui.i18n import catalogs
 from ui.sidebar import build_model
+from ui.train_common import LR_OPTIONS
 
 EN = catalogs()["en"]
 
@@ -290,3 +291,17 @@ def test_race_states_its_own_work_and_promises_no_constant_time():
         assert any(work in c.value and "measured from its own first steps" in c.value for c in at.caption), work
         helps = [w.help or "" for w in list(at.number_input) + list(at.slider) + list(at.toggle)]
         assert not any(re.search(r"\d\s*(s|seconds)\b", h) for h in helps), helps
+
+
+def test_training_settings_survive_a_visit_to_another_page():
+    """The Training lab's controls use the one control mechanism (ui.state.control): a student's settings, in the
+    trainer and in the race, are still there after clicking to another page and back."""
+    at = open_page("train")
+    at.number_input(key="train.steps").set_value(120).run()
+    lr = LR_OPTIONS[0]  # not the default learning rate
+    at.select_slider(key="train.lr").set_value(lr).run()
+    at.switch_page("pages/attention.py").run()
+    at.switch_page("pages/train.py").run()
+    assert at.number_input(key="train.steps").value == 120
+    assert at.select_slider(key="train.lr").value == lr
+    assert not at.exception
