@@ -19,6 +19,7 @@ from ui.format import number
 from ui.i18n import t
 from ui.profile import profile_sentence
 from ui.sidebar import MAX_LAYERS, build_model, explorer
+from ui.state import control
 from ui.widgets import chart, explain
 
 
@@ -62,9 +63,8 @@ if ctx.source != "random":  # a checkpoint or a model trained in this session ca
     depth = L_sidebar
     st.caption(t("prepost.depth.fixed", layers=L_sidebar))
 else:
-    st.slider(t("prepost.depth.label"), 1, MAX_LAYERS, key="prepost.depth", help=t("prepost.depth.help"),
-              persist_state="session")
-    depth = int(ss["prepost.depth"])
+    depth = int(control(st.slider, t("prepost.depth.label"), "prepost.depth", L_sidebar, kind="int", lo=1,
+                        hi=MAX_LAYERS, bind=False, help=t("prepost.depth.help")))
     if depth != L_sidebar:
         st.caption(t("prepost.depth.note", depth=depth, layers=L_sidebar))
 
