@@ -132,8 +132,9 @@ class BackgroundJob:
         except Exception as err:  # shown on the page; the thread must never die silently
             self.error = f"{type(err).__name__}: {err}"
         finally:
+            ended = time.perf_counter()  # read before the slot is freed: a run let in by the release starts after it
             line.release(self.ticket)
-            self.finished = time.perf_counter()
+            self.finished = ended  # set after it: ``done`` means the slot is free again
 
     def _watch(self) -> None:
         """Stop the job once its browser session is gone (checked every ``WATCH_EVERY_S``)."""
