@@ -13,6 +13,7 @@ import functools
 import importlib
 import inspect
 import json
+import re
 import pkgutil
 import sys
 import threading
@@ -223,6 +224,15 @@ def recording_charts():
     finally:
         AppTest._run = real_run
         swap({f: f for f in wrapped})
+
+
+def assert_huge_init_is_said_in_words(at: AppTest) -> None:
+    """A page run at an absurd init std: no exception, a warning in words, and no NaN/inf shown as a number in
+    its markdown or captions."""
+    assert not at.exception
+    assert at.warning  # the non-finite values are announced in words
+    shown = " ".join(e.value for kind in ("markdown", "caption") for e in at.get(kind))
+    assert not re.search(r"\b(nan|inf)\b", shown, flags=re.IGNORECASE), shown
 
 
 def texts(at: AppTest) -> str:
