@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 
 import pytest
 import torch
@@ -78,6 +79,19 @@ def _job(steps: int, alive=None) -> jobs.TrainJob:
                                                                 eval_every=steps), "zh", "k", alive=alive)
 
 
+def _first_step(job: jobs.BackgroundJob, timeout: float = 120.0) -> None:
+    """Wait until ``job`` reported its first step; fail with the job's own error if it ended (or hung) before."""
+    deadline = time.monotonic() + timeout
+    while not job.progress_history:
+        assert not job.done, f"the run ended before its first step: {job.error}"
+        assert time.monotonic() < deadline, f"no step in {timeout:.0f} s (error: {job.error})"
+        job.thread.join(0.1)
+
+
+def _ended_cleanly(*done: jobs.BackgroundJob) -> str:
+    return "; ".join(f"{j.id[:8]}: error={j.error!r} result={j.result!r:.80}" for j in done)
+
+
 def test_second_run_waits_for_the_first_and_shows_its_place(one_slot):
     first = _job(5000)
     second = _job(20)
@@ -86,6 +100,7 @@ def test_second_run_waits_for_the_first_and_shows_its_place(one_slot):
     assert third.ahead == 1
     first.stop()
     assert second.wait(120) and third.wait(120)
+    assert second.error is None and third.error is None, _ended_cleanly(first, second, third)
     assert second.result.steps_done == 20 and third.result.steps_done == 20
     assert second.started >= first.finished  # it only started once the first one had ended
     assert one_slot.running == 0 and one_slot.waiting == 0
@@ -95,8 +110,7 @@ def test_closed_session_stops_a_running_job_and_a_waiting_one(one_slot):
     gone = threading.Event()
     running = _job(5000, alive=lambda: not gone.is_set())
     waiting = _job(5000, alive=lambda: not gone.is_set())
-    while not running.history:  # let it take a step
-        running.thread.join(0.1)
+    _first_step(running)  # let it take a step
     gone.set()  # the browser tab closed
     assert running.wait(60) and waiting.wait(60)
     assert running.result.stopped and 0 < running.result.steps_done < 5000
@@ -127,8 +141,7 @@ def test_a_run_in_its_own_process_trains_what_the_engine_trains_here():
 def test_a_run_process_ends_when_its_session_is_gone(one_slot):
     gone = threading.Event()
     job = _job(5000, alive=lambda: not gone.is_set())
-    while not job.history:  # it is training in its own process
-        job.thread.join(0.1)
+    _first_step(job)  # it is training in its own process
     assert job.pid is not None and job.pid != os.getpid()
     os.kill(job.pid, 0)  # alive (raises if not)
     gone.set()  # the browser tab closed
