@@ -11,8 +11,11 @@ import multiprocessing
 import multiprocessing.forkserver
 import os
 import queue
+import sys
 import threading
-from typing import Any, Callable, Optional
+import types
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 import torch
@@ -100,6 +103,27 @@ def prepare() -> None:
                          name="explorer-fork-server", daemon=True).start()
 
 
+_START_LOCK = threading.Lock()
+
+
+@contextmanager
+def _bare_main() -> Iterator[None]:
+    """While a child starts, ``__main__`` is a bare module.
+
+    multiprocessing tells a new child to re-run the parent's ``__main__`` script ("preparation"), and Streamlit
+    makes the page script that runs the ``__main__`` module; a child would re-run a page script outside Streamlit
+    (it failed with exit code 1 before sending anything). The child needs nothing from ``__main__``: its target is
+    :func:`_worker`, imported by name."""
+    with _START_LOCK:
+        saved = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            yield
+        finally:
+            if saved is not None:
+                sys.modules["__main__"] = saved
+
+
 def run_in_process(kind: str, config: ModelConfig, weights: Optional[bytes], token_ids: torch.Tensor,
                    cfg: TrainConfig, stop: threading.Event, on_step: Callable[[Optional[str], StepInfo], None],
                    on_start: Callable[[int], None] = lambda pid: None) -> tuple[Any, Optional[bytes]]:
@@ -110,7 +134,8 @@ def run_in_process(kind: str, config: ModelConfig, weights: Optional[bytes], tok
     proc = ctx.Process(target=_worker, daemon=True, name=f"explorer-{kind}",
                        args=(kind, config, weights, np.ascontiguousarray(token_ids.numpy()), cfg, torch_threads(),
                              job_nice(), out, child_stop))
-    proc.start()
+    with _bare_main():
+        proc.start()
     on_start(proc.pid)
     try:
         while True:

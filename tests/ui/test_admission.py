@@ -6,8 +6,10 @@ Synchronised with events, never with timing assertions."""
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
+import types
 
 import pytest
 import torch
@@ -136,6 +138,20 @@ def test_a_run_in_its_own_process_trains_what_the_engine_trains_here():
     ref_race = race_pre_post(TINY, IDS, cfg)
     for placement in ("pre", "post"):
         assert [h.loss for h in race.histories[placement]] == [h.loss for h in ref_race.results()[placement].history]
+
+
+def test_a_run_starts_while_a_page_script_is_the_main_module(one_slot, tmp_path, monkeypatch):
+    """Streamlit makes the running page script ``__main__`` (AppTest too, and it stays after the run);
+    multiprocessing would have the child re-run it outside Streamlit, where it fails before the first step."""
+    script = tmp_path / "page.py"
+    script.write_text("raise SystemExit(3)  # what a page script run outside Streamlit amounts to\n")
+    page = types.ModuleType("__main__")
+    page.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", page)
+    job = _job(4)
+    assert job.wait(120) and job.error is None, job.error
+    assert job.result.steps_done == 4 and len(job.history) == 4
+    assert sys.modules["__main__"] is page  # put back once the child started
 
 
 def test_a_run_process_ends_when_its_session_is_gone(one_slot):
