@@ -180,15 +180,17 @@ def isolation_table(r: dict) -> str:
     rows = []
     for a, b in zip(r["alone"], r["busy"]):
         rows.append(f"| {a['page']} | {a['seconds']:.2f} ({a['before']:.2f}, {a['after']:.2f}) | {b['seconds']:.2f} "
-                    f"| {b['seconds'] / a['seconds']:.1f}x |")
+                    f"| {b['seconds'] - a['seconds']:+.2f} | {b['seconds'] / a['seconds']:.1f}x |")
     ratios = [b["seconds"] / a["seconds"] for a, b in zip(r["alone"], r["busy"])]
+    added = max(b["seconds"] - a["seconds"] for a, b in zip(r["alone"], r["busy"]))
     worst = max(b["seconds"] for b in r["busy"])
     m = r["maxima"]
     errors = [e for v in r["alone"] + r["busy"] for e in v["exceptions"]] + m.get("exceptions", []) + [
         e for t in r["trainers"] for e in t["exceptions"]]
     return (f"| page (probe student, small config) | alone s (before, after) | while {len(r['trainers'])} train + 1 asks for the maxima s "
-            "| ratio |\n|---|---|---|---|\n" + "\n".join(rows) + "\n\n"
-            f"Median ratio **{statistics.median(ratios):.1f}x**, worst page under the heavy actions **{worst:.1f} s**; "
+            "| added s | ratio |\n|---|---|---|---|---|\n" + "\n".join(rows) + "\n\n"
+            f"Median ratio **{statistics.median(ratios):.1f}x**, most time the heavy actions added to one page view "
+            f"**{added:+.1f} s**, worst page under the heavy actions **{worst:.1f} s**; "
             f"the maxima request was {'refused' if m.get('refusal') else 'NOT refused'} after "
             f"{m.get('seconds') or float('nan'):.1f} s; trainers' steps when the probe was done: "
             f"{', '.join(str(s) for s in r['steps_during_probe'])}; the trainers' open tabs alone kept the server process "

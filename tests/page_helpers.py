@@ -103,8 +103,9 @@ def figures(at: AppTest) -> list[dict]:
 
 def shown_chart(at: AppTest, key: str) -> dict:
     """The figure the page shows under the chart key ``key`` (``ui.widgets.chart``'s, e.g. "attn.grid") as a
-    dict: for a figure a page caches (its builder is not called again on a cache hit)."""
-    found = [c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}.chart")]
+    dict: for a figure a page caches (its builder is not called again on a cache hit). A live chart
+    (``ui.widgets.show_figure``) is found by its own key."""
+    found = [c for c in at.get("plotly_chart") if c.proto.id.endswith((f"-{key}.chart", f"-{key}"))]
     assert len(found) == 1, (key, [c.proto.id for c in at.get("plotly_chart")])
     return json.loads(found[0].proto.spec)
 

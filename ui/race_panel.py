@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 import torch
 
@@ -27,8 +28,8 @@ from ui.figures.train import grad_profile, race_grad_heatmaps, race_loss
 from ui.i18n import t
 from ui.profile import profile_sentence
 from ui.sidebar import MAX_LAYERS, Explorer
-from ui.train_common import (DEFAULT, JOB_KEY, LIVE_EVERY_S, LR_OPTIONS, MIN_STEPS, RACE_KEY, busy, nearest, num,
-                             placement_names, progress, start_stop, token_limit)
+from ui.train_common import (DEFAULT, JOB_KEY, LIVE_EVERY_S, LR_OPTIONS, MIN_STEPS, RACE_KEY, busy, live_figures,
+                             nearest, num, placement_names, progress, start_stop, token_limit)
 from ui.widgets import chart, show_figure
 
 RACE_STEPS = 100
@@ -58,24 +59,33 @@ def live_race_panel() -> None:
     if not pre:
         st.caption(t("train.first_step"))
         return
-    race_charts(pre, post, None, None, live=True)
+    f1, f2 = live_figures(job, lambda: race_figures(*race_frames(pre, post, None, None)))
+    show_figure(f1, "train.race_live_loss")
+    show_figure(f2, "train.race_live_grads")
 
 
-def race_charts(pre: list, post: list, pre0: float | None, post0: float | None, live: bool) -> None:
-    names = placement_names()
+def race_frames(pre: list, post: list, pre0: float | None, post0: float | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Both runs' per-step history and per-block gradient norms, with a ``placement`` column."""
     hist = pd.concat([analysis.training_history(pre, pre0).assign(placement="pre"),
                       analysis.training_history(post, post0).assign(placement="post")], ignore_index=True)
     grads = pd.concat([analysis.layer_grad_history(pre).assign(placement="pre"),
                        analysis.layer_grad_history(post).assign(placement="post")], ignore_index=True)
-    f1 = race_loss(hist, t("race.loss_title"), t("train.step_x"), t("train.loss_y"), names, t("train.val_short"))
-    f2 = race_grad_heatmaps(grads, t("race.grad_title"), t("train.step_x"), t("train.block_y"),
-                            t("train.grad_unit"), names)
-    if live:
-        show_figure(f1, "train.race_live_loss")
-        show_figure(f2, "train.race_live_grads")
-    else:
-        chart(f1, hist, "train.race_loss")
-        chart(f2, grads, "train.race_grads")
+    return hist, grads
+
+
+def race_figures(hist: pd.DataFrame, grads: pd.DataFrame) -> tuple[go.Figure, go.Figure]:
+    names = placement_names()
+    return (race_loss(hist, t("race.loss_title"), t("train.step_x"), t("train.loss_y"), names, t("train.val_short")),
+            race_grad_heatmaps(grads, t("race.grad_title"), t("train.step_x"), t("train.block_y"),
+                               t("train.grad_unit"), names))
+
+
+def race_charts(pre: list, post: list, pre0: float | None, post0: float | None) -> None:
+    """The finished race's charts, with their data as CSV."""
+    hist, grads = race_frames(pre, post, pre0, post0)
+    f1, f2 = race_figures(hist, grads)
+    chart(f1, hist, "train.race_loss")
+    chart(f2, grads, "train.race_grads")
 
 
 def race_view(ctx: Explorer, ids: np.ndarray, corpus: str) -> None:
@@ -127,7 +137,7 @@ def race_view(ctx: Explorer, ids: np.ndarray, corpus: str) -> None:
                    warm=job.cfg.warmup_steps))
     if res.pre.stopped:
         st.caption(t("train.stopped_at", done=res.post.steps_done, total=job.cfg.steps))
-    race_charts(res.pre.history, res.post.history, res.pre.initial_val_loss, res.post.initial_val_loss, live=False)
+    race_charts(res.pre.history, res.post.history, res.pre.initial_val_loss, res.post.initial_val_loss)
     prof = pd.concat([analysis.layer_grad_profile(res.pre.history).assign(placement="pre"),
                       analysis.layer_grad_profile(res.post.history).assign(placement="post")], ignore_index=True)
     fig = grad_profile(prof, t("race.profile_title"), t("race.block_x"), t("race.profile_y"), placement_names())

@@ -9,7 +9,9 @@ session's ``st.session_state`` (:mod:`ui.jobs`); a ``st.fragment(run_every=LIVE_
 from __future__ import annotations
 
 import time
+from typing import Callable
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from engine.config import ModelConfig
@@ -17,7 +19,8 @@ from engine.train import StepInfo, TrainConfig
 from ui import jobs
 from ui.admission import admission
 from ui.format import duration, number as num, percent as pct  # noqa: F401  (the panels import them from here)
-from ui.i18n import t
+from ui.i18n import current_lang, t
+from ui.presenter import presenter_mode
 from ui.sidebar import MAX_TOKENS, TRAINED_KEY
 
 JOB_KEY = "train.job"  # the session's latest training job (ui.jobs.TrainJob)
@@ -26,7 +29,9 @@ CORPORA = ("zh", "en", "all")
 LR_OPTIONS = [1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2]
 MIN_STEPS = 10
 DEFAULT = TrainConfig()  # defaults of the controls (steps 300, lr 3e-3, warmup 30, batch 16, seq 64)
-LIVE_EVERY_S = 1.0
+LIVE_EVERY_S = 1.0  # the live panels' progress bar and numbers
+CHARTS_EVERY_S = 3.0  # the live panels' charts (see live_figures)
+LIVE_FIGURES_KEY = "train.live_figures"
 
 
 def token_limit(config: ModelConfig) -> int:
@@ -124,6 +129,22 @@ def progress(job: jobs.BackgroundJob | None) -> list[StepInfo] | None:
     if job.stop_event.is_set():
         st.caption(t("train.stopping"))
     return hist
+
+
+def live_figures(job: jobs.BackgroundJob, build: Callable[[], tuple[go.Figure, ...]]) -> tuple[go.Figure, ...]:
+    """The live charts of ``job``: ``build()`` at most every :data:`CHARTS_EVERY_S`, the same figures in between.
+
+    Building a Plotly figure costs the server process about 0.05 s of a core, and that process also runs every
+    student's page: four open training tabs redrawing two charts every second kept 80 % of a core busy and made
+    another student's Pre vs Post page 6x slower (``bench/bench_load.py``, isolation). The progress bar and the
+    numbers above the charts still move every second. Another language or presenter mode builds at once."""
+    key = (job.id, current_lang(), presenter_mode())
+    now = time.monotonic()
+    built = st.session_state.get(LIVE_FIGURES_KEY)
+    if built is None or built[0] != key or now - built[1] >= CHARTS_EVERY_S:
+        built = (key, now, build())
+        st.session_state[LIVE_FIGURES_KEY] = built
+    return built[2]
 
 
 @st.fragment(run_every=LIVE_EVERY_S)

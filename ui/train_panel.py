@@ -34,7 +34,8 @@ from ui.presenter import presenter_mode
 from ui.state import control
 from ui.sidebar import TRAINED_KEY, Explorer
 from ui.train_common import (DEFAULT, JOB_KEY, LIVE_EVERY_S, LR_OPTIONS, MIN_STEPS, RACE_KEY, busy,
-                             duration, nearest, num, pct, placement_names, progress, start_stop, token_limit)
+                             duration, live_figures, nearest, num, pct, placement_names, progress, start_stop,
+                             token_limit)
 from ui.widgets import chart, show_figure
 
 BATCH_OPTIONS = [1, 2, 4, 8, 16, 32, 64]
@@ -56,14 +57,15 @@ def live_train_panel(vocab_size: int) -> None:
     st.caption(t("train.live_numbers", loss=num(last.loss), lr=f"{last.lr:.2e}", gnorm=num(last.grad_norm, ".3g"),
                  tps=f"{last.tokens_per_s:,.0f}"))
     a, b = st.columns(2)
-    df = analysis.training_history(hist)
+    loss, grads = live_figures(st.session_state[JOB_KEY], lambda: (
+        loss_curve(analysis.training_history(hist), t("train.loss_title"), t("train.step_x"), t("train.loss_y"),
+                   t("train.train_loss"), t("train.val_loss"), math.log(vocab_size), t("train.uniform")),
+        grad_heatmap(analysis.layer_grad_history(hist), t("train.grad_title"), t("train.step_x"),
+                     t("train.block_y"), t("train.grad_unit"))))
     with a:
-        show_figure(loss_curve(df, t("train.loss_title"), t("train.step_x"), t("train.loss_y"),
-                               t("train.train_loss"), t("train.val_loss"), math.log(vocab_size), t("train.uniform")),
-                    "train.live_loss")
+        show_figure(loss, "train.live_loss")
     with b:
-        show_figure(grad_heatmap(analysis.layer_grad_history(hist), t("train.grad_title"), t("train.step_x"),
-                                 t("train.block_y"), t("train.grad_unit")), "train.live_grads")
+        show_figure(grads, "train.live_grads")
 
 
 def train_budget(config, cfg: TrainConfig):

@@ -20,11 +20,12 @@ def show_figure(fig: go.Figure, key: str, on_select=None, presenter_height: int 
     callback) a click on a point selects it (``st.session_state[key].selection``). ``presenter_height`` (px)
     replaces the figure's height in presenter mode: for a first chart that must fit a 1280 × 720 projector
     screen below the page's controls."""
-    if presenter_mode():  # presenter mode: every font readable from the back of the room
+    if presenter_mode() and not getattr(fig, "_presenter_scaled", False):  # every font readable from the back
         scale_fonts(fig, PRESENTER_SCALE)
         if presenter_height:
             fig.update_layout(height=presenter_height)
         wrap_title(fig)  # a long title at presenter size would run off a 1280-pixel screen
+        fig._presenter_scaled = True  # a figure shown again (the live panels' between rebuilds) is scaled once
     select = dict(on_select=on_select, selection_mode="points") if on_select is not None else {}
     st.plotly_chart(fig, key=key, config=PLOTLY_CONFIG, **select)
 

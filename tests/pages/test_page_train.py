@@ -17,9 +17,10 @@ import torch
 
 from engine import CausalLM
 from tests.model_helpers import checksum
-from tests.page_helpers import open_page, reference, rerun, state_config, texts
+from tests.page_helpers import open_page, reference, rerun, shown_chart, state_config, texts
 from ui.figures.attention import attention_heatmap
-from ui.figures.train import grad_profile, loss_curve
+from ui import train_common
+from ui.figures.train import grad_heatmap, grad_profile, loss_curve
 from ui.i18n import catalogs
 from ui.sidebar import build_model
 from ui.train_common import LR_OPTIONS
@@ -305,3 +306,38 @@ def test_training_settings_survive_a_visit_to_another_page():
     assert at.number_input(key="train.steps").value == 120
     assert at.select_slider(key="train.lr").value == lr
     assert not at.exception
+
+
+def test_live_charts_are_rebuilt_every_few_seconds_and_shown_again_in_between(charts, monkeypatch):
+    """The live panel builds its two figures at most every ``CHARTS_EVERY_S`` (each build costs the server
+    process CPU that every student's page shares) and shows the same figures again in between, presenter fonts
+    scaled once; the progress bar still moves on every run."""
+    monkeypatch.setattr(train_common, "CHARTS_EVERY_S", 1e9)  # "a few seconds" without depending on timing
+    at = open_page("train", **{**TINY, "train.steps": 5000, "train.warmup": 10, "ui.presenter": True})
+    start(at)
+    job = at.session_state["train.job"]
+    try:
+        deadline = time.monotonic() + 120
+        while len(job.history) < 2:
+            assert time.monotonic() < deadline and not job.done, job.error
+            time.sleep(0.1)
+        at.run()
+        assert len(charts.all(loss_curve)) == 1 and len(charts.all(grad_heatmap)) == 1  # built once
+        built = shown_chart(at, "train.live_loss")
+        bar = [p.proto.text for p in at.get("progress")]  # "Step n of 5,000 ..."
+        n = len(job.history)
+        while len(job.history) == n:  # the run moved on
+            assert not job.done, job.error
+            time.sleep(0.05)
+        at.run()
+        assert not at.exception
+        assert charts.all(loss_curve) == [] and charts.all(grad_heatmap) == []  # not rebuilt
+        assert shown_chart(at, "train.live_loss") == built  # the same figure, its fonts not scaled twice
+        assert [p.proto.text for p in at.get("progress")] != bar  # the progress bar still moved
+        monkeypatch.setattr(train_common, "CHARTS_EVERY_S", 0.0)
+        at.run()
+        assert len(charts.all(loss_curve)) == 1  # rebuilt once the interval has passed
+        assert shown_chart(at, "train.live_loss")["layout"]["font"] == built["layout"]["font"]
+    finally:
+        job.stop()
+        job.wait(60)
