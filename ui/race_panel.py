@@ -2,8 +2,8 @@
 batches, live, then the gradient norm per block of both placements and what this run shows.
 
 The race is a :class:`ui.jobs.RaceJob` in this browser session's ``st.session_state``
-(:func:`engine.train.race_pre_post`); a fragment redraws its live panel every second, with the time left measured
-from the race's own steps, never a constant.
+(:func:`engine.train.race_pre_post`); a fragment redraws its live panel's progress every
+second and its charts every few seconds, with the time left measured from the race's own steps, never a constant.
 
 References: Xiong et al. 2020 (Pre-Norm vs Post-Norm gradients by depth); see ``engine/train/``.
 """
@@ -51,7 +51,7 @@ def start_race(config: ModelConfig, token_ids: np.ndarray, cfg: TrainConfig, cor
 
 @st.fragment(run_every=LIVE_EVERY_S)
 def live_race_panel() -> None:
-    """Progress, ETA and live curves of the running race (redrawn every second)."""
+    """Progress and ETA of the running race every second, its live curves every few (ui.train_common.live_figures)."""
     job = st.session_state.get(RACE_KEY)
     if progress(job) is None:
         return

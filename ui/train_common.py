@@ -134,10 +134,10 @@ def progress(job: jobs.BackgroundJob | None) -> list[StepInfo] | None:
 def live_figures(job: jobs.BackgroundJob, build: Callable[[], tuple[go.Figure, ...]]) -> tuple[go.Figure, ...]:
     """The live charts of ``job``: ``build()`` at most every :data:`CHARTS_EVERY_S`, the same figures in between.
 
-    Building a Plotly figure costs the server process about 0.05 s of a core, and that process also runs every
-    student's page: four open training tabs redrawing two charts every second kept 80 % of a core busy and made
-    another student's Pre vs Post page 6x slower (``bench/bench_load.py``, isolation). The progress bar and the
-    numbers above the charts still move every second. Another language or presenter mode builds at once."""
+    Building a Plotly figure costs the server process, which also runs every student's page, about 0.05 s of a
+    core; two charts rebuilt every second in four open training tabs were a measurable share of the server's CPU
+    (``bench/bench_load.py``, isolation). The progress bar and the numbers above the charts still move every
+    second. Another language or presenter mode builds at once."""
     key = (job.id, current_lang(), presenter_mode())
     now = time.monotonic()
     built = st.session_state.get(LIVE_FIGURES_KEY)

@@ -2,8 +2,9 @@
 before and after on the sidebar's input; probe what it learned on the Tang poems.
 
 The run is a :class:`ui.jobs.TrainJob` in this browser session's ``st.session_state``; a fragment redraws its live
-panel every second, with the time left measured from the run's own steps. When it ends the page
-(``pages/train.py``) hands the trained model to the sidebar (:func:`ui.train_common.publish_finished_job`).
+panel's progress every second and its charts every few seconds, with the time left measured from the run's own
+steps. When it ends the page (``pages/train.py``) hands the trained model to the sidebar
+(:func:`ui.train_common.publish_finished_job`).
 
 References: Loshchilov & Hutter 2019 (AdamW); see ``engine/train/``.
 """
@@ -46,7 +47,8 @@ HALF_WIDTH_CELL_TEXT = 12  # per-cell numbers on the side-by-side heatmaps only 
 
 @st.fragment(run_every=LIVE_EVERY_S)
 def live_train_panel(vocab_size: int) -> None:
-    """Progress, ETA, live loss curve and per-block gradient norms of the running job (redrawn every second)."""
+    """Progress and ETA of the running job every second; its live loss curve and per-block gradient norms every few
+    seconds (ui.train_common.live_figures)."""
     hist = progress(st.session_state.get(JOB_KEY))
     if hist is None:
         return
