@@ -65,9 +65,9 @@ def live_train_panel(vocab_size: int) -> None:
         grad_heatmap(analysis.layer_grad_history(hist), t("train.grad_title"), t("train.step_x"),
                      t("train.block_y"), t("train.grad_unit"))))
     with a:
-        show_figure(loss, "train.live_loss")
+        show_figure(loss, "train.live_loss", columns=2)
     with b:
-        show_figure(grads, "train.live_grads")
+        show_figure(grads, "train.live_grads", columns=2)
 
 
 def train_budget(config, cfg: TrainConfig):
@@ -220,7 +220,7 @@ def before_after_view(ctx: Explorer, job: jobs.TrainJob) -> None:
             if n > HALF_WIDTH_CELL_TEXT:  # half-width charts: cell numbers would overlap (hover still shows them)
                 fig.update_traces(text=None, texttemplate=None)
                 fig.update_xaxes(**position_axis(labels, max_ticks=12), tickangle=-90)  # labels must not run together
-            chart(fig, mat.reset_index(names=t("train.query_y")), f"train.ba_attn_{which}")
+            chart(fig, mat.reset_index(names=t("train.query_y")), f"train.ba_attn_{which}", columns=2)
     top = max(float(np.nanmax(data[w]["loss"]["contribution"].to_numpy())) if len(data[w]["loss"]) else 0.0
               for w in ("init", "trained"))
     cols = st.columns(2)
@@ -231,7 +231,7 @@ def before_after_view(ctx: Explorer, job: jobs.TrainJob) -> None:
             fig = contribution_bar(df, t(f"train.ba_bar_{which}"), t("train.pos_x"), t("train.contrib_y"), "")
             if math.isfinite(top) and top > 0:
                 fig.update_yaxes(range=[0, top * 1.1])
-            chart(fig, df, f"train.ba_loss_{which}")
+            chart(fig, df, f"train.ba_loss_{which}", columns=2)
     st.caption(t("train.ba_loss_caption", n=T - 1, total=T))
 
 

@@ -8,23 +8,25 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui.figures.common import scale_fonts, wrap_title
+from ui.figures.common import PRESENTER_CHART_PX, scale_fonts, wrap_title
 from ui.i18n import t
 from ui.presenter import PRESENTER_SCALE, presenter_mode
 
 PLOTLY_CONFIG = {"displaylogo": False}
 
 
-def show_figure(fig: go.Figure, key: str, on_select=None, presenter_height: int | None = None) -> None:
+def show_figure(fig: go.Figure, key: str, on_select=None, presenter_height: int | None = None,
+                columns: int = 1) -> None:
     """Draw a figure without exports (live charts); fonts scaled in presenter mode. With ``on_select`` (a
     callback) a click on a point selects it (``st.session_state[key].selection``). ``presenter_height`` (px)
     replaces the figure's height in presenter mode: for a first chart that must fit a 1280 × 720 projector
-    screen below the page's controls."""
+    screen below the page's controls. ``columns``: the figure is one of that many side by side (its title is
+    wrapped to that share of the screen's width)."""
     if presenter_mode() and not getattr(fig, "_presenter_scaled", False):  # every font readable from the back
         scale_fonts(fig, PRESENTER_SCALE)
         if presenter_height:
             fig.update_layout(height=presenter_height)
-        wrap_title(fig)  # a long title at presenter size would run off a 1280-pixel screen
+        wrap_title(fig, PRESENTER_CHART_PX / columns)  # a long title at presenter size would run off the screen
         fig._presenter_scaled = True  # a figure shown again (the live panels' between rebuilds) is scaled once
     select = dict(on_select=on_select, selection_mode="points") if on_select is not None else {}
     st.plotly_chart(fig, key=key, config=PLOTLY_CONFIG, **select)
@@ -46,14 +48,14 @@ def export_name(key: str, ext: str) -> str:
 
 
 def chart(fig: go.Figure, data: pd.DataFrame | None, key: str, on_select=None,
-          presenter_height: int | None = None) -> None:
+          presenter_height: int | None = None, columns: int = 1) -> None:
     """Show a Plotly figure with its data as CSV and the figure as standalone HTML (PNG: Plotly toolbar).
 
     ``key`` is a namespaced, stable widget key, e.g. ``"norms.residual"``. With ``on_select`` (a callback) a
     click on a point selects it; the selection is in ``st.session_state[key + ".chart"].selection``.
-    ``presenter_height``: see :func:`show_figure`.
+    ``presenter_height``, ``columns``: see :func:`show_figure`.
     """
-    show_figure(fig, f"{key}.chart", on_select, presenter_height)
+    show_figure(fig, f"{key}.chart", on_select, presenter_height, columns)
     if data is None:
         return
     row = st.container(horizontal=True, gap="small")  # buttons keep their natural width, even in narrow columns

@@ -20,6 +20,7 @@ from tests.model_helpers import checksum
 from tests.page_helpers import open_page, reference, rerun, shown_chart, state_config, texts
 from ui.figures.attention import attention_heatmap
 from ui import train_common
+from ui.figures.common import PRESENTER_CHART_PX, text_width
 from ui.figures.train import grad_heatmap, grad_profile, loss_curve
 from ui.i18n import catalogs
 from ui.sidebar import build_model
@@ -338,6 +339,10 @@ def test_live_charts_are_rebuilt_every_few_seconds_and_shown_again_in_between(ch
         at.run()
         assert len(charts.all(loss_curve)) == 1  # rebuilt once the interval has passed
         assert shown_chart(at, "train.live_loss")["layout"]["font"] == built["layout"]["font"]
+        for key in ("train.live_loss", "train.live_grads"):  # half-width charts: every title line fits half a screen
+            title = shown_chart(at, key)["layout"]["title"]
+            px = title["font"]["size"]
+            assert all(text_width(line, px) <= PRESENTER_CHART_PX / 2 for line in title["text"].split("<br>")), title
     finally:
         job.stop()
         job.wait(60)
