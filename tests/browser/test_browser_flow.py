@@ -144,6 +144,32 @@ def test_navigation_keeps_the_sidebar(server, browser, lang):  # noqa: F811
         ctx.close()
 
 
+def test_text_typed_on_another_page_after_clearing_survives_the_way_back(server, browser):  # noqa: F811
+    """A fresh user cleared the sidebar text on the Overview, typed new text on Attention and clicked back: the
+    Overview showed the empty text again (Streamlit keeps each page's own widget value)."""
+    ctx = fresh(browser, "en")
+    try:
+        page = open_app(ctx, server + "/")
+        empty = catalogs()["en"]["input.empty"]
+        box = page.locator(f'{SIDEBAR} [data-testid="stTextArea"] textarea').first
+        box.fill("")
+        box.press("Control+Enter")  # what Streamlit's text area says to press to apply
+        settle(page)
+        assert empty in page.locator('[data-testid="stMain"]').inner_text()
+        page.locator(NAV).filter(has_text=catalogs()["en"]["nav.attention"]).first.click()
+        settle(page)
+        box.fill("moon light")
+        box.press("Control+Enter")
+        settle(page)
+        page.locator(NAV).first.click()  # back to the Overview
+        settle(page)
+        assert_clean(page)
+        assert box.input_value() == "moon light"
+        assert empty not in page.locator('[data-testid="stMain"]').inner_text()
+    finally:
+        ctx.close()
+
+
 def test_navigation_keeps_the_sidebar_after_opening_a_share_link(server, browser):  # noqa: F811
     params = {"ui.lang": "中文", "cfg.vocab_size": "512", "cfg.hidden_size": "32", "cfg.num_hidden_layers": "1",
               "cfg.num_attention_heads": "8", "cfg.num_key_value_heads": "2", "cfg.norm_type": "RMSNorm",
