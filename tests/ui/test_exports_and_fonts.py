@@ -5,11 +5,14 @@ import re
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
+import pytest
 
 import ui.widgets as widgets
 from ui.figures.attention import attention_heatmap, heads_grid
-from ui.figures.common import THEME_TICK_PX, scale_fonts
+from ui.figures.common import CLOSING, OPENING, PRESENTER_CHART_PX, THEME_TICK_PX, scale_fonts, text_width, wrap_title
 from ui.figures.overview import parameter_bar
+from ui.i18n import catalogs
 
 
 def test_csv_is_utf8_with_bom_and_round_trips_chinese():
@@ -58,3 +61,22 @@ def test_parameter_chart_in_chinese():
         i18n.current_lang = orig
     assert list(fig.layout.xaxis.ticktext) == ["词嵌入", "自注意力", "最终归一化"]
     assert list(fig.data[0].customdata) == ["词嵌入 (embed_tokens)", "自注意力 (self_attn)", "最终归一化"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("width", [PRESENTER_CHART_PX, PRESENTER_CHART_PX / 2])
+def test_wrapped_titles_fit_and_break_like_text(lang, width):
+    """Every chart title of the catalogue, at presenter size: each line fits ``width`` (full or half a 1280-pixel
+    screen) unless it is one unbreakable word, the lines put together give the title back, no line starts with a
+    closing mark ("）", "，") and none ends with an opening one ("（")."""
+    px = 26
+    titles = [v for k, v in catalogs()[lang].items() if "title" in k and "{" not in v and len(v) > 8]
+    assert len(titles) > 20
+    for title in titles:
+        fig = go.Figure(layout=dict(title=dict(text=title, font=dict(size=px))))
+        lines = wrap_title(fig, width).layout.title.text.split("<br>")
+        assert "".join(lines).replace(" ", "") == title.replace(" ", ""), title
+        for i, line in enumerate(lines):
+            assert text_width(line, px) <= width or " " not in line.strip(), (title, lines)  # or one long word
+            assert not (i and line[:1] in CLOSING), (title, lines)
+            assert not (i < len(lines) - 1 and line[-1:] in OPENING), (title, lines)

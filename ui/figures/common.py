@@ -51,6 +51,7 @@ def position_axis(labels: list[str], max_ticks: int = 40) -> dict:
 # colour bars and subplots. Presenter mode must scale these too, so it sets them explicitly.
 THEME_TICK_PX, THEME_TITLE_PX = 12, 14
 CLOSING = "）)」』，。、：；！？,.;:!?"
+OPENING = "（(「『《“"
 PRESENTER_CHART_PX = 840
 # A log axis whose every tick label is a full value: without a tick format Plotly labels the ticks between powers
 # of ten by their leading digit alone (0.02 reads "2").
@@ -76,8 +77,12 @@ def wrap_title(fig: go.Figure, width_px: float = PRESENTER_CHART_PX) -> go.Figur
         pieces = list(word) if wide else [word]
         for piece in pieces:
             if line and text_width(line + piece, px) > width_px:
-                carry = line[-1] if piece in CLOSING and len(line) > 1 else ""  # no line starts with "）" or "，"
-                lines.append(line[:len(line) - len(carry)].rstrip())
+                head, carry = line, ""
+                if piece in CLOSING and len(head) > 1:  # no line starts with "）" or "，"
+                    head, carry = head[:-1], head[-1]
+                while len(head) > 1 and head[-1] in OPENING:  # and none ends with "（"
+                    head, carry = head[:-1], head[-1] + carry
+                lines.append(head.rstrip())
                 line = carry
             line += piece
     lines.append(line.rstrip())
