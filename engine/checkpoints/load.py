@@ -1,7 +1,11 @@
 """Loading a checkpoint into :class:`engine.model.CausalLM`: a local folder, a Hub id, or a named packaged model.
 
-The model is built on the ``meta`` device (parameters are shapes only), the renamed tensors are assigned
-(``load_state_dict(assign=True)``), so loading costs about one copy of the weights.
+The model is built on the ``meta`` device (parameters are shapes only, no initialisation runs: see
+:class:`engine.layers.Linear`), and the renamed tensors are assigned (``load_state_dict(assign=True)``). A safetensors
+tensor stored under our layout and dtype is assigned as a view of the file's memory map (nothing is copied; its
+pages are the page cache's, shared by every process that loads the file); one the family reshapes (GPT-2's
+Conv1D transposes, the fused q/k/v) or converts to another dtype is read once into fresh memory and converted.
+So a load costs at most about one copy of the weights, and none for a file already in our layout.
 """
 
 from __future__ import annotations
@@ -19,7 +23,18 @@ from .discovery import check_inside
 from .errors import CheckpointError
 from .hub import download_snapshot, looks_like_repo_id
 from .io import CONFIG_NAME, iter_tensors, read_config, weight_files
-from .registry import config_from_hf, convert_state_dict, detect_family, format_names
+from .registry import FAMILIES, config_from_hf, convert_state_dict, detect_family, format_names
+
+
+def _map_rule(family: str, dtype: torch.dtype | None):
+    """Which stored tensors stay views of the memory map: the ones assigned unchanged (same name kind, same dtype)."""
+    plan = FAMILIES[family].plan
+
+    def mapped(name: str, stored: torch.dtype) -> bool:
+        step = plan(name)
+        return step is not None and step[0] == "copy" and (dtype is None or stored == dtype or not stored.is_floating_point)
+
+    return mapped
 
 
 def _materialise_buffers(model: torch.nn.Module) -> None:
@@ -55,7 +70,8 @@ def load_from_folder(
         model = CausalLM(config)  # no memory: parameters are shapes only
     expected = {k: v.shape for k, v in model.state_dict().items()}
     source = ", ".join(f.name for f in files)
-    state = convert_state_dict(family, config, iter_tensors(files), expected, dtype=dtype, source=f"{folder}/{source}")
+    tensors = iter_tensors(files, mapped=_map_rule(family, dtype))
+    state = convert_state_dict(family, config, tensors, expected, dtype=dtype, source=f"{folder}/{source}")
     model.load_state_dict(state, strict=False, assign=True)
     del state
     if config.tie_word_embeddings:

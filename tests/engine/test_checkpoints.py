@@ -469,3 +469,84 @@ def test_resolve_checkpoint_containment(tmp_path, hf_saved):
     assert model.config.hidden_size == H
     with pytest.raises(CheckpointError, match="does not exist"):
         load_pretrained("someorg/not-here", allowed_roots=roots)  # never falls back to the Hub in that mode
+
+
+# ---------------------------------------------------------------------------------------------------
+# The load itself: built on the meta device, nothing initialised, tensors assigned from the memory map
+# ---------------------------------------------------------------------------------------------------
+
+
+def _reference_load(hf, family: str) -> CausalLM:
+    """The load without the meta device: a model initialised for real, then every converted tensor copied in."""
+    from engine.checkpoints import convert_state_dict
+
+    config = config_from_hf(hf.config.to_dict())
+    model = CausalLM(config)
+    state = convert_state_dict(family, config, hf.state_dict().items())
+    model.load_state_dict(state, strict=not config.tie_word_embeddings)
+    return model.eval()
+
+
+def _mapped_files() -> list[tuple[int, int, str]]:
+    """(start, end, path) of every file mapping of this process (Linux /proc/self/maps)."""
+    out = []
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        parts = line.split(maxsplit=5)
+        if len(parts) == 6:
+            lo, hi = (int(x, 16) for x in parts[0].split("-"))
+            out.append((lo, hi, parts[5]))
+    return out
+
+
+def _is_file_view(tensor: torch.Tensor, path: Path) -> bool:
+    ptr = tensor.untyped_storage().data_ptr()
+    return any(lo <= ptr < hi and name == str(path.resolve()) for lo, hi, name in _mapped_files())
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama"])
+def test_meta_load_equals_a_real_init_load_bit_for_bit(hf_saved, family):
+    hf, folder = hf_saved[family]
+    ours, ref = load_pretrained(folder), _reference_load(hf, family)
+    ids = _ids(3)
+    assert torch.equal(_logits(ours, ids), _logits(ref, ids))
+    for name, p in ref.state_dict().items():
+        assert torch.equal(ours.state_dict()[name], p), name
+        assert ours.state_dict()[name].dtype == p.dtype == torch.float32
+    assert not any(t.is_meta for t in list(ours.parameters()) + list(ours.buffers()))
+
+
+def test_no_initialisation_runs_during_a_load(hf_saved, monkeypatch):
+    calls = []
+
+    def counting(name, real):
+        def wrapper(*args, **kwargs):
+            calls.append(name)
+            return real(*args, **kwargs)
+        return wrapper
+
+    for name in ("normal_", "uniform_", "kaiming_uniform_", "zeros_", "ones_"):
+        monkeypatch.setattr(torch.nn.init, name, counting(f"init.{name}", getattr(torch.nn.init, name)))
+    for name in ("normal_", "uniform_"):
+        monkeypatch.setattr(torch.Tensor, name, counting(f"Tensor.{name}", getattr(torch.Tensor, name)))
+    for family in ("gpt2", "llama", "qwen2"):
+        load_pretrained(hf_saved[family][1])
+    assert calls == []
+    torch.manual_seed(0)
+    CausalLM(config_from_hf(hf_saved["llama"][0].config.to_dict()))  # the counters do count a real init
+    assert calls.count("init.normal_") >= 2 * 7 + 2
+
+
+def test_tensors_in_our_layout_are_views_of_the_file(hf_saved):
+    """No second copy: a tensor stored as we use it is assigned as a view of the memory-mapped file; one that is
+    transposed (GPT-2's Conv1D) is a fresh tensor, and the tied head is the embedding itself."""
+    llama_file = hf_saved["llama"][1] / "model.safetensors"
+    llama = load_pretrained(hf_saved["llama"][1])
+    assert all(_is_file_view(p, llama_file) for p in llama.parameters())
+    gpt2_file = hf_saved["gpt2"][1] / "model.safetensors"
+    gpt2 = load_pretrained(hf_saved["gpt2"][1])
+    assert _is_file_view(gpt2.embed_tokens.weight, gpt2_file) and _is_file_view(gpt2.norm.weight, gpt2_file)
+    assert not _is_file_view(gpt2.layers[0].self_attn.q_proj.weight, gpt2_file)  # transposed: its own memory
+    assert not _is_file_view(gpt2.layers[0].self_attn.q_proj.bias, gpt2_file)  # split from c_attn: its own memory
+    assert gpt2.lm_head.weight is gpt2.embed_tokens.weight
+    converted = load_pretrained(hf_saved["llama"][1], dtype=torch.float64)  # converted: its own memory
+    assert not any(_is_file_view(p, llama_file) for p in converted.parameters())
