@@ -1,5 +1,5 @@
-"""SmolLM2-135M-Instruct in the app: its first conversion from the GGUF file (with a progress bar) and its
-parity badge.
+"""SmolLM2-135M-Instruct in the app: its first conversion from the GGUF file (in the background from the server's
+first script run, with a progress bar for whoever picks it meanwhile) and its parity badge.
 
 The engine side is :mod:`engine.checkpoints.smollm2` (conversion) and :mod:`engine.parity` (the two checks); this
 module turns their results into Streamlit elements.
@@ -7,10 +7,14 @@ module turns their results into Streamlit elements.
 
 from __future__ import annotations
 
+import os
+import threading
+from dataclasses import dataclass, field
+
 import streamlit as st
 import torch
 
-from engine.checkpoints import GGUF_MODELS, cache_ready, ensure_converted
+from engine.checkpoints import GGUF_MODELS, cache_ready, ensure_converted, gguf_model_available
 from engine.parity import PARITY_RTOL
 from ui.caches.views import attention_paths, reference_rows
 from ui.format import DASH, number
@@ -26,25 +30,81 @@ def model_label(name: str) -> str:
     return GGUF_MODELS[name].title
 
 
-def prepare_with_progress(name: str) -> None:
-    """Convert a named model into its cache if needed, showing a progress bar (tens of seconds, once per machine).
+@dataclass
+class Conversion:
+    """One background conversion (and hash check) of a named model's cache, shared by every session."""
+
+    name: str
+    progress: tuple[int, int, str] = (0, 1, "verify")  # the latest (done, total, stage) report
+    error: BaseException | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+    def run(self) -> None:
+        try:  # below the page views, as the training runs (EXPLORER_JOB_NICE); Linux: a thread has its own nice
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), int(os.environ.get("EXPLORER_JOB_NICE", 10)))
+        except (AttributeError, OSError, ValueError):
+            pass
+        try:
+            ensure_converted(self.name, progress=self.report)
+        except Exception as err:  # noqa: BLE001  handed to whoever waits for it
+            self.error = err
+        finally:
+            self.done.set()
+
+    def report(self, done: int, total: int, stage: str) -> None:
+        self.progress = (done, total, stage)
+
+
+_CONVERSIONS: dict[str, Conversion] = {}
+_CONVERSIONS_LOCK = threading.Lock()
+_started = False
+
+
+def background_conversion(name: str) -> Conversion:
+    """The process's conversion of ``name``: started on the first call (a daemon thread), the same one after; a new
+    one only when the last one failed or its cache has gone since (a verified cache costs a stat per call)."""
+    with _CONVERSIONS_LOCK:
+        job = _CONVERSIONS.get(name)
+        if job is None or (job.done.is_set() and (job.error is not None or not cache_ready(name))):
+            job = _CONVERSIONS[name] = Conversion(name)
+            threading.Thread(target=job.run, name=f"convert-{name}", daemon=True).start()
+        return job
+
+
+def start_background_conversions() -> None:
+    """Convert (or hash-check) every installed packaged model in the background; the caller does not wait.
+
+    ``app.py`` calls it on every run; only the first call of the process does anything.
+    """
+    global _started
+    if _started:
+        return
+    _started = True
+    for name in GGUF_MODELS:
+        if gguf_model_available(name):
+            background_conversion(name)
+
+
+def prepare_with_progress(name: str, poll_s: float = 0.25) -> None:
+    """Wait for the background conversion of ``name`` (started here if the server has not started it), showing
+    its progress bar while it runs: tens of seconds once per machine, about a second's hash check once per process.
 
     Raises:
         engine.checkpoints.CheckpointError: the conversion failed (the caller shows the message).
     """
-    if cache_ready(name):
-        return
-    bar = st.progress(0.0, text=t("smollm2.stage.verify", done=0, total=1))
-
-    def report(done: int, total: int, stage: str) -> None:
-        lo, hi = STAGE_SPANS[stage]
-        bar.progress(min(1.0, lo + (hi - lo) * done / max(total, 1)), text=t(f"smollm2.stage.{stage}", done=done,
-                                                                              total=total))
-
-    try:
-        ensure_converted(name, progress=report)
-    finally:
-        bar.empty()
+    job = background_conversion(name)
+    if not job.done.is_set():
+        bar = st.progress(0.0, text=t("smollm2.stage.verify", done=0, total=1))
+        try:
+            while not job.done.wait(poll_s):
+                done, total, stage = job.progress
+                lo, hi = STAGE_SPANS[stage]
+                bar.progress(min(1.0, lo + (hi - lo) * done / max(total, 1)),
+                             text=t(f"smollm2.stage.{stage}", done=done, total=total))
+        finally:
+            bar.empty()
+    if job.error is not None:
+        raise job.error
 
 
 # ---- the parity badge ----------------------------------------------------------------------------------------
