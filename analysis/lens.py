@@ -46,10 +46,11 @@ def logit_lens(model: CausalLM, residual: Sequence[torch.Tensor], batch: int = 0
     frames = []
     for depth, h in enumerate(residual):
         logits = lens_logits(model, h[batch])  # (T, V)
-        probs = logits.softmax(-1)  # (T, V)
-        top_prob, top_id = probs.max(-1)  # (T,), (T,)
-        p_final = probs.gather(-1, final[:, None])[:, 0]  # (T,)
-        rank = (logits > logits.gather(-1, final[:, None])).sum(-1)  # (T,) tokens scored strictly higher
+        lse = logits.logsumexp(-1)  # (T,) the softmax's normaliser: no (T, V) probability table is built
+        top_logit, top_id = logits.max(-1)  # (T,), (T,)
+        final_logit = logits.gather(-1, final[:, None])[:, 0]  # (T,)
+        top_prob, p_final = (top_logit - lse).exp(), (final_logit - lse).exp()  # (T,), (T,)
+        rank = (logits > final_logit[:, None]).sum(-1)  # (T,) tokens scored strictly higher
         T = h.shape[1]
         frames.append(pd.DataFrame({
             "depth": depth, "position": np.arange(T), "top_id": top_id.numpy(), "top_prob": top_prob.numpy(),

@@ -45,12 +45,12 @@ def free_port() -> int:
 class Server:
     """``streamlit run app.py`` on a free loopback port, with its RSS sampled every 0.25 s in a thread."""
 
-    def __init__(self, env: Optional[dict] = None):
+    def __init__(self, env: Optional[dict] = None, root: Optional[Path] = None):
         self.port = free_port()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
              "127.0.0.1", "--server.port", str(self.port), "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1", **(env or {})),
+            cwd=root or ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1", **(env or {})),
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.peak_rss = self.peak_tree = 0
         self._stop = threading.Event()
@@ -142,6 +142,7 @@ class View:
     charts: int = 0
     buttons: dict[str, tuple[str, bool]] = field(default_factory=dict)  # label -> (widget id, disabled)
     numbers: dict[str, str] = field(default_factory=dict)  # number input label -> widget id
+    radios: dict[str, tuple[str, list[str]]] = field(default_factory=dict)  # radio label -> (widget id, options)
     finished: bool = False
 
 
@@ -211,6 +212,8 @@ class Student:
                     view.buttons[el.button.label] = (el.button.id, el.button.disabled)
                 elif what == "number_input":
                     view.numbers[el.number_input.label] = el.number_input.id
+                elif what == "radio":
+                    view.radios[el.radio.label] = (el.radio.id, list(el.radio.options))
             elif kind == "navigation":  # the page this run shows (st.navigation), as the browser records it
                 self.page_hash = fm.navigation.page_script_hash
             elif kind == "auto_rerun":
@@ -226,13 +229,23 @@ class Student:
                     return view
                 # FINISHED_EARLY_FOR_RERUN: the script asked for a rerun (st.rerun); keep reading
 
-    async def click(self, label: str, before: View, timeout: float = 300) -> View:
-        """Press the button ``label`` of the page ``before`` showed."""
+    async def click(self, label: str, before: View, timeout: float = 300, keep=()) -> View:
+        """Press the button ``label`` of the page ``before`` showed (``keep``: other widget states to send along,
+        as a browser sends every widget's value with a click)."""
         from streamlit.proto.WidgetStates_pb2 import WidgetState
 
         widget_id, _ = before.buttons[label]
         ws = WidgetState(id=widget_id, trigger_value=True)
-        return await self.run(self.query, self.page, widgets=[ws], timeout=timeout)
+        return await self.run(self.query, self.page, widgets=[*keep, ws], timeout=timeout)
+
+    async def pick(self, label: str, index: int, before: View, timeout: float = 300) -> tuple[View, object]:
+        """Pick option ``index`` of the radio ``label`` of the page ``before`` showed; returns the view and the
+        widget state (to send along with later clicks)."""
+        from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+        widget_id, options = before.radios[label]
+        ws = WidgetState(id=widget_id, string_value=options[index])  # a radio's value is its option's label
+        return await self.run(self.query, self.page, widgets=[ws], timeout=timeout), ws
 
     async def type_number(self, label: str, value: int, before: View) -> View:
         """Type the integer ``value`` into the number input ``label`` of the page ``before`` showed."""

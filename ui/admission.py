@@ -30,6 +30,9 @@ from typing import Iterator, Optional
 ENV_JOBS = "EXPLORER_MAX_HEAVY_JOBS"
 ENV_THREADS = "EXPLORER_TORCH_THREADS"
 HEAVY_GFLOP = 20.0  # interactive actions above this many GFLOP (~0.1-0.5 s of a core) go through the queue
+ENV_VIEWS = "EXPLORER_MAX_HEAVY_VIEWS"
+VIEW_GFLOP = 2.0  # page-view work above this (a SmolLM2 trace, its logit lens, a decode step's recompute) ...
+# ... goes through the views' own line (:func:`view_line`), one at a time by default, in order of arrival
 
 
 def _env_int(name: str, default: int) -> int:
@@ -143,6 +146,43 @@ def admission() -> Admission:
         if _INSTANCE is None:
             _INSTANCE = Admission(_env_int(ENV_JOBS, max(1, os.cpu_count() or 1)))
         return _INSTANCE
+
+
+_VIEWS: Optional[Admission] = None
+_HOLDING = threading.local()
+
+
+def view_line() -> Admission:
+    """The process-wide line of the page views' large computations (``EXPLORER_MAX_HEAVY_VIEWS`` slots, default 1).
+
+    Separate from the training line (:func:`admission`), so a page view never waits behind a training run. With
+    twenty students asking for twenty different SmolLM2 views at once, one slot serves them in order of arrival:
+    the first sees its page after about its time alone, instead of every one of them after twenty times it.
+    """
+    global _VIEWS
+    with _INSTANCE_LOCK:
+        if _VIEWS is None:
+            _VIEWS = Admission(_env_int(ENV_VIEWS, 1))
+        return _VIEWS
+
+
+@contextmanager
+def view_slot(name: str = "view") -> Iterator[None]:
+    """Hold a slot of :func:`view_line` (waiting in line for it); re-entrant within a thread (a view computation
+    that asks for a trace inside its slot does not wait for itself)."""
+    if getattr(_HOLDING, "depth", 0):
+        _HOLDING.depth += 1
+        try:
+            yield
+        finally:
+            _HOLDING.depth -= 1
+        return
+    with view_line().slot(name):
+        _HOLDING.depth = 1
+        try:
+            yield
+        finally:
+            _HOLDING.depth = 0
 
 
 def reset(limit: Optional[int] = None) -> Admission:

@@ -14,7 +14,7 @@ import streamlit as st
 
 from engine.config import ModelConfig
 from engine.cost import MIB, Budget, Verdict, check, gradient_cost, trace_cost
-from ui.admission import HEAVY_GFLOP, admission
+from ui.admission import HEAVY_GFLOP, VIEW_GFLOP, admission, view_slot
 from ui.i18n import t
 
 
@@ -56,11 +56,13 @@ def refuse_over_budget(action: str, config: ModelConfig, **sizes) -> None:
 @contextmanager
 def heavy_work(action: str, config: ModelConfig, tokens: int, show: bool = True) -> Iterator[None]:
     """Run a trace or gradient computation over :data:`ui.admission.HEAVY_GFLOP` through the server's line of
-    heavy jobs (small ones run at once, never queued). ``show``: say on the page that it waits for a slot
-    (leave it False inside ``st.cache_data`` functions, whose elements would be replayed)."""
+    heavy jobs; one over :data:`ui.admission.VIEW_GFLOP` through the page views' line (:func:`view_work`); small
+    ones run at once, never queued. ``show``: say on the page that it waits for a slot (leave it False inside
+    ``st.cache_data`` functions, whose elements would be replayed)."""
     cost = (trace_cost if action == "trace" else gradient_cost)(config, tokens)
     if cost.gflop < HEAVY_GFLOP:
-        yield
+        with view_work(cost.gflop):
+            yield
         return
     line = admission()
     note = st.empty() if show and line.running >= line.limit else None
@@ -69,4 +71,15 @@ def heavy_work(action: str, config: ModelConfig, tokens: int, show: bool = True)
     with line.slot(action):
         if note is not None:
             note.empty()
+        yield
+
+
+@contextmanager
+def view_work(gflop: float) -> Iterator[None]:
+    """Page-view work of ``gflop`` GFLOP: over :data:`ui.admission.VIEW_GFLOP` it waits for the views' line
+    (one at a time, in order of arrival: :func:`ui.admission.view_line`), below it runs at once."""
+    if gflop < VIEW_GFLOP:
+        yield
+        return
+    with view_slot():
         yield

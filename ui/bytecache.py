@@ -26,6 +26,8 @@ from typing import Any, Callable, Hashable
 
 import torch
 
+from engine.kv_cache import KVCache
+
 ENV_CACHE_MB = "EXPLORER_CACHE_MB"
 DEFAULT_CACHE_MB = 768
 
@@ -42,6 +44,9 @@ def tensor_bytes(obj: Any) -> int:
             seen[storage.data_ptr()] = storage.nbytes()
         elif isinstance(x, torch.nn.Module):
             for t in list(x.parameters()) + list(x.buffers()):
+                visit(t, depth + 1)
+        elif isinstance(x, KVCache):  # a decode run's cache (ui/stepper.py)
+            for t in list(x.key_cache) + list(x.value_cache):
                 visit(t, depth + 1)
         elif dataclasses.is_dataclass(x) and not isinstance(x, type):
             for f in dataclasses.fields(x):
@@ -118,6 +123,30 @@ class ByteBudgetCache:
                         self.bytes -= old
                         self.evictions += 1
             return value
+
+    def remeasure(self, key: Hashable) -> None:
+        """Measure ``key``'s entry again (a value that grew since it was stored, e.g. a decode run) and evict the
+        least recently used other entries until the store fits its budget again (an entry larger than the whole
+        budget is dropped itself)."""
+        with self._lock:
+            entry = self._entries.get(key)
+        if entry is None:
+            return
+        size = self.sizeof(entry[0])  # outside the lock: measuring walks the value's tensors
+        with self._lock:
+            if key not in self._entries:
+                return
+            self.bytes += size - self._entries[key][1]
+            self._entries[key] = (entry[0], size)
+            if size > self.budget:
+                del self._entries[key]
+                self.bytes -= size
+                return
+            self._entries.move_to_end(key)
+            while self.bytes > self.budget:
+                _, (_, old) = self._entries.popitem(last=False)
+                self.bytes -= old
+                self.evictions += 1
 
     def clear(self) -> None:
         with self._lock:

@@ -1,13 +1,18 @@
-"""The decode stepper's run, kept in one browser session's state: prompt, KV cache, next logits, step records.
+"""The decode stepper's runs: prompt, KV cache, next logits, step records, shared by every session on the same run.
 
-A run is identified by the model, the prompt ids and the sampling settings (seed included). When any of them
-changes, the run is replayed from the prefill up to the same number of steps: every step draws with the
-generator of ``(seed, step)``, so the same seed and settings always give the same tokens. The cache lives in
-``st.session_state`` (never in a shared cache): it belongs to this session's run and is updated in place.
+A run is identified by the model, the prompt ids and the sampling settings (seed included). Every step draws
+with the generator of ``(seed, step)``, so the same key always gives the same tokens: a run is therefore
+computed once per server for every session with that key (a class that opened one link and presses "Next token"
+computes each step once, whoever presses first), kept in the byte-bounded store (``ui/bytecache.py``, which
+re-measures it as it grows), and only grows. A session keeps just its key and its step count
+(:class:`RunRef` in ``st.session_state["gen._run"]``); what it shows at step n is :meth:`SharedRun.at`, a view
+of the shared run's first n steps (the KV cache cut to the prompt + n positions, no copy). A run the store has
+dropped is replayed from the prefill when a session asks for it again.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -16,7 +21,9 @@ import torch
 
 from analysis.generation import filter_summary, filter_table, recompute_check
 from engine import CausalLM, KVCache
-from engine.generation import decode_step
+from engine.generation import decode_step, forward_flops
+from ui.budget import view_work
+from ui.bytecache import shared_cache
 
 TOP_N = 10  # tokens shown per distribution
 
@@ -39,6 +46,8 @@ class Sampling:
 
 @dataclass
 class Run:
+    """What a session shows: the run's first ``len(steps)`` steps (a view of a :class:`SharedRun`; read only)."""
+
     key: tuple
     prompt: list[int]
     ids: list[int]
@@ -51,42 +60,84 @@ class Run:
         return len(self.prompt)
 
 
+@dataclass(frozen=True)
+class RunRef:
+    """What a session keeps of its run between reruns: the key and the decoded ids (no tensors)."""
+
+    key: tuple
+    ids: list[int]
+
+
+@dataclass
+class SharedRun:
+    """One decode run for every session with its key. Grows under ``lock``; earlier steps never change.
+
+    ``logits[k]`` (V,) are the next-token logits after k steps; ``cache`` holds every position decoded so far.
+    """
+
+    key: tuple
+    prompt: list[int]
+    cache: KVCache
+    logits: list[torch.Tensor]
+    tokens: list[int] = field(default_factory=list)
+    steps: list[dict] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def at(self, n: int) -> Run:
+        """The run after its first ``n`` steps (``n <= len(self.steps)``): the cache cut to prompt + n positions."""
+        S = len(self.prompt) + n
+        cache = KVCache()
+        cache.key_cache = [k[:, :, :S] for k in list(self.cache.key_cache)]  # (B, n_kv, S, hd) views
+        cache.value_cache = [v[:, :, :S] for v in list(self.cache.value_cache)]
+        return Run(self.key, list(self.prompt), self.prompt + self.tokens[:n], cache, self.logits[n], self.steps[:n])
+
+
 @torch.no_grad()
-def prefill(model: CausalLM, key: tuple, prompt: list[int]) -> Run:
+def prefill(model: CausalLM, key: tuple, prompt: list[int]) -> SharedRun:
     """Run the prompt once with ``use_cache=True``: the cache then holds every prompt position."""
-    out = model(torch.tensor([prompt]), use_cache=True, logits_to_keep=1)
-    return Run(key, list(prompt), list(prompt), out.past_key_values, out.logits[0, -1])
+    with view_work(forward_flops(model.config, len(prompt), len(prompt)) / 1e9):
+        out = model(torch.tensor([prompt]), use_cache=True, logits_to_keep=1)
+    return SharedRun(key, list(prompt), out.past_key_values, [out.logits[0, -1]])
 
 
-def advance(model: CausalLM, run: Run, sampling: Sampling, token_strings) -> None:
-    """One decode step: pick a token from ``run.logits``, feed it against the cache, record what happened."""
-    step = decode_step(model, run.logits, run.cache, step=len(run.steps), **sampling.kwargs())
-    run.ids.append(step.token_id)
-    run.cache, run.logits = step.past_key_values, step.logits
+def advance(model: CausalLM, run: SharedRun, sampling: Sampling, token_strings) -> None:
+    """One decode step (``run.lock`` held): pick a token from the latest logits, feed it against the cache, record
+    what happened, and check it against a full recompute of the sequence."""
+    S = len(run.prompt) + len(run.tokens) + 1
+    with view_work((forward_flops(model.config, 1, S) + forward_flops(model.config, S, S)) / 1e9):
+        step = decode_step(model, run.logits[-1], run.cache, step=len(run.steps), **sampling.kwargs())
+        ids = run.prompt + run.tokens + [step.token_id]
+        check = recompute_check(model, ids, step.logits)
+    run.cache = step.past_key_values
     run.steps.append(dict(
-        token_id=step.token_id, position=len(run.ids) - 1, probability=step.probability,
+        token_id=step.token_id, position=len(ids) - 1, probability=step.probability,
         raw_probability=step.raw_probability, attentions=step.attentions,
         filters=filter_table(step.filters, token_strings, TOP_N), summary=filter_summary(step.filters),
-        check=recompute_check(model, run.ids, step.logits),
+        check=check,
     ))
+    run.logits.append(step.logits)
+    run.tokens.append(step.token_id)  # last: a reader that sees n tokens finds n steps and n + 1 logits
 
 
 def current_run(model: CausalLM, key: tuple, prompt: list[int], wanted: int, sampling: Sampling, token_strings,
                 progress_text: str) -> Run:
-    """The session's run with ``wanted`` steps: continued when the key matches, else replayed from the prefill
-    (with a progress bar when more than a few steps must be recomputed)."""
-    run = st.session_state.get("gen._run")
-    if run is None or run.key != key or len(run.steps) > wanted:
-        run = prefill(model, key, prompt)
-        st.session_state["gen._run"] = run
-    missing = wanted - len(run.steps)
-    bar = st.progress(0.0, text=progress_text) if missing > 3 else None
-    for i in range(missing):
-        advance(model, run, sampling, token_strings)
-        if bar is not None:
-            bar.progress((i + 1) / missing, text=progress_text)
-    if bar is not None:
-        bar.empty()
+    """This session's run at ``wanted`` steps: the shared run of ``key``, continued when it has fewer steps
+    (with a progress bar when more than a few must be computed, e.g. a link that opens at step 20)."""
+    store_key = ("ui.stepper.run", key)
+    shared = shared_cache().get_or_create(store_key, lambda: prefill(model, key, prompt))
+    if len(shared.tokens) < wanted:
+        with shared.lock:  # one session computes the next steps; the others wait for them and reuse them
+            missing = wanted - len(shared.tokens)
+            bar = st.progress(0.0, text=progress_text) if missing > 3 else None
+            for i in range(missing):
+                advance(model, shared, sampling, token_strings)
+                if bar is not None:
+                    bar.progress((i + 1) / missing, text=progress_text)
+            if bar is not None:
+                bar.empty()
+        shared_cache().remeasure(store_key)  # the run grew: the store's bound counts it at its new size
+    run = shared.at(wanted)
+    st.session_state["gen._run"] = RunRef(key, list(run.ids))
     return run
 
 

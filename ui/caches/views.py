@@ -19,7 +19,7 @@ from analysis import heads, lens
 from engine import CausalLM, ModelConfig
 from engine.parity import attention_paths_agree, reference_check
 from engine.tokenizer import TextTokenizer
-from ui.budget import heavy_work
+from ui.budget import heavy_work, view_work
 from ui.caches import HASH, cached_trace, model_key, register_model
 from ui.figures.attention import layers_heads_grid
 from ui.i18n import t
@@ -59,26 +59,50 @@ LENS_ENTRIES = 16  # lens tables kept (a few hundred KB each for SmolLM2 at 256 
 
 
 @st.cache_resource(show_spinner=False)
-def _lens_store() -> tuple[OrderedDict, threading.Lock]:
-    """Lens tables shared by all sessions, least recently used dropped first. Not ``st.cache_data``: the
-    computation drives a progress bar, which a cached function may not touch."""
-    return OrderedDict(), threading.Lock()
+def _lens_store() -> tuple[OrderedDict, dict, threading.Lock]:
+    """Lens tables shared by all sessions (least recently used dropped first), and the ones being computed
+    (key -> the computing session's latest progress fraction and an event set when it is done). Not
+    ``st.cache_data``: the computation drives a progress bar, which a cached function may not touch."""
+    return OrderedDict(), {}, threading.Lock()
 
 
 def lens_table(model: CausalLM, ids: tuple[int, ...], progress: Callable[[float], None]) -> pd.DataFrame:
-    """The logit-lens table of this model and input (computed once, with ``progress(fraction)`` calls)."""
-    store, lock = _lens_store()
+    """The logit-lens table of this model and input, computed once for every session that asks: a session asking
+    while another computes it waits for that computation (its bar follows the other's progress) instead of
+    computing it again. The computation waits for the page views' line (:func:`ui.budget.view_work`): for
+    SmolLM2 it is L+1 products with the 49,152-row head."""
+    store, pending, lock = _lens_store()
     key = (model_key(model), ids)
-    with lock:
-        if key in store:
-            store.move_to_end(key)
-            return store[key]
-    table = lens.logit_lens(model, lens.residual_stream(cached_trace(model, ids)), progress=progress)
-    with lock:
-        store[key] = table
-        while len(store) > LENS_ENTRIES:
-            store.popitem(last=False)
-    return table
+    while True:
+        with lock:
+            if key in store:
+                store.move_to_end(key)
+                return store[key]
+            job = pending.get(key)
+            if job is None:
+                job = pending[key] = {"fraction": 0.0, "done": threading.Event()}
+                break
+        while not job["done"].wait(0.25):  # another session computes it
+            progress(job["fraction"])
+
+    def report(fraction: float) -> None:
+        job["fraction"] = fraction
+        progress(fraction)
+
+    try:
+        residual = lens.residual_stream(cached_trace(model, ids))
+        c = model.config
+        with view_work(2e-9 * (c.num_hidden_layers + 1) * len(ids) * c.hidden_size * c.vocab_size):
+            table = lens.logit_lens(model, residual, progress=report)
+        with lock:
+            store[key] = table
+            while len(store) > LENS_ENTRIES:
+                store.popitem(last=False)
+        return table
+    finally:
+        with lock:
+            pending.pop(key, None)
+        job["done"].set()  # the waiters find the table (or, after an error, compute it themselves)
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)

@@ -1,0 +1,136 @@
+"""Work a class shares: a decode run computed once for every session on the same run (and counted by the byte
+store as it grows), a logit-lens table computed once while several sessions ask for it, and the page views'
+line for large computations (one at a time, in order of arrival, re-entrant)."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+import torch
+
+from engine import ModelConfig
+from tests.page_helpers import open_page
+from ui import admission, bytecache, stepper
+from ui.bytecache import ByteBudgetCache, tensor_bytes
+from ui.caches import build_model, views
+
+
+@pytest.fixture
+def decode_calls(monkeypatch):
+    calls = []
+    real = stepper.decode_step
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs["step"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(stepper, "decode_step", counting)
+    return calls
+
+
+def press(at, times: int):
+    for _ in range(times):
+        at.button(key="gen.next").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_sessions_on_one_run_share_its_steps(decode_calls):
+    bytecache.shared_cache().clear()
+    a = press(open_page("generate", **{"gen.seed": 11}), 3)
+    assert decode_calls == [0, 1, 2]
+    b = press(open_page("generate", **{"gen.seed": 11}), 2)  # a second student, same link: nothing recomputed
+    assert decode_calls == [0, 1, 2]
+    assert b.session_state["gen._run"].ids == a.session_state["gen._run"].ids[:-1]
+    press(b, 2)  # one step past the first student: only that step is computed
+    assert decode_calls == [0, 1, 2, 3]
+    assert b.session_state["gen._run"].ids[:-1] == a.session_state["gen._run"].ids
+    press(open_page("generate", **{"gen.seed": 12}), 1)  # another seed is another run
+    assert decode_calls == [0, 1, 2, 3, 0]
+
+
+def test_a_shared_run_view_is_its_prefix_and_the_store_counts_its_growth():
+    config = ModelConfig(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                         intermediate_size=64, max_position_embeddings=64)
+    model = build_model(json.dumps(config.to_dict(), sort_keys=True), 0)
+    run = stepper.prefill(model, ("k",), [1, 2, 3])
+    sampling = stepper.Sampling(False, 1.0, 0, 1.0, 0.0, 0)
+    before = tensor_bytes(run)
+    for _ in range(4):
+        stepper.advance(model, run, sampling, lambda ids: [str(i) for i in ids])
+    kv = 2 * 2 * 4 * 8 * 4  # K and V, 2 layers, 4 KV heads, head_dim 8, float32: bytes per position
+    assert tensor_bytes(run) >= before + 4 * kv + 4 * 64 * 4  # 4 more positions and 4 more logit rows
+    view = run.at(2)
+    assert view.ids == [1, 2, 3] + run.tokens[:2] and len(view.steps) == 2
+    assert view.cache.get_seq_length() == 5 and torch.equal(view.logits, run.logits[2])
+    with torch.no_grad():  # the cut cache is the cache of that prefix: the next logits match a full forward
+        full = model(torch.tensor([view.ids])).logits[0, -1]
+    torch.testing.assert_close(view.logits, full, atol=1e-5, rtol=0)
+    store = ByteBudgetCache(budget=10_000, sizeof=lambda v: v["size"])
+    small, grows = {"size": 3_000}, {"size": 3_000}
+    store.get_or_create("old", lambda: small)
+    store.get_or_create("run", lambda: grows)
+    grows["size"] = 8_000
+    store.remeasure("run")  # 11,000 > 10,000: the older entry goes, the run stays and is counted at its size
+    assert "old" not in store and "run" in store and store.bytes == 8_000
+
+
+def test_one_lens_table_for_sessions_asking_at_once(monkeypatch):
+    config = ModelConfig(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                         intermediate_size=64, max_position_embeddings=64)
+    model = build_model(json.dumps(config.to_dict(), sort_keys=True), 7)
+    calls, started, gate = [], threading.Event(), threading.Event()
+    real = views.lens.logit_lens
+
+    def slow(*args, **kwargs):
+        calls.append(1)
+        started.set()
+        assert gate.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(views.lens, "logit_lens", slow)
+    ids, results, fractions = (5, 6, 7, 8), [], []
+    threads = [threading.Thread(target=lambda: results.append(views.lens_table(model, ids, fractions.append)))
+               for _ in range(3)]
+    threads[0].start()
+    assert started.wait(30)
+    for th in threads[1:]:
+        th.start()
+    gate.set()
+    for th in threads:
+        th.join(30)
+    assert calls == [1] and len(results) == 3
+    assert all(r is results[0] for r in results)
+    assert len(results[0]) == (config.num_hidden_layers + 1) * len(ids)
+
+
+def test_the_views_line_serves_in_order_of_arrival_and_is_reentrant(monkeypatch):
+    monkeypatch.setattr(admission, "_VIEWS", admission.Admission(1))
+    order, holding = [], threading.Event()
+
+    def first():
+        with admission.view_slot():
+            with admission.view_slot():  # a trace asked for inside a lens computation: no wait for itself
+                holding.set()
+                while admission.view_line().waiting < 4:
+                    threading.Event().wait(0.01)
+                order.append(0)
+
+    def later(i):
+        with admission.view_slot():
+            order.append(i)
+
+    threads = [threading.Thread(target=first)]
+    threads[0].start()
+    assert holding.wait(30)
+    for i in range(1, 5):  # each one in line before the next arrives
+        th = threading.Thread(target=later, args=(i,))
+        th.start()
+        threads.append(th)
+        while admission.view_line().waiting < i:
+            threading.Event().wait(0.01)
+    for th in threads:
+        th.join(30)
+    assert order == [0, 1, 2, 3, 4]
