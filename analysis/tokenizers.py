@@ -2,8 +2,9 @@
 and the same text under two tokenizers side by side.
 
 A byte-level BPE (GPT-2, SmolLM2) works on the UTF-8 bytes of the text, so a Chinese character (3 bytes) can
-be split over several tokens; such a token holds bytes that are no character on their own and is shown here
-as byte markers (``<0xE5>``). The bundled BPE works on whole characters and never splits one.
+be split over several tokens; such a token holds bytes that are no character on their own and is shown by the
+app's one display rule (``engine.tokenizer.pieces.token_pieces``): ``‹E5 BA›床₁/₂``. The bundled BPE works on
+whole characters and never splits one.
 References: Radford et al. 2019 (byte-level BPE); Sennrich et al. 2016 (BPE).
 """
 
@@ -15,29 +16,6 @@ import pandas as pd
 
 from engine.tokenizer import TextTokenizer
 from engine.tokenizer.pieces import unicode_to_bytes
-
-WHITESPACE = {" ": "␣", "\n": "↵", "\r": "␍", "\t": "⇥"}  # visible stand-ins
-
-
-def visible(data: bytes) -> str:
-    """Bytes as readable text: whole UTF-8 characters as themselves (whitespace as ␣ ↵ ⇥), every byte that is
-    not part of a whole character as a marker ``<0xE5>``."""
-    out, i = [], 0
-    while i < len(data):
-        for n in (1, 2, 3, 4):
-            try:
-                ch = data[i:i + n].decode("utf-8")
-                break
-            except UnicodeDecodeError:
-                ch = None
-        if ch is None:
-            out.append(f"<0x{data[i]:02X}>")
-            i += 1
-        else:
-            out.append(WHITESPACE.get(ch, ch))
-            i += n
-    return "".join(out)
-
 
 def is_whole_utf8(data: bytes) -> bool:
     """Whether ``data`` is a sequence of whole UTF-8 characters."""
@@ -64,22 +42,10 @@ def vocab_bytes(tok: TextTokenizer, ids: Sequence[int]) -> list[bytes | None]:
     return out
 
 
-def id_labels(tok: TextTokenizer | None, ids: Sequence[int]) -> list[str]:
-    """A visible label per token id (:func:`visible` of its bytes; special tokens as their name; ``#id``
-    without a tokenizer or for ids beyond the tokenizer's vocabulary)."""
-    if tok is None:
-        return [f"#{i}" for i in ids]
-    known = [i for i in ids if i < tok.vocab_size]
-    labels = {}
-    for i, raw, b in zip(known, tok.raw_tokens(known), vocab_bytes(tok, known)):
-        labels[i] = raw if b is None else visible(b)
-    return [labels.get(i, f"#{i}") for i in ids]
-
-
 def tokenize(tok: TextTokenizer, text: str) -> pd.DataFrame:
     """One row per token of ``text`` under ``tok`` (no special tokens added).
 
-    Columns: ``index``, ``id``, ``piece`` (visible text or byte markers), ``n_bytes`` (bytes of the text this
+    Columns: ``index``, ``id``, ``piece`` (the display rule's label, ``TextTokenizer.token_strings``), ``n_bytes`` (bytes of the text this
     token covers), ``hex`` (those bytes), ``whole`` (the bytes are whole UTF-8 characters), ``unknown`` (the
     token is the unknown token). The ``n_bytes`` column sums to the UTF-8 length of ``text``.
     """
@@ -91,9 +57,9 @@ def tokenize(tok: TextTokenizer, text: str) -> pd.DataFrame:
         covered = [text[s:e].encode("utf-8") for s, e in enc.offsets]
     unk = tok.unk_token_id
     rows = []
-    for k, (i, b, raw) in enumerate(zip(ids, covered, tok.raw_tokens(ids))):
+    for k, (i, b, raw, piece) in enumerate(zip(ids, covered, tok.raw_tokens(ids), tok.token_strings(ids))):
         b = b if b is not None else raw.encode("utf-8")
-        rows.append((k, i, raw if (i == unk) else visible(b), len(b), b.hex(" "), is_whole_utf8(b), i == unk))
+        rows.append((k, i, piece, len(b), b.hex(" "), is_whole_utf8(b), i == unk))
     return pd.DataFrame(rows, columns=["index", "id", "piece", "n_bytes", "hex", "whole", "unknown"])
 
 

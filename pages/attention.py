@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 import analysis
+from ui.examples import language_notice
 from ui.caches.views import attention_grid
 from ui.controls import index_slider
 from ui.figures.attention import attention_heatmap, entropy_bar, entropy_heatmap, heads_grid
@@ -18,7 +19,7 @@ from ui.i18n import current_lang, labeler, t
 from ui.sidebar import explorer, trace
 from ui.state import control
 from ui.widgets import chart, explain
-from ui.escape import md
+from ui.tokens import phrase
 
 GRID_MAX_CELLS = 144  # layers x heads small heatmaps drawn at most (GPT-2 small: 12 x 12)
 GRID_MAX_TOKENS = 32  # tokens per small heatmap in the overview grid
@@ -34,6 +35,7 @@ FORMULAS = {  # math, not words: the same in every language (HD = head_dim, fill
 ctx = explorer()
 st.title(t("attn.title"))
 explain(t("attn.explain"))
+language_notice(ctx)
 
 out = trace(ctx)
 L = ctx.config.num_hidden_layers
@@ -64,7 +66,7 @@ fig = attention_heatmap(df, labels[:n_draw], stage, t("attn.heatmap_title", stag
 chart(fig, df.reset_index(names=t("attn.y")), "attn.heatmap")
 st.caption(t("attn.caption_masked") if stage in ("masked", "softmax") else t("attn.caption_unmasked"))
 if stage == "softmax" and T > 1:
-    st.caption(t("attn.row0", tok=md(ctx.tokens[0])))
+    st.caption(t("attn.row0", tok=phrase(ctx.pieces[0])))
 
 # ---- all heads of this layer ----
 st.subheader(t("attn.heads_title", layer=layer))

@@ -5,23 +5,22 @@ included); the cache grows by one position in every layer. A badge compares the 
 recompute and counts the FLOPs saved. A calculator sizes the KV cache of real model shapes.
 """
 
-import html
-
 import streamlit as st
 import torch
 
 from analysis import generation as gen
 from engine.generation import FILTER_ORDER, sampling_filters
+from ui.examples import language_notice
 from ui.budget import refuse_over_budget
 from ui.controls import index_slider
 from ui.figures.generate import cache_bars, filter_bars, memory_bars, query_row_heatmap
-from ui.figures.next_token import visible_token
 from ui.i18n import t
 from ui.sidebar import explorer, presenter_mode
 from ui.state import control, current
 from ui.stepper import Sampling, current_run, history_frame
 from ui.widgets import chart, explain
-from ui.escape import md, plotly
+from ui.escape import html_text, plotly
+from ui.tokens import phrase, text
 
 MAX_STEPS = 64
 CONTEXT_LENGTHS = [128, 512, 1024, 2048, 4096, 8192, 32768, 131072]
@@ -30,6 +29,7 @@ BYTES = {"float32": 4, "bfloat16": 2, "int8": 1}
 ctx = explorer()
 st.title(t("gen.title"))
 explain(t("gen.explain"))
+language_notice(ctx)
 presenting = presenter_mode()
 config = ctx.config
 prompt = ctx.input_ids[0].tolist()
@@ -65,7 +65,7 @@ def _step(delta: int | None) -> None:
 
 refuse_over_budget("trace", config, tokens=len(prompt) + max_steps)  # each step recomputes the sequence once
 key = (ctx.model_key, tuple(prompt), sampling)
-run = current_run(ctx.model, key, prompt, st.session_state["gen.steps"], sampling, ctx.token_strings, t("gen.replaying"))
+run = current_run(ctx.model, key, prompt, st.session_state["gen.steps"], sampling, ctx.strings_after, t("gen.replaying"))
 if not bool(torch.isfinite(run.logits).all()):
     st.warning(t("gen.nonfinite"))  # no distribution to sample from
     st.stop()
@@ -81,22 +81,18 @@ if n >= max_steps:
                else t("gen.max_steps", n=max_steps))
 
 
-def piece(i: int) -> str:
-    tok = ctx.tokenizer
-    return tok.decode([i]) if tok is not None and i < tok.vocab_size else f"[#{i}]"
-
-
-prompt_text = ctx.tokenizer.decode(prompt) if ctx.tokenizer is not None else " ".join(f"#{i}" for i in prompt)
-marks = "".join(f'<mark style="background:#fde68a">{html.escape(piece(i))}</mark>' for i in run.ids[run.prefill_len:])
-st.markdown(f'<div style="font-size:1.15rem;line-height:1.8;white-space:pre-wrap">{html.escape(prompt_text)}{marks}</div>',
-            unsafe_allow_html=True)
-labels = [plotly(f"{p} {visible_token(s)}") for p, s in enumerate(ctx.token_strings(run.ids))]
+pieces = ctx.token_pieces(run.ids)  # the one display rule, over the whole run (a split character is named)
+prompt_text, new_text = text(pieces[:run.prefill_len]), text(pieces[run.prefill_len:])
+st.markdown(f'<div style="font-size:1.15rem;line-height:1.8;white-space:pre-wrap">{html_text(prompt_text)}'
+            f'<mark style="background:#fde68a">{html_text(new_text)}</mark></div>', unsafe_allow_html=True)
+token_labels = ctx.token_strings(run.ids)
+labels = [plotly(f"{p} {s}") for p, s in enumerate(token_labels)]
 
 # ---- the latest step: token, badges, the one new attention row ----
 if n:
     last = run.steps[-1]
     check = last["check"]
-    st.subheader(t("gen.step_title", n=n, pos=last["position"], tok=md(visible_token(ctx.token_strings([last["token_id"]])[0]))))
+    st.subheader(t("gen.step_title", n=n, pos=last["position"], tok=phrase(pieces[last["position"]])))
     st.markdown(t("gen.sampled", p=f"{last['probability']:.2%}", raw=f"{last['raw_probability']:.2%}")
                 if do_sample else t("gen.greedy_pick", p=f"{last['raw_probability']:.2%}"))
     badges = st.container(horizontal=True)
@@ -111,14 +107,14 @@ if n:
     # layers and heads numbered from 1 on screen, as on every other page; 0-based in the tensors
     layer = index_slider(t("gen.layer"), 1, L, "gen.layer", default=1, container=c1, bind=False)
     head = index_slider(t("gen.head"), 1, config.num_attention_heads, "gen.head", default=1, container=c2, bind=False)
-    qdf = gen.query_row(last["attentions"], layer - 1, ctx.token_strings(run.ids), run.prefill_len)
+    qdf = gen.query_row(last["attentions"], layer - 1, token_labels, run.prefill_len)
     one = qdf[qdf["head"] == head - 1]
     fig = query_row_heatmap(one, labels, run.prefill_len, t("gen.row_title", layer=layer, head=head, s=S),
                             t("gen.row_x"), t("gen.row_y", pos=last["position"]), t("gen.weight"))
     chart(fig, one.assign(head=head), "gen.query_row")
     top = one.loc[one["weight"].idxmax()]
     st.caption(t("gen.row_caption", s=S, pos=last["position"], j=int(top["key_position"]),
-                 tok=md(visible_token(str(top["key_token"]))), w=f"{top['weight']:.3f}", total=f"{one['weight'].sum():.4f}",
+                 tok=phrase(pieces[int(top["key_position"])]), w=f"{top['weight']:.3f}", total=f"{one['weight'].sum():.4f}",
                  full=S * (S + 1) // 2))
 else:
     st.caption(t("gen.press", n=run.prefill_len))  # a caption, not a box: the first chart stays on a projector screen
@@ -148,7 +144,7 @@ if view <= n:
     which = t("gen.view_past", k=view, pos=run.steps[view - 1]["position"])
 else:
     _, filters = sampling_filters(run.logits, sampling.temperature, sampling.top_k, sampling.top_p, sampling.min_p)
-    table, summary = gen.filter_table(filters, ctx.token_strings, 10), gen.filter_summary(filters)
+    table, summary = gen.filter_table(filters, lambda ids: ctx.strings_after(run.ids, ids), 10), gen.filter_summary(filters)
     which = t("gen.view_next", pos=S)
 stages = {"softmax": t("gen.stage.softmax"), **{f: t(f"gen.stage.{f}") for f in FILTER_ORDER}}
 fig = filter_bars(table, stages, t("gen.dist_chart", which=which), t("gen.dist_x"), t("gen.dist_y"))

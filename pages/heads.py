@@ -12,6 +12,7 @@ import streamlit as st
 from analysis import heads, massive
 from analysis.trace import residual_stream
 from analysis.tokenizers import special_ids
+from ui.examples import language_notice
 from ui.caches.views import repeat_attentions, role_table
 from ui.controls import index_slider
 from ui.figures.attention import attention_heatmap
@@ -22,6 +23,7 @@ from ui.format import number
 from ui.i18n import labeler, t
 from ui.sidebar import explorer, trace
 from ui.state import control, current
+from ui.tokens import phrase
 from ui.widgets import chart, explain, real_model_notice
 
 PERIOD = 50  # random tokens repeated once for the induction score (T = 2 x 50), as in TransformerLens' demo
@@ -47,6 +49,7 @@ ctx = explorer()
 st.title(t("heads.title"))
 explain(t("heads.explain"))
 real_model_notice(ctx.source)
+language_notice(ctx)
 
 cfg = ctx.config
 L, nh, T = cfg.num_hidden_layers, cfg.num_attention_heads, int(ctx.input_ids.shape[1])
@@ -175,7 +178,7 @@ else:
                             t("heads.col.first_token"): roles["first_token"]})
     chart(fig, sink_df, "massive.sinks")
     li, hi = np.unravel_index(int(np.argmax(shares)), shares.shape)
-    st.markdown(t("massive.sinks", over=int((shares > 0.5).sum()), cells=shares.size, tok=ctx.tokens[0],
+    st.markdown(t("massive.sinks", over=int((shares > 0.5).sum()), cells=shares.size, tok=phrase(ctx.pieces[0]),
                   mean=number(shares.mean(), ".3f"), uniform=number(uniform["first_token"], ".3f"), layer=li + 1,
                   head=hi + 1, max=number(shares[li, hi], ".3f")))
     if summary is not None and summary["places"][0][0] == 0:

@@ -9,14 +9,16 @@ import pandas as pd
 import streamlit as st
 
 from analysis import lens
-from analysis.tokenizers import compare, id_labels, tokenize
+from analysis.tokenizers import compare, tokenize
 from engine.tokenizer import TextTokenizer
+from ui.examples import language_notice
 from ui.caches.views import lens_table, pretrained_tokenizer
 from ui.controls import index_slider
 from ui.figures.lens import lens_heatmap
 from ui.figures.tokenizers import token_chips_html, tokens_bar
 from ui.i18n import t
 from ui.sidebar import explorer, tokenizer_for, trace
+from ui.tokens import label, phrase
 from ui.widgets import chart, explain, real_model_notice
 
 WINDOW = 20  # positions per lens heatmap (per-cell token text stays readable on a projector)
@@ -33,6 +35,7 @@ ctx = explorer()
 st.title(t("lens.title"))
 explain(t("lens.explain"))
 real_model_notice(ctx.source)
+language_notice(ctx)
 
 L, T = ctx.config.num_hidden_layers, int(ctx.input_ids.shape[1])
 out = trace(ctx)
@@ -41,9 +44,15 @@ table = lens_table(ctx.model, tuple(ctx.input_ids[0].tolist()),
                    lambda f: bar.progress(f, text=t("lens.progress", depths=L + 1, positions=T)))
 bar.empty()
 
-ids_shown = sorted(set(table["top_id"]) | set(table["final_id"]))
-labels = dict(zip(ids_shown, id_labels(ctx.tokenizer, ids_shown)))
-input_labels = id_labels(ctx.tokenizer, ctx.input_ids[0].tolist())
+# the one display rule: a prediction at position p is labelled as the token that would follow the input up to p
+input_ids = ctx.input_ids[0].tolist()
+labels, named = {}, {}
+for p, g in table.groupby("position"):
+    shown = sorted(set(g["top_id"]) | set(g["final_id"]))
+    pieces = ctx.pieces_after(input_ids[:p + 1], shown)
+    labels.update({(p, i): label(x) for i, x in zip(shown, pieces)})
+    named.update({(p, i): x for i, x in zip(shown, pieces)})
+input_labels = ctx.tokens
 depth_labels = [t("lens.embed")] + [t("lens.block", n=i) for i in range(1, L + 1)]
 start = 0
 if T > WINDOW:
@@ -56,8 +65,10 @@ fig = lens_heatmap(shown, labels, depth_labels, pos_labels, t("lens.chart_title"
 data = pd.DataFrame({
     t("lens.col.depth"): [depth_labels[d] for d in table["depth"]], t("lens.col.position"): table["position"],
     t("lens.col.input"): [input_labels[p] for p in table["position"]],
-    t("lens.col.top"): [labels[i] for i in table["top_id"]], t("lens.col.top_prob"): table["top_prob"],
-    t("lens.col.final"): [labels[i] for i in table["final_id"]], t("lens.col.p_final"): table["p_final"],
+    t("lens.col.top"): [labels[k] for k in zip(table["position"], table["top_id"])],
+    t("lens.col.top_prob"): table["top_prob"],
+    t("lens.col.final"): [labels[k] for k in zip(table["position"], table["final_id"])],
+    t("lens.col.p_final"): table["p_final"],
     t("lens.col.rank_final"): table["rank_final"],
 })
 chart(fig, data, "lens.heatmap")
@@ -66,7 +77,7 @@ st.caption(t("lens.whitespace"))
 first = lens.first_top_depth(table)
 last = table[table["position"] == T - 1].sort_values("depth")
 d_last = int(first.loc[first["position"] == T - 1, "depth"].iloc[0])
-st.markdown(t("lens.last_sentence", tok=input_labels[T - 1], final=labels[int(last["final_id"].iloc[-1])],
+st.markdown(t("lens.last_sentence", tok=phrase(ctx.pieces[T - 1]), final=phrase(named[T - 1, int(last["final_id"].iloc[-1])]),
               p=_prob(last["p_final"].iloc[-1]), depth=depth_labels[d_last], p0=_prob(last["p_final"].iloc[0])))
 st.markdown(t("lens.median_sentence", positions=T, median=f"{float(np.median(first['depth'])):g}", L=L))
 with st.expander(t("lens.table_title")):

@@ -13,6 +13,7 @@ import streamlit as st
 
 import analysis
 from engine.loss import mask_positions, mask_prompt
+from ui.examples import language_notice
 from ui.caches.views import keep_check
 from ui.controls import index_slider
 from ui.figures.loss import contribution_bar
@@ -29,6 +30,7 @@ KEEP_RTOL = 1e-5  # ... which grows with the logits' size (a trained model's rea
 ctx = explorer()
 st.title(t("loss.title"))
 explain(t("loss.explain"))
+language_notice(ctx)
 
 T = int(ctx.input_ids.shape[1])
 labels = ctx.tick_labels()

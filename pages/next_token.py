@@ -3,55 +3,29 @@
 Positions are 0-based (as on the axes of the other pages): position t's logits predict token t+1.
 """
 
-import html
-
 import streamlit as st
 import torch
 
 import analysis
+from ui.examples import language_notice
 from ui.caches.views import continuation
 from ui.controls import index_slider
-from ui.figures.next_token import topk_bar, visible_token
+from ui.figures.next_token import topk_bar
 from ui.i18n import t
 from ui.sidebar import explorer, trace
 from ui.state import control
 from ui.widgets import chart, explain
-from ui.escape import md
+from ui.escape import html_text, md_code
+from ui.tokens import phrase, text
 
 K_MAX = 20
 NEW_TOKENS_MAX = 32
 
 
-def token_texts(ctx, ids: list[int]) -> list[str]:
-    """One display string per id, each decoded on its own (ids the tokenizer does not know show as ``#id``)."""
-    tok = ctx.tokenizer
-    if tok is None:
-        return [f"#{i}" for i in ids]
-    return [tok.token_strings([i])[0] if i < tok.vocab_size else f"#{i}" for i in ids]
-
-
-def decode(ctx, ids: list[int]) -> str:
-    """Text of ``ids``: the tokenizer's decoding, ids beyond its vocabulary as ``[#id]``; ``#id`` in random mode."""
-    tok = ctx.tokenizer
-    if tok is None:
-        return " ".join(f"#{i}" for i in ids)
-    parts, run = [], []
-    for i in ids:
-        if i < tok.vocab_size:
-            run.append(i)
-            continue
-        if run:
-            parts.append(tok.decode(run))
-            run = []
-        parts.append(f"[#{i}]")
-    if run:
-        parts.append(tok.decode(run))
-    return "".join(parts)
-
-
 ctx = explorer()
 st.title(t("next.title"))
 explain(t("next.explain"))
+language_notice(ctx)
 
 out = trace(ctx)
 T = int(ctx.input_ids.shape[1])
@@ -72,9 +46,10 @@ temperature = float(control(c3.slider, t("next.temperature"), "next.temperature"
                             step=0.1, bind=False, help=t("next.temperature_explain")))
 
 # ---- the distribution ----
-st.subheader(t("next.dist_title", pos=pos, tok=md(ctx.tokens[pos])))
+pieces = ctx.pieces
+st.subheader(t("next.dist_title", pos=pos, tok=phrase(pieces[pos])))
 logits = out.logits[0, pos]  # (V,)
-df = analysis.next_token_table(logits, lambda i: token_texts(ctx, i), k=k, temperature=temperature)
+df = analysis.next_token_table(logits, lambda c: ctx.strings_after(ids[:pos + 1], c), k=k, temperature=temperature)
 fig = topk_bar(df, t("next.chart_title", k=len(df), pos=pos, temp=f"{temperature:.1f}"), t("next.x"), t("next.y"))
 chart(fig, df, "next.topk")
 st.caption(t("next.temperature_explain"))
@@ -83,7 +58,7 @@ st.caption(t("next.mass", k=len(df), mass=f"{mass:.1%}", v=V, uniform=f"{1 / V:.
 if pos < T - 1:
     target = ids[pos + 1]
     p, rank = analysis.token_probability(logits, target, temperature)
-    st.caption(t("next.actual", tok=md(visible_token(ctx.tokens[pos + 1])), p=f"{p:.3%}", rank=rank, v=V))
+    st.caption(t("next.actual", tok=phrase(pieces[pos + 1]), p=f"{p:.3%}", rank=rank, v=V))
 
 # ---- a short continuation ----
 st.subheader(t("next.gen_title"))
@@ -96,14 +71,15 @@ if not bool(torch.isfinite(out.logits).all()):
     st.stop()
 with st.spinner(t("next.generating")):
     new = continuation(ctx.model, tuple(ids), n_new, 1.0 if greedy else temperature, greedy, seed)
-prompt_text, new_text = decode(ctx, ids), decode(ctx, new)
+run = ctx.token_pieces(ids + list(new))  # one sequence: a character the prompt began is named where it ends
+prompt_text, new_text = text(run[:len(ids)]), text(run[len(ids):])
 st.markdown(
-    f'<div style="font-size:1.1rem;line-height:1.7;white-space:pre-wrap">{html.escape(prompt_text)}'
-    f'<mark style="background:#fde68a">{html.escape(new_text)}</mark></div>',
+    f'<div style="font-size:1.1rem;line-height:1.7;white-space:pre-wrap">{html_text(prompt_text)}'
+    f'<mark style="background:#fde68a">{html_text(new_text)}</mark></div>',
     unsafe_allow_html=True,
 )
 mode = t("next.mode_greedy") if greedy else t("next.mode_sample", temp=f"{temperature:.1f}", seed=seed)
-st.caption(t("next.gen_caption", n=len(new), mode=mode) + " " + " · ".join(f"`{s}`" for s in token_texts(ctx, new)))
+st.caption(t("next.gen_caption", n=len(new), mode=mode) + " " + " · ".join(md_code(s) for s in ctx.token_strings(ids + list(new))[len(ids):]))
 if len(new) < n_new:
     st.warning(t("next.stopped", got=len(new), want=n_new, limit=ctx.config.max_position_embeddings,
                  pe=ctx.config.position_embedding))

@@ -3,6 +3,7 @@
 import streamlit as st
 
 import analysis
+from ui.examples import language_notice
 from ui.figures.overview import activation_heatmap, parameter_bar, step_norm_bar
 from ui.format import DASH, number
 from ui.i18n import t
@@ -13,6 +14,7 @@ from ui.widgets import chart, explain
 ctx = explorer()
 st.title(t("overview.title"))
 explain(t("overview.explain"))
+language_notice(ctx)
 parity_badge(ctx, trace(ctx).logits)  # SmolLM2 only: its logits checked two ways, green or red
 
 # ---- parameters ----

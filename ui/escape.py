@@ -5,6 +5,8 @@ One helper per target, used everywhere a token is shown:
 * :func:`md` / :func:`md_code`: Streamlit markdown (captions, headers, markdown, labels). Every ASCII punctuation
   character is backslash-escaped (CommonMark), so backticks, ``[links](...)``, ``![images](...)``, emphasis, ``$``
   math and HTML-like text show literally; line breaks become visible ``⏎``.
+* :func:`html_text`: text inside an HTML block given to ``st.markdown(..., unsafe_allow_html=True)``: escaped, and
+  line breaks written ``&#10;`` (a blank line would end the HTML block and show the rest as markdown or code).
 * :func:`plotly`: Plotly text (tick text, hover text, legend names, titles, annotations), which Plotly parses
   as a small HTML subset (``<b>``, ``<br>``, ``<a href>``): ``&``, ``<`` and ``>`` become entities.
 
@@ -32,6 +34,11 @@ def md_code(text: str) -> str:
         fence += "`"
     pad = " " if s.startswith("`") or s.endswith("`") or not s.strip() else ""
     return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def html_text(text: str) -> str:
+    """``text`` as literal text inside a markdown HTML block (``white-space:pre-wrap`` keeps its line breaks)."""
+    return html.escape(str(text), quote=False).replace("\r\n", "&#10;").replace("\n", "&#10;").replace("\r", "&#10;")
 
 
 def plotly(text: str) -> str:

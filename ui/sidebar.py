@@ -19,12 +19,14 @@ import streamlit as st
 import torch
 
 from engine import PRESET_SOURCES, PRESETS, ModelConfig
+from engine.checkpoints import GGUF_MODELS
 from engine.tokenizer import TextTokenizer
 from ui.budget import refuse_over_budget
 from ui.caches import build_model, random_model_key, tokenizer_for
 from ui.checkpoint_picker import TRAINED_KEY, checkpoint_model, readonly_config, source_widgets
 from ui.context import Explorer, trace
 from ui.escape import md_code
+from ui.examples import example_buttons
 from ui.i18n import LANGS, browser_lang, labeler, t
 from ui.input_notes import random_input_tokens, tokenizer_note
 from ui.legacy_pages import leave_legacy_multipage_mode
@@ -151,12 +153,13 @@ def _fixed_caption(container, config: ModelConfig) -> None:
                         bias=str(config.bias).lower(), qkv=qkv, positions=f"{config.max_position_embeddings:,}"))
 
 
-def input_widgets(config: ModelConfig, notes: list[str], tokenizer: TextTokenizer | None = None
-                  ) -> tuple[torch.Tensor, list[str], TextTokenizer | None]:
+def input_widgets(config: ModelConfig, notes: list[str], tokenizer: TextTokenizer | None = None,
+                  languages: tuple[str, ...] = ()) -> tuple[torch.Tensor, list[str], TextTokenizer | None]:
     """Text or random-id input; returns ``(input_ids [1, T], display tokens, tokenizer or None)``.
 
     ``tokenizer`` is the model's own (a checkpoint's); by default the bundled-corpus BPE at the model's
-    vocabulary size is used. Text longer than MAX_TEXT UTF-16 units (typed, pasted or from a link) is cut, with
+    vocabulary size is used. Example prompts in the model's ``languages`` are offered under the text box. Text
+    longer than MAX_TEXT UTF-16 units (typed, pasted or from a link) is cut, with
     a message.
     """
     sb = st.sidebar
@@ -175,6 +178,7 @@ def input_widgets(config: ModelConfig, notes: list[str], tokenizer: TextTokenize
     # no max_chars: the browser would silently refuse a longer paste; it is cut here instead, with a message
     text = control(sb.text_area, t("input.text.label"), "input.text", DEFAULTS["input.text"], kind="text",
                    help=t("input.text.help"))
+    example_buttons(sb.popover(t("examples.label"), icon="📝"), languages, "sidebar")
     if utf16_len(text) > MAX_TEXT:
         repair("input.text", cut_utf16(text), t("state.text_cut", n=f"{utf16_len(text):,}", limit=f"{MAX_TEXT:,}"))
         text = cut_utf16(text)
@@ -189,7 +193,7 @@ def input_widgets(config: ModelConfig, notes: list[str], tokenizer: TextTokenize
         st.stop()
     outside = sorted({i for i in ids if i >= config.vocab_size})
     if outside:  # a checkpoint whose tokenizer is larger than its model's vocabulary
-        pieces = tok.token_strings(outside[:8])
+        pieces = [tok.token_strings([i])[0] for i in outside[:8]]  # each on its own: they are no sequence
         st.error(t("input.outside_vocab", n=len(outside), v=f"{config.vocab_size:,}",
                    tokens=", ".join(f"{md_code(p)} (id {i:,})" for p, i in zip(pieces, outside))))
         st.stop()
@@ -215,10 +219,12 @@ def explorer() -> Explorer:
     notes: list[str] = []
     source = source_widgets()
     tok: TextTokenizer | None = None
+    spec = None
     if source == "checkpoint":
         model, tok, key = checkpoint_model(notes)
         config = model.config
         readonly_config(config)
+        spec = GGUF_MODELS.get(key.split(":", 1)[1])  # a shipped model declares its languages
     elif source == "trained":
         trained = st.session_state[TRAINED_KEY]
         model, key, config = trained["model"], f"trained:{trained['id']}", trained["model"].config
@@ -226,7 +232,8 @@ def explorer() -> Explorer:
     else:
         config = config_widgets(notes)
         model = key = None  # built below, once the whole sidebar (and its share link) is drawn
-    input_ids, tokens, tok = input_widgets(config, notes, tok)
+    languages = spec.languages if spec is not None else ()
+    input_ids, tokens, tok = input_widgets(config, notes, tok, languages)
     rerun_if_pending()
     for n in notes:
         st.caption("⚠️ " + n)
@@ -241,4 +248,5 @@ def explorer() -> Explorer:
             model = build_model(config_json, seed)
         key = random_model_key(config_json, seed)
     return Explorer(config=config, model=model, model_key=key, input_ids=input_ids, tokens=tokens,
-                    tokenizer=tok, source=source, notes=notes)
+                    tokenizer=tok, source=source, notes=notes, languages=languages,
+                    model_title=spec.title if spec is not None else "")

@@ -100,10 +100,15 @@ def prefill(model: CausalLM, key: tuple, prompt: list[int]) -> SharedRun:
     return SharedRun(key, list(prompt), out.past_key_values, [out.logits[0, -1]])
 
 
-def advance(model: CausalLM, run: SharedRun, sampling: Sampling, token_strings) -> None:
+def advance(model: CausalLM, run: SharedRun, sampling: Sampling, strings_after) -> None:
     """One decode step (``run.lock`` held): pick a token from the latest logits, feed it against the cache, record
-    what happened, and check it against a full recompute of the sequence."""
-    S = len(run.prompt) + len(run.tokens) + 1
+    what happened, and check it against a full recompute of the sequence.
+
+    ``strings_after(prefix, ids)`` labels candidate ids as the token following ``prefix`` (``Explorer.strings_after``;
+    language-neutral, so the shared run's tables serve every session).
+    """
+    prefix = run.prompt + run.tokens
+    S = len(prefix) + 1
     with view_work((forward_flops(model.config, 1, S) + forward_flops(model.config, S, S)) / 1e9):
         step = decode_step(model, run.logits[-1], run.cache, step=len(run.steps), **sampling.kwargs())
         ids = run.prompt + run.tokens + [step.token_id]
@@ -112,14 +117,14 @@ def advance(model: CausalLM, run: SharedRun, sampling: Sampling, token_strings) 
     run.steps.append(dict(
         token_id=step.token_id, position=len(ids) - 1, probability=step.probability,
         raw_probability=step.raw_probability, attentions=step.attentions,
-        filters=filter_table(step.filters, token_strings, TOP_N), summary=filter_summary(step.filters),
-        check=check,
+        filters=filter_table(step.filters, lambda c: strings_after(prefix, c), TOP_N),
+        summary=filter_summary(step.filters), check=check,
     ))
     run.logits.append(step.logits)
     run.tokens.append(step.token_id)  # last: a reader that sees n tokens finds n steps and n + 1 logits
 
 
-def current_run(model: CausalLM, key: tuple, prompt: list[int], wanted: int, sampling: Sampling, token_strings,
+def current_run(model: CausalLM, key: tuple, prompt: list[int], wanted: int, sampling: Sampling, strings_after,
                 progress_text: str) -> Run:
     """This session's run at ``wanted`` steps: the shared run of ``key``, continued when it has fewer steps
     (with a progress bar when more than a few must be computed, e.g. a link that opens at step 20)."""
@@ -130,7 +135,7 @@ def current_run(model: CausalLM, key: tuple, prompt: list[int], wanted: int, sam
             missing = wanted - len(shared.tokens)
             bar = st.progress(0.0, text=progress_text) if missing > 3 else None
             for i in range(missing):
-                advance(model, shared, sampling, token_strings)
+                advance(model, shared, sampling, strings_after)
                 if bar is not None:
                     bar.progress((i + 1) / missing, text=progress_text)
             if bar is not None:
@@ -143,8 +148,10 @@ def current_run(model: CausalLM, key: tuple, prompt: list[int], wanted: int, sam
 
 def history_frame(run: Run, token_strings) -> pd.DataFrame:
     """One row per step: ``step``, ``position``, ``token``, ``probability`` (in the distribution drawn from),
-    ``raw_probability``, ``max_abs_diff`` (cached vs recomputed logits), ``flops_cached``, ``flops_full``."""
-    rows = [(k, s["position"], token_strings([s["token_id"]])[0], s["probability"], s["raw_probability"],
+    ``raw_probability``, ``max_abs_diff`` (cached vs recomputed logits), ``flops_cached``, ``flops_full``; the
+    tokens labelled as one sequence (``token_strings(run.ids)``)."""
+    labels = token_strings(run.ids)
+    rows = [(k, s["position"], labels[s["position"]], s["probability"], s["raw_probability"],
              s["check"]["max_abs_diff"], s["check"]["flops_cached"], s["check"]["flops_full"])
             for k, s in enumerate(run.steps, 1)]
     return pd.DataFrame(rows, columns=["step", "position", "token", "probability", "raw_probability", "max_abs_diff",

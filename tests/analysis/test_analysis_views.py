@@ -11,7 +11,7 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 from analysis import heads, lens, massive
-from analysis.tokenizers import compare, id_labels, tokenize, visible
+from analysis.tokenizers import compare, tokenize
 from engine import CausalLM, ModelConfig
 from engine.tokenizer import TextTokenizer, train_bpe
 
@@ -182,14 +182,6 @@ def test_logit_lens_at_depth_d_equals_a_model_cut_after_d_blocks():
     assert len(first) == 7 and (first["depth"] <= config.num_hidden_layers).all()
 
 
-def test_visible_marks_whitespace_and_partial_bytes():
-    assert visible("a b\n".encode()) == "a␣b↵"
-    b = "床".encode()  # e5 ba 8a
-    assert visible(b) == "床"
-    assert visible(b[:2]) == "<0xE5><0xBA>"
-    assert visible(b[2:] + b"x") == "<0x8A>x"
-
-
 @pytest.fixture(scope="module")
 def byte_level() -> TextTokenizer:
     """A small GPT-2-style byte-level BPE trained offline (merges never reach whole Chinese characters)."""
@@ -221,19 +213,11 @@ def test_tokenize_counts_every_byte_once(byte_level, text):
 
 def test_byte_level_splits_chinese_into_byte_pieces(byte_level):
     df = tokenize(byte_level, "猫")  # not in the training text: three single-byte tokens
-    assert list(df["piece"]) == ["<0xE7>", "<0x8C>", "<0xAB>"]
+    assert list(df["piece"]) == ["‹E7›猫₁/₃", "‹8C›猫₂/₃", "‹AB›猫₃/₃"]  # 猫 = E7 8C AB, by the display rule
     assert not df["whole"].any() and list(df["n_bytes"]) == [1, 1, 1]
     bundled = tokenize(train_bpe(500), "月猫")  # character-level: 月 whole, 猫 unknown but its 3 bytes counted
     assert list(bundled["piece"])[0] == "月" and bundled["whole"].all()
     assert bundled["unknown"].iloc[-1] and bundled["n_bytes"].iloc[-1] == 3
-
-
-def test_id_labels(byte_level):
-    ids = byte_level.encode(" the")
-    assert id_labels(byte_level, ids)[0].startswith("␣")
-    assert id_labels(None, [3, 4]) == ["#3", "#4"]
-    eot = byte_level.tokenizer.token_to_id("<|endoftext|>")
-    assert id_labels(byte_level, [eot]) == ["<|endoftext|>"]
 
 
 def test_analysis_package_imports_no_ui_libraries():

@@ -107,7 +107,7 @@ def test_chinese_characters_stay_whole():
         if token != T.UNK_TOKEN:
             assert set(token) <= corpus_chars, token
     # The CJK characters of the line are whole tokens or inside merges of whole characters.
-    pieces = tok.readable_pieces(tok.encode(line))
+    pieces = tok.token_strings(tok.encode(line))
     assert "".join(pieces) == line
     for p in pieces:
         assert all(unicodedata.name(c).startswith(("CJK", "FULLWIDTH", "IDEOGRAPHIC")) for c in p)
@@ -115,7 +115,7 @@ def test_chinese_characters_stay_whole():
 
 def test_punctuation_is_its_own_token():
     tok = train_bpe(8000)
-    pieces = tok.readable_pieces(tok.encode(LINE_ZH))
+    pieces = tok.token_strings(tok.encode(LINE_ZH))
     assert "，" in pieces and "。" in pieces
     assert pieces[-1] == "。"
 
@@ -207,14 +207,13 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="out of range"):
         tok.decode([tok.vocab_size])
     with pytest.raises(ValueError, match="out of range"):
-        tok.readable_pieces([-1])
+        tok.token_strings([-1])
 
 
-def test_newline_shown_escaped_for_char_level():
+def test_newline_shown_as_its_mark_for_char_level():
     tok = train_bpe(1000)
     pieces = tok.token_strings(tok.encode("光。\n举"))
-    assert "\\n" in "".join(pieces)
-    assert "\n" not in "".join(pieces)
+    assert "".join(pieces) == "光。⏎举"
 
 
 def test_train_8000_is_fast():
@@ -275,17 +274,15 @@ def test_from_folder_both_formats_agree(gpt2_folders):
         assert a.decode(ids_a) == text == b.decode(ids_b)
 
 
-def test_byte_level_readable_pieces_show_spaces(gpt2_folders):
+def test_byte_level_token_strings_show_spaces(gpt2_folders):
     tok = TextTokenizer.from_folder(gpt2_folders[0])
     ids = tok.encode("And the earth\nwas")
     raw = tok.raw_tokens(ids)
-    pieces = tok.readable_pieces(ids)
+    pieces = tok.token_strings(ids)
     assert any("Ġ" in r for r in raw) and any("Ċ" in r for r in raw)
     assert not any("Ġ" in p or "Ċ" in p for p in pieces)
-    assert " the" in pieces
-    assert "\\n" in "".join(pieces)
-    assert "".join(pieces) == "And the earth\\nwas"
-    assert tok.token_strings(ids) == pieces
+    assert "␣the" in pieces
+    assert "".join(pieces) == "And␣the␣earth⏎was"
 
 
 def test_byte_level_cjk_split_displays_joined(gpt2_folders):
@@ -294,18 +291,19 @@ def test_byte_level_cjk_split_displays_joined(gpt2_folders):
     # Never seen in training: each character is three byte tokens (UTF-8 E6 9C 88 ...).
     assert len(ids) == 6
     assert len(tok.raw_tokens(ids)[0]) == 1 and tok.raw_tokens(ids)[0] != "月"
-    assert tok.readable_pieces(ids) == ["月", "", "", "光", "", ""]
-    # Cut in the middle of a character: the dangling bytes show as U+FFFD.
-    assert tok.readable_pieces(ids[:2]) == ["\ufffd", "\ufffd"]
+    # 月 = E6 9C 88, 光 = E5 85 89: each token shows its byte and which third of which character it is
+    assert tok.token_strings(ids) == ["‹E6›月₁/₃", "‹9C›月₂/₃", "‹88›月₃/₃", "‹E5›光₁/₃", "‹85›光₂/₃", "‹89›光₃/₃"]
+    # Cut in the middle of a character: the bytes alone, never U+FFFD.
+    assert tok.token_strings(ids[:2]) == ["‹E6›", "‹9C›"]
 
 
 def test_byte_level_special_token_shown_verbatim(gpt2_folders):
     tok = TextTokenizer.from_folder(gpt2_folders[0])
     eot = tok.tokenizer.token_to_id("<|endoftext|>")
     ids = tok.encode("light") + [eot] + tok.encode("月")
-    pieces = tok.readable_pieces(ids)
+    pieces = tok.token_strings(ids)
     assert "<|endoftext|>" in pieces
-    assert pieces[-3:] == ["月", "", ""]
+    assert pieces[-3:] == ["‹E6›月₁/₃", "‹9C›月₂/₃", "‹88›月₃/₃"]
 
 
 def test_from_folder_missing_files(tmp_path):
@@ -348,9 +346,10 @@ def test_gpt2_vocab_size_gets_a_byte_level_tokenizer_that_never_merges_chinese_c
     assert len(ids) == len(text.encode("utf-8")) == 3 * len(text)
     for raw in tok.raw_tokens(ids):
         assert len(raw) == 1  # one byte symbol of GPT-2's byte-to-unicode table
-    assert tok.token_strings(ids)[:6] == ["床", "", "", "前", "", ""]  # shown on the character's first byte
+    # 床 = E5 BA 8A, 前 = E5 89 8D: one byte per token, each named by its character and part
+    assert tok.token_strings(ids)[:6] == ["‹E5›床₁/₃", "‹BA›床₂/₃", "‹8A›床₃/₃", "‹E5›前₁/₃", "‹89›前₂/₃", "‹8D›前₃/₃"]
     # English is merged into words, as GPT-2 does: " the" is one token with its leading space
-    assert tok.token_strings(tok.encode("In the beginning")) == ["In", " the", " beginning"]
+    assert tok.token_strings(tok.encode("In the beginning")) == ["In", "␣the", "␣beginning"]
     assert tok.get_vocab()["<|endoftext|>"] == tok.vocab_size - 1
     # other sizes keep the character-level BPE
     assert not bundled_tokenizer(4000).byte_level
@@ -361,5 +360,6 @@ def test_no_tokenizer_the_app_pairs_with_gpt2s_size_merges_a_tang_poem_into_phra
     from engine.tokenizer import bundled_tokenizer
 
     tok = bundled_tokenizer(50257)
-    pieces = tok.token_strings(tok.encode("床前明月光"))
-    assert all(len(p) <= 1 for p in pieces), pieces
+    pieces = tok.pieces(tok.encode("床前明月光"))
+    # every token is one run: one character, or bytes of one character (never a phrase of characters)
+    assert all(len(p.segments) == 1 and (p.segments[0].partial or len(p.segments[0].text) <= 1) for p in pieces), pieces

@@ -133,11 +133,11 @@ def test_lens_figure_escapes_token_text():
 
     df = pd.DataFrame({"depth": [0, 1], "position": [0, 0], "top_id": [1, 2], "top_prob": [0.5, 0.9],
                        "final_id": [2, 2], "p_final": [0.1, 0.9]})
-    fig = lens_heatmap(df, {1: "<0xE5>", 2: "<b>"}, ["embed", "block 1"], ["0 <i>"], "t", "x", "y", "p",
+    fig = lens_heatmap(df, {(0, 1): "<E5>", (0, 2): "<b>"}, ["embed", "block 1"], ["0 <i>"], "t", "x", "y", "p",
                        "{top} {final}")
     cells, hover = fig.data[0].text, fig.data[0].customdata
-    assert cells[0][0] == "‹E5›" and cells[1][0] == "&lt;b&gt;"  # a byte in the cell's short form; markup escaped
-    assert hover[0][0] == "&lt;0xE5&gt; &lt;b&gt;" and hover[1][0] == "&lt;b&gt; &lt;b&gt;"
+    assert cells[0][0] == "&lt;E5&gt;" and cells[1][0] == "&lt;b&gt;"  # markup escaped
+    assert hover[0][0] == "&lt;E5&gt; &lt;b&gt;" and hover[1][0] == "&lt;b&gt; &lt;b&gt;"
     assert fig.layout.xaxis.ticktext == ("0 &lt;i&gt;",)
 
 
@@ -149,20 +149,24 @@ def test_lens_cells_keep_long_tokens_inside_their_cell_and_the_whole_token_in_ho
 
     from ui.figures.lens import LENS_CELL_WIDTH
 
-    labels = {1: "<0xE5><0x85>", 2: "<0xE5><0x85><0xA5>", 3: "␣beginning", 4: "床前明月光", 5: "␣the", 6: "床前"}
-    df = pd.DataFrame({"depth": [0, 0, 0, 1, 1, 1], "position": [0, 1, 2, 0, 1, 2], "top_id": [1, 2, 3, 4, 5, 6],
-                       "top_prob": [0.5] * 6, "final_id": [1, 2, 3, 4, 5, 6], "p_final": [0.5] * 6})
-    fig = lens_heatmap(df, labels, ["embed", "block 1"], ["0 a", "1 b", "2 c"], "t", "x", "y", "p", "{top}|{final}")
+    labels = {1: "‹E5 85›", 2: "‹E5 85 A5›", 3: "␣beginning", 4: "床前明月光", 5: "␣the", 6: "床前", 7: "‹8A›床₂/₂",
+              8: "‹E5 BA›床₁/₂"}
+    df = pd.DataFrame({"depth": [0, 0, 0, 0, 1, 1, 1, 1], "position": [0, 1, 2, 3] * 2, "top_id": [1, 2, 3, 7, 4, 5, 6, 8],
+                       "top_prob": [0.5] * 8, "final_id": [1, 2, 3, 7, 4, 5, 6, 8], "p_final": [0.5] * 8})
+    by_cell = {(p, i): labels[i] for p, i in zip(df["position"], df["top_id"])}
+    fig = lens_heatmap(df, by_cell, ["embed", "block 1"], ["0 a", "1 b", "2 c", "3 d"], "t", "x", "y", "p",
+                       "{top}|{final}")
     cells = [html.unescape(c) for row in fig.data[0].text for c in row]
 
     def width(s: str) -> int:  # display columns: CJK characters are two wide
         return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in s)
 
-    # the old cells held the whole label: "<0xE5><0x85>" is 12 columns, 2 cells wide at 20 positions per screen
+    # the whole label "‹E5 85 A5›" is 10 columns, 2 cells wide at 20 positions per screen
     assert max(width(c) for c in cells) <= LENS_CELL_WIDTH, cells
-    assert cells == ["‹E585›", "‹E585…", "␣begi…", "床前…", "␣the", "床前"]
+    # bytes without spaces; then the part mark goes (‹8A›床); then the cut
+    assert cells == ["‹E585›", "‹E585…", "␣begi…", "‹8A›床", "床前…", "␣the", "床前", "‹E5BA…"]
     hover = [h for row in fig.data[0].customdata for h in row]
-    assert [html.unescape(h) for h in hover] == [f"{labels[i]}|{labels[i]}" for i in (1, 2, 3, 4, 5, 6)]
+    assert [html.unescape(h) for h in hover] == [f"{labels[i]}|{labels[i]}" for i in (1, 2, 3, 7, 4, 5, 6, 8)]
 
 
 def test_lens_page_tokenizer_comparison_counts(charts):

@@ -26,7 +26,7 @@ def test_page_runs_on_smollm2(page):
     assert not at.error, [e.value for e in at.error]
     assert at.session_state["model.checkpoint"] == "smollm2-135m"  # listed first
     caption = " ".join(c.value for c in at.sidebar.caption)
-    assert "` Paris`" not in caption and "` capital`" in caption  # SmolLM2's own byte-level pieces
+    assert "`␣Paris`" not in caption and "`␣capital`" in caption  # SmolLM2's own byte-level pieces
     config_rows = at.sidebar.dataframe[0].value  # the read-only configuration
     assert "30" in config_rows.to_string() and "576" in config_rows.to_string()
     if page == "train":

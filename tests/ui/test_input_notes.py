@@ -39,5 +39,6 @@ def test_sidebar_names_the_tokenizer_in_use():
     note = sidebar_text(at)
     assert "byte-level BPE" in note and "trained on the bundled English text" in note
     assert "not GPT-2's" in note and "3 tokens per character" in note
-    pieces = " · ".join(md_code(p) for p in ["床", "", ""])  # one character, then its two continuation bytes
+    # 床 = E5 BA 8A, one byte per token: each named by its character and which of its 3 tokens it is
+    pieces = " · ".join(md_code(p) for p in ["‹E5›床₁/₃", "‹BA›床₂/₃", "‹8A›床₃/₃"])
     assert pieces in note

@@ -59,7 +59,7 @@ def test_a_shared_run_view_is_its_prefix_and_the_store_counts_its_growth():
     sampling = stepper.Sampling(False, 1.0, 0, 1.0, 0.0, 0)
     before = tensor_bytes(run)
     for _ in range(4):
-        stepper.advance(model, run, sampling, lambda ids: [str(i) for i in ids])
+        stepper.advance(model, run, sampling, lambda prefix, ids: [str(i) for i in ids])
     kv = 2 * 2 * 4 * 8 * 4  # K and V, 2 layers, 4 KV heads, head_dim 8, float32: bytes per position
     assert tensor_bytes(run) >= before + 4 * kv + 4 * 64 * 4  # 4 more positions and 4 more logit rows
     view = run.at(2)

@@ -9,7 +9,6 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ui.figures.common import CELL_TEXT_MAX_TOKENS, LOG_AXIS, base_layout, f32, position_axis
-from ui.figures.next_token import visible_token
 from ui.escape import plotly
 from ui.format import significant
 from ui.i18n import t
@@ -74,7 +73,7 @@ def filter_bars(df: pd.DataFrame, stage_labels: dict[str, str], title: str, x_ti
     """
     fig = go.Figure()
     first = df[df["stage"] == next(iter(stage_labels))]
-    ticks = [plotly(f"{r}. {visible_token(tok)}") for r, tok in zip(first["rank"], first["token"])]
+    ticks = [plotly(f"{r}. {tok}") for r, tok in zip(first["rank"], first["token"])]
     for color, (stage, label) in zip(STAGE_COLORS, stage_labels.items()):
         part = df[df["stage"] == stage]
         fig.add_bar(x=part["rank"].tolist(), y=f32(part["probability"] * 100.0), name=label, marker_color=color,

@@ -1,7 +1,7 @@
 """Figures of the logit-lens & tokenizers page (pure builders, no Streamlit).
 
 Token text shown inside Plotly goes through :func:`plotly_text`: Plotly reads ``<b>``, ``<br>`` and entities in
-text, so a token such as ``<0xE5>`` or ``<|endoftext|>`` would vanish or be read as markup; escaped it is
+text, so a token such as ``<|endoftext|>`` would vanish or be read as markup; escaped it is
 shown literally.
 """
 
@@ -19,7 +19,8 @@ from ui.figures.common import base_layout, f32
 
 LENS_TEXT_MAX_CELLS = 31 * 24  # per-cell token text up to this many cells (SmolLM2: 31 depths x 24 positions)
 LENS_CELL_WIDTH = 6  # display columns of token text per cell (20 positions across a 1280-pixel screen; CJK = 2)
-_BYTE_RUN = re.compile(r"(?:<0x[0-9A-F]{2}>)+")
+_BYTES = re.compile(r"‹[0-9A-F ]+›")
+_FRACTION = re.compile(r"[₀-₉]+/[₀-₉]+")
 
 
 def plotly_text(s: str) -> str:
@@ -34,12 +35,15 @@ def _width(ch: str) -> int:
 def cell_label(label: str, width: int = LENS_CELL_WIDTH) -> str:
     """A token label that fits one heatmap cell (unescaped; the hover keeps the full label).
 
-    A run of byte markers ``<0xE5><0x85>`` becomes ``‹E585›`` (the bytes' hex digits between one pair of marks);
-    what is still wider than ``width`` display columns (a CJK character counts two) is cut, ending in ``…``.
+    Bytes ``‹E5 85›`` are written without spaces (``‹E585›``); if that is still wider than ``width`` display columns
+    (a CJK character counts two), the part marks go (``‹8A›床₂/₂`` -> ``‹8A›床``); what is still too wide is cut,
+    ending in ``…``.
     """
-    short = _BYTE_RUN.sub(lambda m: "‹" + m.group(0).replace("<0x", "").replace(">", "") + "›", label)
-    if sum(_width(ch) for ch in short) <= width:
-        return short
+    short = _BYTES.sub(lambda m: m.group(0).replace(" ", ""), label)
+    for candidate in (short, _FRACTION.sub("", short)):
+        if sum(_width(ch) for ch in candidate) <= width:
+            return candidate
+    short = _FRACTION.sub("", short)
     out, used = "", 0
     for ch in short:
         if used + _width(ch) > width - 1:  # keep one column for the ellipsis
@@ -48,7 +52,7 @@ def cell_label(label: str, width: int = LENS_CELL_WIDTH) -> str:
     return out + "…"
 
 
-def lens_heatmap(df: pd.DataFrame, top_labels: dict[int, str], depth_labels: list[str], position_labels: list[str],
+def lens_heatmap(df: pd.DataFrame, top_labels: dict[tuple[int, int], str], depth_labels: list[str], position_labels: list[str],
                  title: str, x_title: str, y_title: str, colorbar_title: str, hover: str) -> go.Figure:
     """Depth x position heatmap of the logit lens: colour = lens probability of the model's final prediction,
     text = the lens's top token, shortened to its cell (:func:`cell_label`); the hover shows the whole label.
@@ -56,7 +60,8 @@ def lens_heatmap(df: pd.DataFrame, top_labels: dict[int, str], depth_labels: lis
     Args:
         df: ``analysis.lens.logit_lens`` rows for the positions to draw (depth, position, top_id, top_prob,
             final_id, p_final).
-        top_labels: visible label per token id (``analysis.tokenizers.id_labels``), unescaped.
+        top_labels: visible label per (position, token id): the token as it would follow the input up to that
+            position (``Explorer.strings_after``), unescaped.
         depth_labels: one label per depth ("embed", "block 1", ...); position_labels: one per drawn position.
         hover: format string with ``{top}``, ``{top_prob}``, ``{final}``, ``{p_final}`` placeholders.
     Returns:
@@ -74,9 +79,9 @@ def lens_heatmap(df: pd.DataFrame, top_labels: dict[int, str], depth_labels: lis
             index=False):
         j = col[p]
         z[d, j] = pf
-        text[d][j] = plotly_text(cell_label(top_labels[top]))  # short enough for its cell; hover: the whole label
-        hov[d][j] = hover.format(top=plotly_text(top_labels[top]), top_prob=f"{tp:.3f}",
-                                 final=plotly_text(top_labels[fin]), p_final=f"{pf:.3f}")
+        text[d][j] = plotly_text(cell_label(top_labels[p, top]))  # fits its cell; hover: the whole label
+        hov[d][j] = hover.format(top=plotly_text(top_labels[p, top]), top_prob=f"{tp:.3f}",
+                                 final=plotly_text(top_labels[p, fin]), p_final=f"{pf:.3f}")
     trace = go.Heatmap(z=z, x=np.arange(P), y=np.arange(D), colorscale="Blues", zmin=0.0, zmax=1.0,
                        customdata=np.array(hov, dtype=object), hovertemplate="%{customdata}<extra></extra>",
                        colorbar=dict(title=dict(text=colorbar_title, side="right")),

@@ -12,13 +12,6 @@ from ui.format import number
 from ui.i18n import t
 
 
-def visible_token(tok: str) -> str:
-    """Token text with leading/trailing spaces made visible (␣) and an empty piece shown as ∅."""
-    if tok == "":
-        return "∅"
-    return tok.replace(" ", "␣") if tok != tok.strip(" ") else tok
-
-
 def topk_bar(df: pd.DataFrame, title: str, x_title: str, y_title: str) -> go.Figure:
     """Horizontal bars of the top-k next-token probabilities, rank 1 at the top, in percent.
 
@@ -29,7 +22,7 @@ def topk_bar(df: pd.DataFrame, title: str, x_title: str, y_title: str) -> go.Fig
         rank, so two ids with the same display text never merge); x = probability × 100.
     """
     k = len(df)
-    ticks = [plotly(f"{r}. {visible_token(tok)}") for r, tok in zip(df["rank"], df["token"])]
+    ticks = [plotly(f"{r}. {tok}") for r, tok in zip(df["rank"], df["token"])]
     pct = f32(df["probability"] * 100.0)
     fig = go.Figure(go.Bar(
         x=pct, y=list(range(k)), orientation="h", text=[number(p, ".3g") + ("%" if np.isfinite(p) else "") for p in pct], textposition="outside",

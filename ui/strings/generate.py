@@ -30,7 +30,7 @@ EN = {
     "gen.status": "Prompt: **{prompt}** tokens prefilled · decode steps: **{n}** · cache: **{s}** positions per layer",
     "gen.limit": "Stopped after {n} steps: positions stop at max_position_embeddings = {limit}.",
     "gen.max_steps": "This page decodes at most {n} steps; press Restart to begin again.",
-    "gen.step_title": "Step {n}: position {pos} is “{tok}”",
+    "gen.step_title": "Step {n}: position {pos} is {tok}",
     "gen.sampled": "Sampled with probability **{p}** in the filtered distribution ({raw} before any filter).",
     "gen.greedy_pick": "Greedy pick: the most probable token, probability **{p}**.",
     "gen.badge_delta": "cached logits = full recompute: max |Δ| = {d}",
@@ -42,7 +42,7 @@ EN = {
     "gen.row_y": "query {pos}",
     "gen.weight": "weight",
     "gen.row_caption": "The new token (position {pos}) is the only query computed. It attends over all {s} cached keys; "
-                       "the largest weight, {w}, goes to key {j} “{tok}”, and the weights sum to {total}. Recomputing "
+                       "the largest weight, {w}, goes to key {j} ({tok}), and the weights sum to {total}. Recomputing "
                        "without a cache would score all {full} query–key pairs of the causal triangle again.",
     "gen.press": "The prompt ({n} tokens) is prefilled: the cache holds its keys and values. Press “Next token” "
                  "(or PageDown) to decode one step.",
@@ -134,7 +134,7 @@ ZH = {
     "gen.status": "提示词：已预填充 **{prompt}** 个 token · 解码步数：**{n}** · 缓存：每层 **{s}** 个位置",
     "gen.limit": "已在 {n} 步后停止：位置编码只到 max_position_embeddings = {limit}。",
     "gen.max_steps": "本页最多解码 {n} 步；按“重新开始”可以从头再来。",
-    "gen.step_title": "第 {n} 步：位置 {pos} 是“{tok}”",
+    "gen.step_title": "第 {n} 步：位置 {pos} 是{tok}",
     "gen.sampled": "在过滤后的分布中以概率 **{p}** 抽中（过滤前为 {raw}）。",
     "gen.greedy_pick": "贪心选择：概率最高的 token，概率 **{p}**。",
     "gen.badge_delta": "缓存 logits = 完整重算：最大 |Δ| = {d}",
@@ -146,7 +146,7 @@ ZH = {
     "gen.row_y": "查询 {pos}",
     "gen.weight": "权重",
     "gen.row_caption": "只计算新 token（位置 {pos}）这一个查询。它关注全部 {s} 个已缓存的键；最大的权重 {w} 落在键 {j}"
-                       "“{tok}”上，权重之和为 {total}。如果不用缓存，要把因果三角形里全部 {full} 个查询–键对重新算一遍。",
+                       "（{tok}）上，权重之和为 {total}。如果不用缓存，要把因果三角形里全部 {full} 个查询–键对重新算一遍。",
     "gen.press": "提示词（{n} 个 token）已预填充：缓存里存着它的键和值。按“下一个 token”（或 PageDown）解码一步。",
     "gen.src.prefill": "预填充（提示词）",
     "gen.src.decode": "解码（生成部分）",

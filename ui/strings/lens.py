@@ -18,11 +18,11 @@ EN = {
     "lens.hover": "top: {top} (p = {top_prob})<br>final prediction {final}: p = {p_final}",
     "lens.embed": "embed",
     "lens.block": "block {n}",
-    "lens.last_sentence": "At the last position (input “{tok}”) the model predicts “{final}” with p = {p}. The lens "
+    "lens.last_sentence": "At the last position (input {tok}) the model predicts {final} with p = {p}. The lens "
                           "ranks it first from {depth} on; after the embedding its probability was {p0}.",
     "lens.median_sentence": "Over all {positions} positions, the final prediction becomes and stays the lens's top token "
                             "at depth {median} of {L} (median; 0 = embedding).",
-    "lens.whitespace": "In token text, ␣ is a space, ↵ a newline and <0xE5> a byte that is only part of a character. In the heatmap's cells such bytes are written together (‹E585› = <0xE5><0x85>) and a long token ends in …; hover a cell for the whole token.",
+    "lens.whitespace": "In token text, ␣ is a space, ⏎ a newline and ⇥ a tab; ‹E5 BA› are bytes that are only part of a character, followed by that character when the neighbouring tokens complete it and by which of its tokens this one is (床 = ‹E5 BA›床₁/₂ + ‹8A›床₂/₂). In the heatmap's cells the bytes are written without spaces (‹E5BA›) and a long token ends in …; hover a cell for the whole token.",
     "lens.table_title": "Lens table (every depth and position)",
     "lens.col.depth": "depth",
     "lens.col.position": "position",
@@ -50,10 +50,10 @@ ZH = {
     "lens.hover": "第一名：{top}（p = {top_prob}）<br>最终预测 {final}：p = {p_final}",
     "lens.embed": "嵌入",
     "lens.block": "第 {n} 层",
-    "lens.last_sentence": "在最后一个位置（输入“{tok}”），模型以 p = {p} 预测“{final}”。透镜从{depth}起把它排在第一；"
+    "lens.last_sentence": "在最后一个位置（输入{tok}），模型以 p = {p} 预测{final}。透镜从{depth}起把它排在第一；"
                           "嵌入之后它的概率是 {p0}。",
     "lens.median_sentence": "在全部 {positions} 个位置上，最终预测成为并保持透镜第一名的深度中位数是 {median}（共 {L} 层；0 为嵌入）。",
-    "lens.whitespace": "token 文本中，␣ 表示空格，↵ 表示换行，<0xE5> 表示只是某个字符一部分的字节。热力图格子里这样的字节连写（‹E585› 即 <0xE5><0x85>），过长的 token 以 … 结尾；把鼠标移到格子上可看到完整 token。",
+    "lens.whitespace": "token 文本中，␣ 表示空格，⏎ 表示换行，⇥ 表示制表符；‹E5 BA› 是只占某个字符一部分的字节，若相邻的 token 补全了这个字符，后面会写出该字符以及这是拼出它的第几个 token（床 = ‹E5 BA›床₁/₂ + ‹8A›床₂/₂）。热力图格子里字节不加空格（‹E5BA›），过长的 token 以 … 结尾；把鼠标移到格子上可看到完整 token。",
     "lens.table_title": "透镜数据表（所有深度和位置）",
     "lens.col.depth": "深度",
     "lens.col.position": "位置",

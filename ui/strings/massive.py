@@ -38,7 +38,7 @@ EN = {
     "massive.sink_chart": "Mean attention weight on position 0 from every later query",
     "massive.sink_unit": "share",
     "massive.sinks": "On this text, {over} of {cells} heads put more than half of their attention on the first token "
-                     "(“{tok}”); averaged over all heads the share is {mean} (uniform attention would give "
+                     "({tok}); averaged over all heads the share is {mean} (uniform attention would give "
                      "{uniform}). The largest is layer {layer} head {head}: {max}.",
     "massive.sink_and_massive": "The first token is also where the largest activation sits.",
     "massive.too_short": "The first-token share needs at least two tokens.",
@@ -78,7 +78,7 @@ ZH = {
     "massive.sink_title": "每层每个头落在第一个 token 上的注意力份额",
     "massive.sink_chart": "后面每个查询放在位置 0 上的平均注意力权重",
     "massive.sink_unit": "份额",
-    "massive.sinks": "在这段文本上，{cells} 个头中有 {over} 个把一半以上的注意力放在第一个 token（“{tok}”）上；所有头平均的份额是 "
+    "massive.sinks": "在这段文本上，{cells} 个头中有 {over} 个把一半以上的注意力放在第一个 token（{tok}）上；所有头平均的份额是 "
                      "{mean}（均匀注意力是 {uniform}）。最大的是第 {layer} 层第 {head} 头：{max}。",
     "massive.sink_and_massive": "第一个 token 也正是最大激活所在的位置。",
     "massive.too_short": "首 token 份额至少需要两个 token。",

@@ -13,13 +13,13 @@ EN = {
     "next.temperature_explain": "p = softmax(logits / temperature). Below 1 the distribution gets sharper (the "
                                 "favourite gains), above 1 it gets flatter (towards uniform); the order of the tokens "
                                 "never changes, so greedy decoding ignores the temperature.",
-    "next.dist_title": "After position {pos} (“{tok}”): which token comes next?",
+    "next.dist_title": "After position {pos} ({tok}): which token comes next?",
     "next.chart_title": "Top {k} next-token probabilities at position {pos} (temperature {temp})",
     "next.x": "probability (%)",
     "next.y": "rank and token",
     "next.mass": "These {k} tokens hold {mass} of the probability; the other tokens of the V = {v} vocabulary share the "
                  "rest (uniform would be {uniform} each).",
-    "next.actual": "The token that actually follows is “{tok}”: probability {p}, rank {rank} of {v}.",
+    "next.actual": "The token that actually follows is {tok}: probability {p}, rank {rank} of {v}.",
     "next.gen_title": "A short continuation",
     "next.new_tokens": "New tokens",
     "next.greedy": "Greedy (always the most likely token)",
@@ -45,12 +45,12 @@ ZH = {
     "next.temperature": "温度",
     "next.temperature_explain": "p = softmax(logits / 温度)。温度小于 1 时分布变尖（最可能的 token 概率更大），大于 1 时变平"
                                 "（趋向均匀）；token 的排序不会改变，所以贪心解码不受温度影响。",
-    "next.dist_title": "在位置 {pos}（“{tok}”）之后：下一个 token 是什么？",
+    "next.dist_title": "在位置 {pos}（{tok}）之后：下一个 token 是什么？",
     "next.chart_title": "位置 {pos} 的前 {k} 个下一个 token 概率（温度 {temp}）",
     "next.x": "概率（%）",
     "next.y": "排名与 token",
     "next.mass": "这 {k} 个 token 占了 {mass} 的概率；词表 V = {v} 中其余的 token 分享剩下的部分（均匀分布时每个为 {uniform}）。",
-    "next.actual": "实际跟在后面的 token 是“{tok}”：概率 {p}，在 {v} 个中排第 {rank}。",
+    "next.actual": "实际跟在后面的 token 是{tok}：概率 {p}，在 {v} 个中排第 {rank}。",
     "next.gen_title": "一小段续写",
     "next.new_tokens": "新 token 数",
     "next.greedy": "贪心（总是取最可能的 token）",

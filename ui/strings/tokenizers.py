@@ -5,7 +5,7 @@ EN = {
     "tokcmp.explain": "The sidebar text under the bundled BPE (trained on this app's corpus, whole characters) and "
                       "under SmolLM2's byte-level BPE (trained on the web, works on UTF-8 bytes). A byte-level BPE can "
                       "split one Chinese character (3 bytes) over several tokens: such tokens are no character on "
-                      "their own and are shown as byte markers such as <0xE5>, with a dashed red border.",
+                      "their own and are shown as their bytes, such as ‹E5 BA›床₁/₂ (2 of the 3 bytes of 床, the first of its 2 tokens), with a dashed red border.",
     "tokcmp.bundled": "bundled BPE (V = {v})",
     "tokcmp.smollm2": "SmolLM2 byte-level BPE (V = {v})",
     "tokcmp.model": "this model's tokenizer: {name} (V = {v})",
@@ -42,7 +42,7 @@ ZH = {
     "tokcmp.title": "同一段文本，两种分词器",
     "tokcmp.explain": "侧边栏文本分别用内置 BPE（在本应用语料上训练，以完整字符为单位）和 SmolLM2 的字节级 BPE（在网页数据上训练，"
                       "以 UTF-8 字节为单位）切分。字节级 BPE 可能把一个汉字（3 个字节）拆到几个 token 里：这样的 token 本身不是一个字符，"
-                      "显示为 <0xE5> 这样的字节标记，并带红色虚线边框。",
+                      "显示为它们的字节，例如 ‹E5 BA›床₁/₂（“床”的 3 个字节中的 2 个，是拼出它的 2 个 token 中的第 1 个），并带红色虚线边框。",
     "tokcmp.bundled": "内置 BPE（V = {v}）",
     "tokcmp.smollm2": "SmolLM2 字节级 BPE（V = {v}）",
     "tokcmp.model": "当前模型的分词器：{name}（V = {v}）",
