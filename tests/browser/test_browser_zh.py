@@ -110,7 +110,7 @@ def english_words(text: str) -> set[str]:
         w = m.group(0).strip(".-")
         if sum(c.isalpha() for c in w) < 3 or w in ALLOWED:
             continue
-        if re.fullmatch(r"\d*[eE][+-]?\d+|0x[0-9A-Fa-f]+", w):  # 1e-4, 0xE5
+        if re.fullmatch(r"\d*[eE][+-]?\d+|0x[0-9A-Fa-f]+|(?:[0-9A-F]{2})+", w):  # 1e-4, 0xE5, bytes ‹E5BA›
             continue
         if all(part in CODE_NAMES or part.isdigit() or part == "layers" for part in w.split(".")) and CJK.search(text):
             continue
@@ -125,6 +125,7 @@ def test_english_words_detector():
     assert english_words("词嵌入 embed_tokens，final norm") == {"final"}
     assert english_words("embed_tokens") == {"embed_tokens"}  # a code name alone is not explained
     assert english_words("最大 1e-4，字节 <0xE5>") == set()
+    assert english_words("字节 ‹E5 BA›床₁/₂，格子里连写 ‹E5BA›") == set()  # bytes in the token notation
     assert english_words("layers.0.self_attn（自注意力）") == set()
     assert english_words("Causal mask 因果掩码") == {"Causal", "mask"}
 
