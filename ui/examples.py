@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from engine.checkpoints import GGUF_MODELS
 from engine.tokenizer.languages import mostly_outside, outside_share
 from ui.i18n import t
 
@@ -31,6 +32,13 @@ PROMPTS: dict[str, tuple[tuple[str, str], ...]] = {
     ),
 }
 BUNDLED_LANGUAGES = ("zh", "en")  # the bundled corpus: Tang poems and English text
+
+
+def declared_languages(name: str) -> tuple[tuple[str, ...], str]:
+    """``(languages, display title)`` of a checkpoint: what a shipped model's spec declares (``languages``, an
+    optional field: ``()`` = not declared), ``((), name)`` for a checkpoint folder."""
+    spec = GGUF_MODELS.get(name)
+    return tuple(getattr(spec, "languages", ()) or ()), getattr(spec, "title", name)
 
 
 def prompts_for(languages: tuple[str, ...]) -> list[tuple[str, str]]:

@@ -19,14 +19,13 @@ import streamlit as st
 import torch
 
 from engine import PRESET_SOURCES, PRESETS, ModelConfig
-from engine.checkpoints import GGUF_MODELS
 from engine.tokenizer import TextTokenizer
 from ui.budget import refuse_over_budget
 from ui.caches import build_model, random_model_key, tokenizer_for
 from ui.checkpoint_picker import TRAINED_KEY, checkpoint_model, readonly_config, source_widgets
 from ui.context import Explorer, trace
 from ui.escape import md_code
-from ui.examples import example_buttons
+from ui.examples import declared_languages, example_buttons
 from ui.i18n import LANGS, browser_lang, labeler, t
 from ui.input_notes import random_input_tokens, tokenizer_note
 from ui.legacy_pages import leave_legacy_multipage_mode
@@ -219,12 +218,12 @@ def explorer() -> Explorer:
     notes: list[str] = []
     source = source_widgets()
     tok: TextTokenizer | None = None
-    spec = None
+    languages, title = (), ""
     if source == "checkpoint":
         model, tok, key = checkpoint_model(notes)
         config = model.config
         readonly_config(config)
-        spec = GGUF_MODELS.get(key.split(":", 1)[1])  # a shipped model declares its languages
+        languages, title = declared_languages(key.split(":", 1)[1])
     elif source == "trained":
         trained = st.session_state[TRAINED_KEY]
         model, key, config = trained["model"], f"trained:{trained['id']}", trained["model"].config
@@ -232,7 +231,6 @@ def explorer() -> Explorer:
     else:
         config = config_widgets(notes)
         model = key = None  # built below, once the whole sidebar (and its share link) is drawn
-    languages = spec.languages if spec is not None else ()
     input_ids, tokens, tok = input_widgets(config, notes, tok, languages)
     rerun_if_pending()
     for n in notes:
@@ -249,4 +247,4 @@ def explorer() -> Explorer:
         key = random_model_key(config_json, seed)
     return Explorer(config=config, model=model, model_key=key, input_ids=input_ids, tokens=tokens,
                     tokenizer=tok, source=source, notes=notes, languages=languages,
-                    model_title=spec.title if spec is not None else "")
+                    model_title=title)
