@@ -20,8 +20,11 @@ Per page, three phases:
   first arrival's time / alone, the median and the slowest / alone, and the rank correlation between the order
   of arrival and the order of finishing (1: served in order of arrival; about 0: all finished together).
 
-Also reported: the server's RSS before the class and after every tab closed (plus 5 s), and the load average
-(1 min) at the start and the end of each page. Writes ``bench/results/bench_class.md`` (one table per
+Also reported: the server's RSS before the class (after the untimed first view), its peak, 5 s after every tab
+closed, and after the sessions ended: Streamlit keeps a closed tab's session (its ``st.session_state``) for two
+minutes in case it reconnects and drops it only when its session store is next used, so the bench waits
+``--linger`` seconds (default 130), opens one more small view (the random-init Overview) and reads the RSS 3 s
+later; and the load average (1 min) at the start and the end of each page. Writes ``bench/results/bench_class.md`` (one table per
 ``--code-root``).
 """
 
@@ -78,6 +81,11 @@ async def view(port: int, page: str, text: str, generate: bool, delay: float = 0
                 "exceptions": [f"client: {type(err).__name__}: {err}"]}
 
 
+async def small_view(port: int) -> None:
+    async with Student(port) as s:
+        await s.run({"ui.lang": "English"}, "", timeout=300)
+
+
 def spearman(xs: list[float], ys: list[float]) -> float:
     """Rank correlation of two equally long lists (no ties expected)."""
     def ranks(v):
@@ -104,7 +112,7 @@ async def page_phases(port: int, page: str, n: int) -> dict:
     return {"alone": alone, "same": list(same), "diff": list(diff)}
 
 
-def run_class(root: Path, pages: list[str], n: int, omp: int, env: dict | None = None) -> dict:
+def run_class(root: Path, pages: list[str], n: int, omp: int, env: dict | None = None, linger: float = 130) -> dict:
     server = Server(env={"OMP_NUM_THREADS": str(omp), **(env or {})}, root=root)
     out = {"pages": {}, "loads": []}
     try:
@@ -118,6 +126,10 @@ def run_class(root: Path, pages: list[str], n: int, omp: int, env: dict | None =
         time.sleep(5.0)
         out["rss_after"] = server.rss()
         out["peak_rss"] = server.peak_rss
+        time.sleep(max(0.0, linger - 5.0))
+        asyncio.run(small_view(server.port))  # the session store is used: expired sessions are dropped
+        time.sleep(3.0)
+        out["rss_ended"] = server.rss()
     finally:
         server.close()
     return out
@@ -145,8 +157,9 @@ def table(root: Path, result: dict, n: int) -> str:
     rev = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%h"], capture_output=True, text=True)
     lines = [f"Code `{rev.stdout.strip()}` ({root.name}); server RSS before the class "
              f"{result['rss_before'] / 2**20:,.0f} MiB, peak {result['peak_rss'] / 2**20:,.0f} MiB, 5 s after every "
-             f"tab closed {result['rss_after'] / 2**20:,.0f} MiB "
-             f"(after / before **{result['rss_after'] / result['rss_before']:.2f}×**).", "",
+             f"tab closed {result['rss_after'] / 2**20:,.0f} MiB ({result['rss_after'] / result['rss_before']:.2f}× "
+             f"before), after the sessions ended {result['rss_ended'] / 2**20:,.0f} MiB (after / before "
+             f"**{result['rss_ended'] / result['rss_before']:.2f}×**).", "",
              f"| page (SmolLM2) | alone s | {n} on the same view: median / slowest ÷ alone | {n} different inputs: "
              f"first arrival / median / slowest ÷ alone | arrival → finish rank correlation | views ok | "
              "load average start → end |", "|---|---|---|---|---|---|---|"]
@@ -167,6 +180,7 @@ def main() -> None:
     parser.add_argument("--pages", nargs="+", default=["pre-vs-post", "lens", "generate"])
     parser.add_argument("--code-root", action="append", type=Path)
     parser.add_argument("--omp-threads", type=int, default=1)
+    parser.add_argument("--linger", type=float, default=130.0, help="s after the tabs closed before the last RSS")
     parser.add_argument("--env", nargs="*", default=[], help="KEY=VALUE settings for the server's environment")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
@@ -175,7 +189,7 @@ def main() -> None:
 
     parts = []
     for root in args.code_root or [ROOT]:
-        result = run_class(root.resolve(), args.pages, args.students, args.omp_threads, env)
+        result = run_class(root.resolve(), args.pages, args.students, args.omp_threads, env, args.linger)
         parts.append(table(root.resolve(), result, args.students))
         print(parts[-1], flush=True)
     text = (f"# A class on SmolLM2's pages (bench/bench_class.py)\n\n{machine_line()}\n\n"

@@ -16,11 +16,16 @@ Three measures, each enough for the case it covers:
   milliseconds and happens at import time, so the lock costs nothing measurable).
 * :func:`warm_up`, called at the top of ``app.py``, compiles every page script into the server's shared
   script cache once, the first time any session runs; other sessions wait for it instead of compiling alongside.
+
+:func:`bound_malloc` (also from :func:`warm_up`) tells glibc's allocator to give large blocks back to the system
+when they are freed: see there.
 """
 
 from __future__ import annotations
 
 import ast
+import ctypes
+import os
 import threading
 from pathlib import Path
 from typing import Iterable
@@ -44,6 +49,33 @@ def serialise_ast_parse() -> None:
     ast.parse = _locked_parse
 
 
+ENV_MALLOC = "EXPLORER_MALLOC_TUNING"
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -3, -8  # glibc <malloc.h>
+MMAP_THRESHOLD = 1 << 20  # blocks of 1 MiB and more get their own mapping, unmapped when freed
+ARENA_MAX = 2
+
+
+def bound_malloc() -> bool:
+    """Make freed tensor memory go back to the system (glibc only; ``EXPLORER_MALLOC_TUNING=0`` leaves it alone).
+
+    Every session's script runs in its own thread, and glibc gives busy threads their own heap ("arena", up to 8
+    per core); its mmap threshold also grows to 32 MiB after large blocks are freed, so the activations of a
+    SmolLM2 trace or lens (1-30 MB each) end up inside those heaps, and a heap keeps the pages of what was freed
+    for later. The server's resident memory then stays near its peak long after every tab closed. A fixed 1 MiB
+    threshold puts every such block in its own mapping, returned when it is freed, and two arenas keep the
+    small objects' heaps few. Returns whether the settings were applied.
+    """
+    if os.environ.get(ENV_MALLOC, "1") == "0":
+        return False
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        ok = libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1
+        ok &= libc.mallopt(_M_TRIM_THRESHOLD, 4 * MMAP_THRESHOLD) == 1
+        return bool(ok & (libc.mallopt(_M_ARENA_MAX, ARENA_MAX) == 1))
+    except (OSError, AttributeError):  # not glibc (macOS, Windows, musl): nothing to tune
+        return False
+
+
 def warm_up(page_paths: Iterable[str]) -> None:
     """Compile each page script into Streamlit's shared script cache, once per process (thread-safe).
 
@@ -58,6 +90,7 @@ def warm_up(page_paths: Iterable[str]) -> None:
     with _WARM_LOCK:
         if _warmed:
             return
+        bound_malloc()
         from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
         ctx = get_script_run_ctx(suppress_warning=True)
