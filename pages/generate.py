@@ -16,8 +16,8 @@ from ui.controls import index_slider
 from ui.figures.generate import cache_bars, filter_bars, memory_bars, query_row_heatmap
 from ui.i18n import t
 from ui.sidebar import explorer, presenter_mode
-from ui.state import control, current
-from ui.stepper import Sampling, current_run, history_frame
+from ui.state import control, current, linked_int, sync_url
+from ui.stepper import Sampling, current_run, history_frame, new_run
 from ui.widgets import chart, explain
 from ui.escape import html_text, plotly
 from ui.tokens import phrase, text
@@ -55,8 +55,11 @@ sampling = Sampling(
 # ---- the run: prefill once, then one step per click (PageDown) ----
 limit = config.max_position_embeddings if config.has_position_limit else None
 max_steps = MAX_STEPS if limit is None else max(0, min(MAX_STEPS, limit - len(prompt)))
-st.session_state.setdefault("gen.steps", 0)
-st.session_state["gen.steps"] = min(max(0, int(st.session_state["gen.steps"])), max_steps)
+# The step count is in the link (a link replays the run to its step); a new prompt or model starts at step 0.
+steps = linked_int("gen.steps", t("gen.steps_label"), 0, 0, MAX_STEPS)
+key = (ctx.model_key, tuple(prompt), sampling)
+st.session_state["gen.steps"] = 0 if new_run(key) else min(max(0, int(steps)), max_steps)
+sync_url("gen.steps", st.session_state["gen.steps"], 0)
 
 
 def _step(delta: int | None) -> None:
@@ -64,7 +67,6 @@ def _step(delta: int | None) -> None:
 
 
 refuse_over_budget("trace", config, tokens=len(prompt) + max_steps)  # each step recomputes the sequence once
-key = (ctx.model_key, tuple(prompt), sampling)
 run = current_run(ctx.model, key, prompt, st.session_state["gen.steps"], sampling, ctx.strings_after, t("gen.replaying"))
 if not bool(torch.isfinite(run.logits).all()):
     st.warning(t("gen.nonfinite"))  # no distribution to sample from

@@ -12,20 +12,43 @@ from ui.caches import checkpoint_menu, load_checkpoint, named_models
 from ui.escape import md
 from ui.i18n import labeler, t
 from ui.smollm2 import model_label, prepare_with_progress
-from ui.state import control, translated_choice
+from ui.state import CHECKED_KEY, add_message, translated_choice, unlink
 
 SOURCES = ("random", "trained", "checkpoint")
-TRAINED_KEY = "train.trained"  # session_state: {"model": CausalLM, "id": str} set by the Train page
+# session_state: {"model": CausalLM, "id": str, "source": the model key it was trained from} set by the Train page
+TRAINED_KEY = "train.trained"
 
 
 def source_widgets() -> str:
-    """Model source picker; returns "random", "trained" or "checkpoint"."""
+    """Model source picker; returns "random", "trained" or "checkpoint".
+
+    The source and the checkpoint are in the link by their ids (``model.source=checkpoint&model.checkpoint=
+    smollm2-135m``), so a link opens the same model. A model trained in a session has no id another browser
+    could load: a link asking for one is told so and opens the random-init model.
+    """
+    _trained_link()
     source = translated_choice(st.sidebar.radio, t("model.source.label"), "model.source", "random", list(SOURCES),
-                               labeler("model.source."))
+                               labeler("model.source."), url=True)
+    if source != "checkpoint":
+        unlink("model.checkpoint")  # the picker is not drawn: a link of this view names no checkpoint
     if source == "trained" and TRAINED_KEY not in st.session_state:
         st.sidebar.info(t("model.no_trained"))
         return "random"
     return source
+
+
+def _trained_link() -> None:
+    """Once per session: a link naming the source "trained" (made while a trained model was shown) opens in a
+    session that has none; say why, drop it from the address bar and rerun (the message box is drawn above)."""
+    checked = st.session_state.setdefault(CHECKED_KEY, set())
+    if "model.source" in checked or st.query_params.get_all("model.source") != ["trained"]:
+        return
+    if TRAINED_KEY in st.session_state:
+        return
+    checked.add("model.source")
+    add_message(t("model.trained_link"))
+    del st.query_params["model.source"]
+    st.rerun()
 
 
 def readonly_config(config: ModelConfig) -> None:
@@ -47,11 +70,12 @@ def checkpoint_model(notes: list[str]) -> tuple[CausalLM, TextTokenizer | None, 
         st.stop()
     names = named + [c.name for c in infos]
     sizes = {c.name: c.size_bytes for c in infos}
-    if st.session_state.get("model.checkpoint", names[0]) not in names:  # a listed folder went away
-        st.session_state["model.checkpoint"] = names[0]
-    name = control(st.sidebar.selectbox, t("model.checkpoint.label"), "model.checkpoint", names[0], kind="choice",
-                   options=names,
-                   format_func=lambda n: model_label(n) if n in named else f"{n} ({sizes[n] / 2**20:.0f} MB)")
+    # In the link by its name, always (not only when it differs from the first entry): the list differs between
+    # servers and grows. A name this server does not list is named in the sidebar message and dropped from the
+    # link, and the first entry is shown; it is only ever compared with the listed names, never used as a path.
+    name = translated_choice(st.sidebar.selectbox, t("model.checkpoint.label"), "model.checkpoint", names[0], names,
+                             lambda n: model_label(n) if n in named else f"{n} ({sizes[n] / 2**20:.0f} MB)",
+                             url=True, always_linked=True)
     try:
         if name in named:
             prepare_with_progress(name)  # first use: convert the GGUF file once, with a progress bar

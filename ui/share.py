@@ -1,4 +1,11 @@
-"""Sharing a view: the copy-link button, the config download, and the validated, size-limited config upload."""
+"""Sharing a view: the copy-link button, the config download, and the validated, size-limited config upload.
+
+A model trained in this session cannot travel in a link (a link carries settings; its weights live only in this
+session). For one, the share panel says so and offers, instead of the copy button, one click that puts the
+trained model's configuration into the sliders at random init (through :func:`config_to_widgets`, as an upload
+does, with the session's seed): the address bar and "Copy link" then carry that view, made by the same widgets
+as every other link, and the trained model stays in the session (the Model radio switches back to it).
+"""
 
 from __future__ import annotations
 
@@ -8,10 +15,12 @@ import math
 import streamlit as st
 
 from engine import ModelConfig
+from ui.caches import random_model_key
 from ui.i18n import t
-from ui.options import DEFAULT_TEXT, config_to_widgets
-from ui.state import MAX_TEXT, cut_utf16, show, utf16_len
+from ui.options import DEFAULT_TEXT, FIXED_DEFAULTS, config_to_widgets, widgets_to_config
+from ui.state import FIXED_KEY, MAX_TEXT, cut_utf16, show, utf16_len
 
+LINKED_MSG_KEY = "share.linked_msg"  # what "link the same config at random init" did, shown once in the panel
 MAX_CONFIG_UPLOAD = 64 * 1024  # bytes: a config.json is ~1 KB
 MAX_JSON_DEPTH = 8  # our file nests 2 levels; a deeper one is refused before parsing
 MAX_POSITIONS = 32_768  # position table rows: max_position_embeddings x H floats are allocated (learned / sinusoidal)
@@ -160,10 +169,42 @@ def _apply_upload() -> None:
     st.session_state["cfg.upload_msg"] = ("success", " ".join([t("share.upload_ok")] + notes))
 
 
-def share_widgets(config: ModelConfig) -> None:
-    """Copy-link button, config download and upload (validated, size-limited)."""
-    with st.sidebar.expander(t("share.title")):
-        copy_link_button()
+def _link_random_init(config: ModelConfig, trained_from: str | None) -> None:
+    """on_click of "link the same config at random init": the trained model's config into the sliders, the
+    source back to random init (the trained model itself stays in the session)."""
+    values, notes = config_to_widgets(config)
+    st.session_state.update(values)
+    st.session_state["cfg.preset"] = ""
+    st.session_state["model.source"] = "random"
+    seed = int(st.session_state.get("cfg.seed", 0))
+    same = trained_from == random_model_key(config.to_json(), seed)
+    plain = {k: v for k, v in values.items() if k != FIXED_KEY}
+    linked = widgets_to_config(plain, FIXED_DEFAULTS)  # what a link rebuilds: a preset's fields without a slider
+    lost = [f for f in FIXED_DEFAULTS if getattr(linked, f) != getattr(config, f)]  # are not in links
+    if lost:
+        notes.append(t("share.fixed_not_linked", fields=", ".join(lost)))
+    text = t("share.random_linked", seed=seed, same=t("share.random_same_start") if same else "",
+             trained=t("model.source.trained"))
+    st.session_state[LINKED_MSG_KEY] = " ".join([text] + notes)
+
+
+def share_widgets(config: ModelConfig, trained: dict | None = None) -> None:
+    """Copy-link button, config download and upload (validated, size-limited).
+
+    ``trained``: the session's trained model (``ui.checkpoint_picker.TRAINED_KEY``'s value) while it is the one
+    shown; its link cannot carry it, so the panel says so and offers the same config at random init instead.
+    """
+    linked = st.session_state.pop(LINKED_MSG_KEY, None)
+    # open after that click: the sidebar has redrawn its sliders above, so the panel is a new, folded element
+    with st.sidebar.expander(t("share.title"), expanded=linked is not None):
+        if linked:
+            st.success(linked)
+        if trained is None:
+            copy_link_button()
+        else:
+            st.info(t("share.trained_no_link"))
+            st.button(t("share.link_random"), key="share.link_random", on_click=_link_random_init,
+                      args=(config, trained.get("source")))
         st.download_button(t("share.download"), export_json(config).encode("utf-8"), file_name="config.json",
                            mime="application/json", key="share.download", on_click="ignore")
         st.file_uploader(t("share.upload"), type=["json"], key="cfg.upload", on_change=_apply_upload,

@@ -235,7 +235,7 @@ def explorer() -> Explorer:
     rerun_if_pending()
     for n in notes:
         st.caption("⚠️ " + n)
-    share_widgets(config)
+    share_widgets(config, st.session_state[TRAINED_KEY] if source == "trained" else None)
     if model is None:
         # The slider maxima are refused with their cost, never built; the sidebar above stays complete, so the
         # input settings stay in the URL and a refused view can still be shared.

@@ -221,7 +221,8 @@ def current(key: str, default: Any) -> Any:
 
 def translated_choice(widget: Callable, label: str, key: str, default: Any, options: list,
                       format_func: Callable[[Any], str], on_pick: Callable[[], None] | None = None,
-                      url: bool = False, aliases: dict[str, Any] | None = None, **kwargs) -> Any:
+                      url: bool = False, aliases: dict[str, Any] | None = None, always_linked: bool = False,
+                      **kwargs) -> Any:
     """A radio / select box whose option labels are translated; returns its value.
 
     The browser knows a selection by its label, so after a language switch a widget under the same key has
@@ -232,7 +233,9 @@ def translated_choice(widget: Callable, label: str, key: str, default: Any, opti
     With ``url`` the value is also in the link, as its stable id (the option itself, never a label), so a link
     opens the same view in either language: :func:`link_choice` reads it once per session (``aliases`` maps
     older links' labels to ids) and :func:`sync_url` writes it on every run. A bound widget cannot do this:
-    Streamlit writes a bound widget's displayed label into the URL.
+    Streamlit writes a bound widget's displayed label into the URL. ``always_linked`` writes the value even when
+    it is the default: for a list that grows (the checkpoints), where "absent" would name whichever entry comes
+    first on the server that opens the link.
     """
     if url:
         link_choice(key, label, default, options, format_func, aliases or {})
@@ -251,7 +254,7 @@ def translated_choice(widget: Callable, label: str, key: str, default: Any, opti
 
     widget(label, options, index=options.index(value), key=wkey, format_func=format_func, on_change=picked, **kwargs)
     if url:
-        sync_url(key, st.session_state[key], default)
+        sync_url(key, st.session_state[key], _MISSING if always_linked else default)
     return st.session_state[key]
 
 
@@ -283,6 +286,25 @@ def sync_url(key: str, value: Any, default: Any) -> None:
             del st.query_params[key]
     elif st.query_params.get_all(key) != [str(value)]:
         st.query_params[key] = str(value)
+
+
+def unlink(key: str) -> None:
+    """Take ``key`` out of the URL: its control is not drawn in this view (the session keeps its value)."""
+    if key in st.query_params:
+        del st.query_params[key]
+
+
+def linked_int(key: str, label: str, default: int, lo: int, hi: int) -> int:
+    """A whole number no widget owns (a counter that buttons change), in the link like a control's value.
+
+    The link's value is read once per session (a bad one is named and removed, as for a control); the session's
+    value is returned. Call :func:`sync_url` once the run has its final value, to write it back.
+    """
+    fresh = key not in st.session_state.get(CHECKED_KEY, set())
+    check_link(key, label, default, "int", lo=lo, hi=hi)
+    if fresh and key in st.query_params:
+        st.session_state[key] = int(float(st.query_params[key]))
+    return st.session_state.setdefault(key, default)
 
 
 def reset(defaults: dict[str, Any], keep: tuple[str, ...] = ()) -> None:

@@ -8,6 +8,9 @@ re-measures it as it grows), and only grows. A session keeps just its key and it
 (:class:`RunRef` in ``st.session_state["gen._run"]``); what it shows at step n is :meth:`SharedRun.at`, a view
 of the shared run's first n steps (the KV cache cut to the prompt + n positions, no copy). A run the store has
 dropped is replayed from the prefill when a session asks for it again.
+
+A new prompt or model starts the page at step 0 (:func:`new_run`); a session's first run (a link's) and a change
+of the sampling settings go to the session's step count (a link's step count replays the same run).
 """
 
 from __future__ import annotations
@@ -122,6 +125,14 @@ def advance(model: CausalLM, run: SharedRun, sampling: Sampling, strings_after) 
     ))
     run.logits.append(step.logits)
     run.tokens.append(step.token_id)  # last: a reader that sees n tokens finds n steps and n + 1 logits
+
+
+def new_run(key: tuple) -> bool:
+    """True when this session's run was made for another model or prompt than ``key``'s (its first two parts):
+    the page then starts again at step 0. A session's first run (a link's) is not new: it replays to the
+    link's step."""
+    run = st.session_state.get("gen._run")
+    return run is not None and run.key[:2] != key[:2]
 
 
 def current_run(model: CausalLM, key: tuple, prompt: list[int], wanted: int, sampling: Sampling, strings_after,

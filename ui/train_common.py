@@ -66,7 +66,7 @@ def publish_finished_job() -> None:
         return
     job.published = True
     if job.error is None and job.result is not None and job.result.steps_done > 0:
-        st.session_state[TRAINED_KEY] = {"model": job.model, "id": job.id}
+        st.session_state[TRAINED_KEY] = {"model": job.model, "id": job.id, "source": job.source_key}
         st.session_state["model.source"] = "trained"
 
 

@@ -42,6 +42,7 @@ def test_page_runs_on_a_gpt2_checkpoint(page, models_dir, monkeypatch):
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
     assert at.session_state["model.checkpoint"] == "tiny-gpt2"
+    assert (at.query_params["model.source"], at.query_params["model.checkpoint"]) == ("checkpoint", "tiny-gpt2")
     assert at.get("plotly_chart"), "no chart on a checkpoint"
     caption = " ".join(c.value for c in at.sidebar.caption)
     assert " the" in caption  # the checkpoint's own byte-level pieces, Ġ shown as a space

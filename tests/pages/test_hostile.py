@@ -554,7 +554,7 @@ def test_tokenizer_larger_than_the_model_vocabulary_is_said_when_listed(models_d
     warnings = " ".join(w.value for w in at.sidebar.warning)
     assert f"tokenizer has {TINY.vocab_size + 3} tokens but the model has only {TINY.vocab_size} embeddings" in warnings
     assert "a\\_good" in warnings  # named (escaped for markdown)
-    assert not any("a_good" in o for o in at.sidebar.selectbox(key="model.checkpoint").options)
+    assert not any("a_good" in o for o in at.sidebar.selectbox(key="model.checkpoint.en").options)
     assert caches.tokenizer_overflow(models_dir[0] / "a_good") == (TINY.vocab_size + 3, TINY.vocab_size)
     assert caches.tokenizer_overflow(models_dir[0] / "broken") is None  # no tokenizer: the bundled one fits
 

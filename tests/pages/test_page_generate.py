@@ -214,3 +214,33 @@ def test_runs_on_a_trained_model():
 
     first = int(torch.multinomial(torch.softmax(filtered, -1)[None], 1, generator=step_generator(0, 0))[0, 0])
     assert at.session_state["gen._run"].ids[len(seq)] == first
+
+
+def test_a_link_replays_its_step_count_and_a_new_prompt_starts_at_step_0():
+    """Issue 21: ``/generate?gen.steps=5&gen.seed=3`` opened at step 0 (the count was not in the link). Now the
+    link's run is replayed to step 5 with seed 3 (the tokens of full forwards drawing with the per-step
+    generators), the count stays in the URL as it moves, and a new prompt starts a new run at step 0 (issue 22:
+    before, the run was replayed to the old count on the new prompt)."""
+    at = open_page("generate", via="switch", query={"gen.steps": "5", "gen.seed": "3"}, defaults=False)
+    assert not at.exception, at.exception
+    assert at.session_state["gen._run"].ids == reference_run(5, seed=3)[1]
+    assert "Step 5:" in texts(at) and at.query_params["gen.steps"] == "5"
+    press(at, 2)
+    assert at.query_params["gen.steps"] == "7" and at.session_state["gen._run"].ids == reference_run(7, seed=3)[1]
+    rerun(at, **{"input.text": "白日依山尽"})
+    assert not at.exception, at.exception
+    _, ids, _ = reference(**{"input.text": "白日依山尽"})
+    assert at.session_state["gen._run"].ids == ids[0].tolist() and at.session_state["gen.steps"] == 0  # no step
+    assert "gen.steps" not in at.query_params  # step 0 is the default: not in the link
+    press(at, 1)
+    assert at.query_params["gen.steps"] == "1"
+
+
+@pytest.mark.parametrize("bad", ["abc", "-1", "65", "2.5"])
+def test_a_bad_step_count_in_a_link_is_named_and_dropped(bad):
+    at = open_page("generate", via="switch", query={"ui.lang": "English", "gen.steps": bad}, defaults=False)
+    assert not at.exception, at.exception
+    warning = " ".join(w.value for w in at.sidebar.warning)
+    assert "(`gen.steps`)" in warning and "whole number from 0 to 64" in warning, warning
+    assert "gen.steps" not in at.query_params and at.session_state["gen.steps"] == 0
+    assert at.session_state["gen._run"].ids == reference()[1][0].tolist()  # the prompt, no step

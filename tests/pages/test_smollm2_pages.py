@@ -25,6 +25,8 @@ def test_page_runs_on_smollm2(page):
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
     assert at.session_state["model.checkpoint"] == "smollm2-135m"  # listed first
+    # the link names the model by its ids, the first entry too (issue 21: a link opened the random-init model)
+    assert (at.query_params["model.source"], at.query_params["model.checkpoint"]) == ("checkpoint", "smollm2-135m")
     caption = " ".join(c.value for c in at.sidebar.caption)
     assert "`␣Paris`" not in caption and "`␣capital`" in caption  # SmolLM2's own byte-level pieces
     config_rows = at.sidebar.dataframe[0].value  # the read-only configuration

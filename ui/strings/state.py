@@ -16,6 +16,12 @@ EN = {
     "model.not_offered.unsupported": "Checkpoint **{name}** is not offered: {why}",
     "model.tok_larger": "This checkpoint's tokenizer has {tok} tokens but the model has only {v} embeddings: text containing a token id above {last} cannot be fed to it.",
     "input.outside_vocab": "{n} token(s) of this text have ids outside the model's vocabulary of {v}: {tokens}. The checkpoint's tokenizer is larger than its model; edit the text to avoid them.",
+    "model.trained_link": "This link asked for a model trained in another browser session (`model.source` = “trained”). A trained model's weights live only in the session that trained it, so they cannot travel in a link: showing the random-init model instead.",
+    "share.trained_no_link": "A model trained in this session cannot travel in a link: its weights live only in this browser session, and a link carries settings, not weights. You can link the same configuration at random init instead.",
+    "share.link_random": "🔗 Link the same config at random init instead",
+    "share.random_linked": "The sidebar now shows this configuration at random init (seed {seed}): the address bar and “Copy link” carry it.{same} Your trained model is kept: pick “{trained}” under **Model** to see it again.",
+    "share.random_same_start": " These are exactly the weights your training run started from.",
+    "share.fixed_not_linked": "Fields without a slider ({fields}) are not in links; download the config (JSON) to keep them.",
 }
 
 ZH = {
@@ -34,4 +40,10 @@ ZH = {
     "model.not_offered.unsupported": "检查点 **{name}** 未列出：{why}",
     "model.tok_larger": "该检查点的分词器有 {tok} 个 token，而模型只有 {v} 个嵌入：含有 id 大于 {last} 的 token 的文本无法输入模型。",
     "input.outside_vocab": "这段文本中有 {n} 个 token 的 id 超出了模型 {v} 的词表：{tokens}。该检查点的分词器比模型的词表大；请修改文本避开它们。",
+    "model.trained_link": "这个链接要求打开另一个浏览器会话中训练的模型（`model.source` =“trained”）。训练好的权重只存在于训练它的那个会话里，无法随链接传递：现在显示的是随机初始化模型。",
+    "share.trained_no_link": "本会话中训练的模型无法通过链接分享：它的权重只存在于这个浏览器会话里，链接只带设置，不带权重。可以改为分享同一配置的随机初始化模型。",
+    "share.link_random": "🔗 改为链接同一配置的随机初始化模型",
+    "share.random_linked": "侧边栏现在显示这个配置的随机初始化模型（种子 {seed}）：地址栏和“复制链接”都带着它。{same}训练好的模型仍然保留：在**模型**里选“{trained}”即可回到它。",
+    "share.random_same_start": "这正是这次训练开始时的权重。",
+    "share.fixed_not_linked": "没有滑块的字段（{fields}）不在链接里；要保留它们，请下载配置（JSON）。",
 }
