@@ -132,7 +132,7 @@ def test_the_language_notice_appears_once_on_each_affected_page(pages, page):
 
 def test_an_example_prompt_replaces_the_text_and_the_notice_goes():
     at = open_page("attention", via="script", defaults=False, timeout=600, lang="zh", **{"model.source": "checkpoint"})
-    assert [i.value for i in at.info if NOTICE_ZH in i.value].__len__() == 1  # in the reader's language
+    assert len([i.value for i in at.info if NOTICE_ZH in i.value]) == 1  # in the reader's language
     assert not any(NOTICE_EN in i.value for i in at.info)
     at.button(key="examples.notice.sentence").click().run()
     assert not at.exception

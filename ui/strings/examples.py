@@ -25,6 +25,6 @@ ZH = {
     "examples.lang.en": "英语",
     "examples.lang.zh": "中文",
     "examples.list_sep": "、",
-    "examples.notice": "{model} 主要用{langs}训练：这段文本中 {share} 的字母属于其他文字，{n} 个 token 中有 {split} "
-                       "个是字节片段，所以这里看不出它的结构。试试用它的语言写的提示词：",
+    "examples.notice": "{model} 主要用{langs}训练：这段文本里 {share} 的字符属于其他文字（不是{langs}），{n} 个 token 中有 "
+                       "{split} 个是字节片段，所以这里看不出它的结构。试试用{langs}写的提示词：",
 }
