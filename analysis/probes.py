@@ -263,3 +263,45 @@ def head_slot_attention(
         score = pattern[:, :, q_idx, k_idx].float().mean(dim=(0, 2))  # (n_heads,)
         out.extend((layer, head, float(s)) for head, s in enumerate(score))
     return out
+
+
+@torch.no_grad()
+def stream_loss(model: CausalLM, ids: Union[Sequence[int], torch.Tensor], window: int) -> float:
+    """Mean next-token loss (nats) over EVERY token of a stream but the first, each predicted once.
+
+    The stream is read in windows of ``window`` tokens that overlap by one token (``ids[k(w-1) : k(w-1)+w]``),
+    so each target is predicted once, from the tokens before it in its window (between 0 and ``window - 2``
+    tokens of context). Eval mode, restored afterwards.
+    """
+    x = torch.as_tensor(ids, dtype=torch.long)
+    if x.dim() != 1 or len(x) < 2 or window < 2:
+        raise ValueError(f"need a 1-D stream of at least 2 tokens and window >= 2, got {tuple(x.shape)}, {window}")
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    for start in range(0, len(x) - 1, window - 1):
+        w = x[start:start + window][None].to(model.device)  # (1, <= window)
+        logits = model(w).logits[0, :-1].float()  # (n - 1, V)
+        total += float(torch.nn.functional.cross_entropy(logits, w[0, 1:], reduction="sum"))
+        count += w.shape[1] - 1
+    model.train(was_training)
+    return total / count
+
+
+def poem_model_metrics(model: CausalLM, tokenizer, heldout_text: str, window: int) -> dict:
+    """What a model trained on the Tang poems learned, measured on text it never trained on.
+
+    Returns a JSON-ready dict: ``heldout_loss`` (:func:`stream_loss` over ``heldout_text`` in windows of
+    ``window`` tokens), ``ln_vocab`` (the loss of a uniform guess), ``heldout_tokens``, ``heldout_poems``
+    (entries of ``heldout_text``, separated by blank lines), ``vocab_size``, ``num_parameters``, and
+    :func:`measure_poem_structure` on ``heldout_text`` with 64 tokens of context (``comma_prob``,
+    ``period_prob``, their values for the seed-0 initialisation, ``uniform_prob``, ``n_lines``, ``context_len``).
+    """
+    import math
+
+    ids = tokenizer.encode(heldout_text)
+    structure = measure_poem_structure(model, tokenizer, context_len=min(window, 64), text=heldout_text)
+    entries = [e for e in heldout_text.split("\n\n") if e.strip()]
+    return {"heldout_loss": stream_loss(model, ids, window), "ln_vocab": math.log(model.config.vocab_size),
+            "heldout_tokens": len(ids), "heldout_poems": len(entries), "vocab_size": model.config.vocab_size,
+            "num_parameters": model.num_parameters(), **structure.to_dict()}

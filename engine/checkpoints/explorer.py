@@ -57,7 +57,9 @@ def save_model(model, folder: str | Path) -> Path:
         if name == "lm_head.weight" and tied:
             continue
         state[name] = tensor.detach().to("cpu").contiguous()
-    save_file(state, str(folder / SAFETENSORS_NAME), metadata={"format": "pt", "model_type": EXPLORER_MODEL_TYPE})
+    # One metadata key: safetensors writes the metadata map in hash order, so with two keys the same weights could
+    # give different bytes from one save to the next (config.json already says model_type).
+    save_file(state, str(folder / SAFETENSORS_NAME), metadata={"format": "pt"})
     payload = {"model_type": EXPLORER_MODEL_TYPE, "architectures": [EXPLORER_ARCHITECTURE],
                "explorer_format_version": 1, **model.config.to_dict()}
     payload["tie_word_embeddings"] = bool(tied)  # what the file holds: no lm_head.weight when tied

@@ -36,6 +36,7 @@ from engine.checkpoints import (
     read_config,
     resolve_checkpoint,
 )
+from engine.checkpoints.poem import POEM_MODELS, is_poem_model, load_poem_model, read_metrics
 from engine.model import CausalLMOutput
 from engine.seeding import seeded
 from engine.tokenizer import TextTokenizer, bundled_tokenizer
@@ -115,8 +116,15 @@ def available_checkpoints() -> list[CheckpointInfo]:
 
 
 def named_models() -> list[str]:
-    """Names of the GGUF-packaged models installed here (``["smollm2-135m"]`` after the README install)."""
-    return [name for name in GGUF_MODELS if gguf_model_available(name)]
+    """Names of the packaged models: the GGUF ones installed here (``"smollm2-135m"`` after the README install),
+    then the ones shipped inside the repository (``"tang-poems-small"``, always there)."""
+    return [name for name in GGUF_MODELS if gguf_model_available(name)] + list(POEM_MODELS)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def shipped_metrics(name: str) -> dict:
+    """``metrics.json`` of a model shipped in the repository (what it learned), read after its files were verified."""
+    return read_metrics(name)
 
 
 @st.cache_resource(max_entries=2, show_spinner=False)
@@ -126,6 +134,9 @@ def load_checkpoint(name: str) -> tuple[CausalLM, TextTokenizer | None]:
     The folder is looked up among :func:`available_checkpoints` and re-checked to lie inside the allowed
     roots, so the browser can only make the server read checkpoints that are listed.
     """
+    if is_poem_model(name):  # shipped inside the repository, its files checked against their SHA-256 first
+        model, tok = load_poem_model(name)
+        return register_model(model, f"checkpoint:{name}"), tok
     if name in named_models():  # SmolLM2 from its pip package, read from the verified conversion cache
         return register_model(load_pretrained(name), f"checkpoint:{name}"), TextTokenizer.from_pretrained(name)
     info = {c.name: c for c in available_checkpoints()}.get(name)
