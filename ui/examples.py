@@ -28,7 +28,7 @@ PROMPTS: dict[str, tuple[tuple[str, str], ...]] = {
                       "lamp orbit velvet cactus mirror tundra pickle harbor quartz falcon"),
     ),
     "zh": (
-        ("poem", "白日依山尽，黄河入海流。欲穷千里目，更上一层楼。"),
+        ("poem", "千山鸟飞绝，万径人踪灭。孤舟蓑笠翁，独钓寒江雪。"),  # 江雪: one of the poems the poem model never saw
         ("induction_zh", "风江雪酒山花舟云柳鹤风江雪酒山花舟云柳鹤"),
     ),
 }
