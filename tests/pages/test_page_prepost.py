@@ -1,8 +1,8 @@
 """AppTest of the Pre vs Post page (pages/prepost.py): charts checked against the engine, shared model untouched.
 
 The page's url_path ("pre-vs-post") differs from its file stem, so AppTest cannot select it before a first run
-of app.py, and after a run a value set through ``at.session_state`` is lost on ``switch_page`` (shared GUIDE,
-AppTest note). So one test walks the navigation app (run, switch, set state, run); the other scenarios run the
+of app.py, and after a run a value set through ``at.session_state`` is lost on ``switch_page`` (Streamlit 1.67's
+AppTest keeps no widget state across a page switch). So one test walks the navigation app (run, switch, set state, run); the other scenarios run the
 page script itself (it renders the shared sidebar through ``explorer()``) with the state set up front.
 """
 
