@@ -151,3 +151,38 @@ def test_a_trained_models_share_panel_links_its_config_at_random_init(server, br
             opened.close()
     finally:
         page.close()
+
+
+def test_smollm2_on_the_chinese_poem_says_why_and_an_example_prompt_fixes_it(server, browser):
+    """Issue 21, item 2, as a lecturer meets it (zh, presenter mode, 1280 x 720): pick SmolLM2 with the default
+    Chinese poem and open Generate. The page says once, in Chinese, that the text is outside the model's
+    languages; no token in the sidebar list is blank and nothing on the page shows U+FFFD; one click on the
+    notice's English example prompt puts it into the text box, and the notice goes away. Before the notice existed,
+    the page showed the byte soup silently (no such alert; blank tokens in the sidebar list)."""
+    L = catalogs()["zh"]
+    page = open_app(browser, server, 1280, 720, lang="zh", presenter=True, timeout=300_000)
+    try:
+        choose_smollm2(page, "zh")
+        names = [a.inner_text().split("\n")[-1] for a in page.locator(NAV_LINKS).all()]
+        click_nav(page, names.index(L["nav.generate"]), timeout=420_000)
+        main = page.locator('[data-testid="stMain"]')
+        notice = main.locator('[data-testid="stAlertContentInfo"]').filter(has_text="SmolLM2")
+        assert notice.count() == 1, main.inner_text()[:800]
+        assert L["examples.lang.en"] in notice.inner_text()  # names the model's language, in the reader's
+        pieces = page.locator(f'{SIDEBAR} [data-testid="stCaptionContainer"] code').all_inner_texts()
+        assert len(pieces) > 10 and all(p.strip() for p in pieces), pieces  # no blank token label
+        assert any("‹" in p for p in pieces), pieces  # byte pieces shown as bytes
+        assert "\ufffd" not in main.inner_text() + page.locator(SIDEBAR).inner_text()
+        SHOTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(SHOTS / "smollm2-zh-notice-generate.png"))
+        main.get_by_role("button", name=L["examples.sentence"]).click()
+        page.wait_for_function("""() => document.querySelector('[data-testid="stMain"]').innerText
+                                        .includes('The capital of France')""", timeout=420_000)  # the new prompt
+        settle(page, ms=1500, timeout=420_000)
+        assert_clean(page)
+        text = page.locator(f'{SIDEBAR} textarea').first.input_value()
+        assert text.startswith("The capital of France"), text
+        assert main.locator('[data-testid="stAlertContentInfo"]').filter(has_text="SmolLM2").count() == 0
+        page.screenshot(path=str(SHOTS / "smollm2-zh-example-generate.png"))
+    finally:
+        page.close()
