@@ -9,7 +9,7 @@ import streamlit as st
 from ui.startup import warm_up  # first: it makes ast.parse thread-safe before the heavy imports
 from ui.i18n import t  # noqa: E402
 from ui.smollm2 import start_background_conversions  # noqa: E402
-from ui.state import note_page  # noqa: E402
+from ui.state import apply_pending, note_page  # noqa: E402
 
 st.set_page_config(page_title="Transformer Block Explorer", layout="wide")
 
@@ -31,6 +31,9 @@ PAGES = [
 warm_up(path for path, *_ in PAGES)  # compile every page once, before sessions can race (ui/startup.py)
 start_background_conversions()  # SmolLM2's cache converted / hash-checked in a thread: no page waits for it
 
+# the repairs the last run asked for (a link's values put back after a page switch, ui/state.py), before the
+# navigation's titles are translated: the language may be one of them
+apply_pending()
 pages = [st.Page(path, title=t(key), url_path=url, icon=icon) for path, key, url, icon in PAGES]
 
 

@@ -201,8 +201,39 @@ def control(widget: Callable, label: str, key: str, default: Any, *, kind: str, 
         # the value was set by the server (a link, a preset, a clamp). Put the session's value back.
         repair(key, store[key])
         value = store[key]
+        if bind:
+            _link_value(key, value, default, name, format_func)
     seen[where] = value
     return value
+
+
+def _link_value(key: str, value: Any, default: Any, widget_name: str, format_func: Callable[[Any], str]) -> None:
+    """Put a repaired bound control's value back into the address bar.
+
+    A value the server set (a link's, above all) is not what the browser last sent for the widget, so on a page
+    switch the widget mounts at its default and the new page's address is built without the value: the session
+    keeps it (the repair above), but a link copied there, or a reload, lost every value of the link it was opened
+    from. Streamlit forbids setting a bound parameter through ``st.query_params``, so the value is written the way
+    Streamlit itself corrects a clamped link value, in the form the widget writes: its label for a choice,
+    ``true``/``false`` for a toggle, the number for a slider or number input.
+    """
+    if value == default:
+        return  # absent from the URL is right
+    if isinstance(value, bool):
+        raw = str(value).lower()
+    elif widget_name in ("selectbox", "radio", "segmented_control", "select_slider"):
+        raw = format_func(value)
+    elif widget_name == "number_input":
+        raw = repr(float(value))
+    else:
+        raw = str(value)
+    try:
+        from streamlit.runtime.state.session_state_proxy import get_session_state
+
+        with get_session_state().query_params() as qp:
+            qp.set_corrected_value(key, raw, "string_value")
+    except Exception:  # an internal API of Streamlit 1.67: without it only the address bar is stale, never the view
+        pass
 
 
 def note_page(page: str) -> None:

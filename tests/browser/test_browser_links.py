@@ -186,3 +186,35 @@ def test_smollm2_on_the_chinese_poem_says_why_and_an_example_prompt_fixes_it(ser
         page.screenshot(path=str(SHOTS / "smollm2-zh-example-generate.png"))
     finally:
         page.close()
+
+
+def test_an_opened_link_keeps_its_values_in_the_address_bar_after_a_navigation_click(server, browser):
+    """A student opens the lecturer's link (zh, presenter mode, 3 layers) and clicks a page in the navigation: the
+    navigation stays in Chinese and the new page's address still carries every value of the link, so a link
+    copied there (or a reload) opens the same view. Before the fix (c8a1989 and after) the first click gave
+    ``/attention`` with no parameters and an English navigation beside a Chinese page; a second click put them back."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720}, locale="en-US")
+    page = ctx.new_page()
+    page.set_default_timeout(120_000)
+    try:
+        page.goto(f"{server}/overview?ui.lang=%E4%B8%AD%E6%96%87&ui.presenter=true&cfg.num_hidden_layers=3",
+                  wait_until="domcontentloaded")
+        page.wait_for_selector(CHART, timeout=300_000)
+        settle(page, timeout=300_000)
+        L = catalogs()["zh"]
+        names = [a.inner_text().split("\n")[-1] for a in page.locator(NAV_LINKS).all()]
+        click_nav(page, names.index(L["nav.attention"]), timeout=300_000)
+        settle(page, ms=1500, timeout=300_000)
+        assert_clean(page)
+        query = parse_qs(urlsplit(page.url).query)
+        assert query == {"ui.lang": ["中文"], "ui.presenter": ["true"], "cfg.num_hidden_layers": ["3"]}, page.url
+        assert L["nav.heads"] in page.locator(NAV_LINKS).all_inner_texts()[4], "the navigation switched language"
+        opened = open_link(browser, page.url, "zh", chart=True)  # what Copy link copies, in a new browser
+        try:
+            assert_clean(opened)
+            assert L["attn.title"] in opened.locator("h1").first.inner_text()
+            assert parse_qs(urlsplit(opened.url).query)["cfg.num_hidden_layers"] == ["3"]
+        finally:
+            opened.close()
+    finally:
+        ctx.close()
