@@ -86,7 +86,7 @@ if n >= max_steps:
 pieces = ctx.token_pieces(run.ids)  # the one display rule, over the whole run (a split character is named)
 prompt_text, new_text = text(pieces[:run.prefill_len]), text(pieces[run.prefill_len:])
 st.markdown(f'<div style="font-size:1.15rem;line-height:1.8;white-space:pre-wrap">{html_text(prompt_text)}'
-            f'<mark style="background:#fde68a">{html_text(new_text)}</mark></div>', unsafe_allow_html=True)
+            f'<mark style="background:#fde68a">{html_text(new_text, visible_breaks=True)}</mark></div>', unsafe_allow_html=True)
 token_labels = ctx.token_strings(run.ids)
 labels = [plotly(f"{p} {s}") for p, s in enumerate(token_labels)]
 

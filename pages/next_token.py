@@ -75,7 +75,7 @@ run = ctx.token_pieces(ids + list(new))  # one sequence: a character the prompt 
 prompt_text, new_text = text(run[:len(ids)]), text(run[len(ids):])
 st.markdown(
     f'<div style="font-size:1.1rem;line-height:1.7;white-space:pre-wrap">{html_text(prompt_text)}'
-    f'<mark style="background:#fde68a">{html_text(new_text)}</mark></div>',
+    f'<mark style="background:#fde68a">{html_text(new_text, visible_breaks=True)}</mark></div>',
     unsafe_allow_html=True,
 )
 mode = t("next.mode_greedy") if greedy else t("next.mode_sample", temp=f"{temperature:.1f}", seed=seed)

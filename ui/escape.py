@@ -36,9 +36,13 @@ def md_code(text: str) -> str:
     return f"{fence}{pad}{s}{pad}{fence}"
 
 
-def html_text(text: str) -> str:
-    """``text`` as literal text inside a markdown HTML block (``white-space:pre-wrap`` keeps its line breaks)."""
-    return html.escape(str(text), quote=False).replace("\r\n", "&#10;").replace("\n", "&#10;").replace("\r", "&#10;")
+def html_text(text: str, visible_breaks: bool = False) -> str:
+    """``text`` as literal text inside a markdown HTML block (``white-space:pre-wrap`` keeps its line breaks).
+
+    With ``visible_breaks`` each line break is preceded by ``⏎``: a generated continuation that is mostly line
+    breaks (a poem model starting a new poem) otherwise shows as empty highlighted lines."""
+    s = html.escape(str(text), quote=False).replace("\r\n", "\n").replace("\r", "\n")
+    return s.replace("\n", "⏎&#10;" if visible_breaks else "&#10;")
 
 
 def plotly(text: str) -> str:

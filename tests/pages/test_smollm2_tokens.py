@@ -104,6 +104,10 @@ def test_the_highlighted_continuation_stays_one_html_block(pages, page):
     blocks = [s for s in pages[page]["text"] if s.startswith("<div")]
     assert len(blocks) == 1 and "<mark" in blocks[0] and blocks[0].endswith("</mark></div>")
     assert "\n" not in blocks[0] and "&#10;" in blocks[0]  # its line breaks, as entities
+    prompt, generated = blocks[0].split("<mark", 1)
+    # a generated line break is marked (a continuation of blank lines showed as empty highlighted lines); the
+    # prompt's own line breaks are not
+    assert generated.count("&#10;") == generated.count("⏎&#10;") > 0 and "⏎" not in prompt
 
 
 def test_sentences_name_the_bytes(pages):
