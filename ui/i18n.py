@@ -59,10 +59,7 @@ def current_lang() -> str:
     try:
         import streamlit as st
 
-        # the switch's value, else the session's value that no page switch drops (ui.state.VALUES_KEY: before the
-        # sidebar is drawn on a newly opened page the switch's key may be gone), else the URL's, else the browser's
-        lang = (st.session_state.get("ui.lang") or st.session_state.get("state.values", {}).get("ui.lang")
-                or URL_LANG.get(st.query_params.get("ui.lang", ""), "") or browser_lang())
+        lang = st.session_state.get("ui.lang") or URL_LANG.get(st.query_params.get("ui.lang", ""), "") or browser_lang()
     except Exception:  # outside a script run (plain Python, tests of figure builders)
         lang = DEFAULT_LANG
     return lang if lang in LANGS else DEFAULT_LANG
