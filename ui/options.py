@@ -109,6 +109,21 @@ def config_to_widgets(c: ModelConfig) -> tuple[dict, list[str]]:
     return values, notes
 
 
+def preset_values(name: str) -> dict:
+    """The sidebar values picking preset ``name`` sets: its config's (fixed fields under FIXED_KEY) and its
+    tutorial's input (random ids for the tutorials that feed random ids, else the default text)."""
+    from engine import PRESETS
+
+    values, _ = config_to_widgets(PRESETS[name])
+    if name in RANDOM_INPUT_PRESETS:  # these tutorials feed random ids / random vectors, not text
+        values["input.mode"] = "random"
+        values["input.random_len"] = RANDOM_INPUT_PRESETS[name]
+    else:
+        values["input.mode"] = "text"
+        values["input.text"] = DEFAULT_TEXT
+    return values
+
+
 def widgets_to_config(values: dict, fixed: dict | None = None) -> ModelConfig:
     """The ``ModelConfig`` the sidebar builds from its values (``cfg.*`` keys, as in DEFAULTS) and the fields
     without a slider (``fixed``, default FIXED_DEFAULTS); the inverse of :func:`config_to_widgets`. Raises the

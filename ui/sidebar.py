@@ -30,8 +30,8 @@ from ui.i18n import LANGS, browser_lang, labeler, t
 from ui.input_notes import random_input_tokens, tokenizer_note
 from ui.legacy_pages import leave_legacy_multipage_mode
 from ui.options import (DEFAULT_TEXT, DEFAULTS, FFN_KINDS, FFN_OPTIONS, HIDDEN_OPTIONS, INIT_OPTIONS, LEGACY_LABELS,
-                        MAX_LAYERS, MAX_TOKENS, POSITION_OPTIONS, RANDOM_INPUT_PRESETS, VOCAB_OPTIONS, config_to_widgets,
-                        divisors, fixed_fields, fixed_label, nearest, widgets_to_config)
+                        MAX_LAYERS, MAX_TOKENS, POSITION_OPTIONS, VOCAB_OPTIONS, config_to_widgets,
+                        divisors, fixed_fields, fixed_label, nearest, preset_values, widgets_to_config)
 from ui.presenter import presenter_mode, presenter_toggle
 from ui.share import export_json, parse_config_upload, parse_upload, share_widgets
 from ui.state import (CHECKED_KEY, MAX_TEXT, apply_pending, control, cut_utf16, repair, rerun_if_pending, reset,
@@ -58,13 +58,7 @@ def _apply_preset() -> None:
     name = st.session_state.get("cfg.preset")
     if name not in PRESETS:
         return
-    values, _ = config_to_widgets(PRESETS[name])
-    if name in RANDOM_INPUT_PRESETS:  # these tutorials feed random ids / random vectors, not text
-        values["input.mode"] = "random"
-        values["input.random_len"] = RANDOM_INPUT_PRESETS[name]
-    else:
-        values["input.mode"] = "text"
-        values["input.text"] = DEFAULT_TEXT
+    values = preset_values(name)
     st.session_state.update(values)
 
 

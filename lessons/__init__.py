@@ -1,0 +1,406 @@
+"""Lessons: ordered steps that set the app up, ask the learner to predict, then reveal the chart with the answer.
+
+A lesson is one TOML file in this folder (``NNN_<id>.toml``, English and Chinese side by side); this module
+loads and validates them (no Streamlit at run time). The file format, the settings rules and the answer
+functions' interface are described in docs/lessons.md; the answer functions live in :mod:`analysis.lessons`.
+
+A step's identity is a plain value (:func:`step_ref`: lesson id, step number, effective settings), so it can be
+stored and sent; :func:`settings_digest` keys the frozen answer key of a step.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from analysis.lessons import REGISTRY, Answer, StepInputs, distinct, format_option, format_value, options
+
+FOLDER = Path(__file__).resolve().parent
+ROOT = FOLDER.parent
+LANGS = ("en", "zh")
+MIN_STEPS, MAX_STEPS, MIN_QUESTIONS = 8, 15, 6
+LESSON_KEYS = {"id", "title", "source", "summary", "settings", "steps", "draft"}
+STEP_KEYS = {"page", "text", "chart", "settings", "question"}
+QUESTION_KEYS = {"kind", "prompt", "answer", "args", "explain", "concept", "tolerance", "tolerance_abs"}
+_FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class LessonError(ValueError):
+    """A lesson file that cannot be used; the message names the file and the step."""
+
+
+@dataclass(frozen=True)
+class Question:
+    kind: str  # "choice" or "number"
+    prompt: dict
+    answer: str
+    args: dict
+    explain: dict
+    concept: dict
+    tolerance: float | None = None
+    tolerance_abs: float | None = None
+
+
+@dataclass(frozen=True)
+class Step:
+    number: int  # 1-based
+    page: str
+    text: dict
+    settings: dict  # effective: the lesson's settings with the step's own over them
+    chart: tuple[str, ...] = ()
+    question: Question | None = None
+
+
+@dataclass(frozen=True)
+class Lesson:
+    id: str
+    path: str  # relative to the repository
+    title: dict
+    source: str
+    summary: dict
+    steps: tuple[Step, ...]
+    draft: bool = False
+
+    def step(self, n: int) -> Step:
+        return self.steps[min(max(n, 1), len(self.steps)) - 1]
+
+    @property
+    def questions(self) -> int:
+        return sum(s.question is not None for s in self.steps)
+
+
+# ---- loading -------------------------------------------------------------------------------------------------
+def _text(value: Any, where: str) -> dict:
+    if not isinstance(value, dict) or set(value) != set(LANGS) or not all(isinstance(value[k], str) and value[k].strip()
+                                                                          for k in LANGS):
+        raise LessonError(f"{where}: needs both en and zh text, non-empty (got {value!r:.80})")
+    a, b = (set(_FIELD.findall(value[k])) for k in LANGS)
+    if a != b:
+        raise LessonError(f"{where}: en and zh placeholders differ: {sorted(a ^ b)}")
+    return dict(value)
+
+
+def _unknown(table: dict, allowed: set[str], where: str) -> None:
+    extra = set(table) - allowed
+    if extra:
+        raise LessonError(f"{where}: unknown field(s) {sorted(extra)} (allowed: {sorted(allowed)})")
+
+
+def load(path: Path) -> Lesson:
+    """Parse and shape-check one lesson file; raises :class:`LessonError` naming the file and step."""
+    rel = str(Path(path).resolve().relative_to(ROOT)) if Path(path).resolve().is_relative_to(ROOT) else str(path)
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as err:
+        raise LessonError(f"{rel}: not valid TOML: {err}") from None
+    _unknown(data, LESSON_KEYS, rel)
+    lesson_id = data.get("id")
+    stem = Path(path).stem.split("_", 1)[-1] if re.match(r"\d+_", Path(path).stem) else Path(path).stem
+    if lesson_id != stem:
+        raise LessonError(f"{rel}: id {lesson_id!r} must be the file name without its number prefix ({stem!r})")
+    base = data.get("settings", {})
+    steps = []
+    for i, raw in enumerate(data.get("steps", []), 1):
+        where = f"{rel} step {i}"
+        _unknown(raw, STEP_KEYS, where)
+        if "page" not in raw:
+            raise LessonError(f"{where}: no page")
+        q = raw.get("question")
+        question = None
+        if q is not None:
+            _unknown(q, QUESTION_KEYS, where + " question")
+            kind = q.get("kind", "choice")
+            if kind not in ("choice", "number"):
+                raise LessonError(f"{where}: question kind {kind!r} is not choice or number")
+            if "answer" not in q:
+                raise LessonError(f"{where}: the question names no answer function")
+            if kind == "number" and q.get("tolerance") is None and q.get("tolerance_abs") is None:
+                raise LessonError(f"{where}: a number question needs tolerance or tolerance_abs")
+            question = Question(kind=kind, prompt=_text(q.get("prompt"), where + " prompt"), answer=q["answer"],
+                                args=dict(q.get("args", {})), explain=_text(q.get("explain"), where + " explain"),
+                                concept=_text(q.get("concept"), where + " concept"), tolerance=q.get("tolerance"),
+                                tolerance_abs=q.get("tolerance_abs"))
+        chart = raw.get("chart", ())
+        steps.append(Step(number=i, page=raw["page"], text=_text(raw.get("text"), where + " text"),
+                          settings={**base, **raw.get("settings", {})},
+                          chart=(chart,) if isinstance(chart, str) else tuple(chart), question=question))
+    return Lesson(id=lesson_id, path=rel, title=_text(data.get("title"), rel + " title"), source=str(data.get("source", "")),
+                  summary=_text(data.get("summary"), rel + " summary"), steps=tuple(steps),
+                  draft=bool(data.get("draft", False)))
+
+
+def lesson_files(folder: Path = FOLDER) -> list[Path]:
+    return sorted(folder.glob("*.toml"))
+
+
+@lru_cache(maxsize=1)
+def load_all() -> tuple[Lesson, ...]:
+    """Every lesson of this folder, in file-name order (a broken file raises; ``python -m lessons check`` names it)."""
+    return tuple(load(p) for p in lesson_files())
+
+
+def by_id(lesson_id: str) -> Lesson | None:
+    return next((lesson for lesson in load_all() if lesson.id == lesson_id), None)
+
+
+# ---- a step's identity -------------------------------------------------------------------------------------------
+def step_ref(lesson: Lesson, n: int) -> dict:
+    """A plain, JSON-serialisable identity of step ``n`` (1-based): ``{"lesson", "step", "settings"}``."""
+    return {"lesson": lesson.id, "step": n, "settings": dict(lesson.step(n).settings)}
+
+
+def settings_digest(settings: dict) -> str:
+    return hashlib.sha1(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+# ---- what the app knows: pages and control keys (read from the source, so a renamed key fails the check) ------
+def _pages_list() -> list[tuple[str, str]]:
+    """``(url_path, script)`` of every page in app.py's PAGES."""
+    tree = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and any(
+                isinstance(t, ast.Name) and t.id == "PAGES" for t in getattr(node, "targets", [getattr(node, "target", None)])):
+            return [(e.elts[2].value, e.elts[0].value) for e in node.value.elts]
+    raise LessonError("app.py: no PAGES list")
+
+
+_KEY_ARG = {"control": 2, "translated_choice": 2, "index_slider": 3, "linked_int": 0}
+
+
+def _keys_in(path: Path) -> set[str]:
+    """Control keys drawn in a source file: the key argument of control / translated_choice / index_slider /
+    linked_int, and every ``key="..."`` keyword."""
+    keys = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Call):
+            continue
+        name = getattr(node.func, "id", getattr(node.func, "attr", ""))
+        pos = _KEY_ARG.get(name)
+        if pos is not None and len(node.args) > pos and isinstance(node.args[pos], ast.Constant):
+            keys.add(node.args[pos].value)
+        for kw in node.keywords:
+            if kw.arg == "key" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
+                keys.add(kw.value.value)
+    return keys
+
+
+@lru_cache(maxsize=1)
+def app_keys() -> tuple[dict[str, str], set[str], dict[str, set[str]]]:
+    """``(pages: url_path -> script, sidebar keys, page keys: url_path -> keys)``."""
+    from ui.options import DEFAULTS
+
+    pages = dict(_pages_list())
+    sidebar = set(DEFAULTS) | {"cfg.preset", "model.source", "model.checkpoint"}
+    for path in (ROOT / "ui").glob("*.py"):
+        sidebar |= {k for k in _keys_in(path) if k.split(".")[0] in ("cfg", "input", "model")}
+    per_page = {url: _keys_in(ROOT / script) for url, script in pages.items()}
+    return pages, sidebar, per_page
+
+
+# ---- building the step's model (outside the app; the app uses its caches, ui/lessons.py) ----------------------
+def sidebar_values(settings: dict) -> tuple[dict, dict]:
+    """``(sidebar values, fixed config fields)`` a step's settings give: the app's defaults, the preset's values
+    (as picking it does), then the named keys."""
+    from ui.options import DEFAULTS, preset_values
+    from ui.state import FIXED_KEY
+
+    values = {**DEFAULTS, "model.source": "random", "cfg.preset": ""}
+    fixed: dict = {}
+    preset = settings.get("preset") or settings.get("cfg.preset")
+    if preset:
+        pv = preset_values(preset)
+        fixed = pv.pop(FIXED_KEY, {})
+        values.update(pv)
+        values["cfg.preset"] = preset
+    values.update({k: v for k, v in settings.items() if k not in ("preset", "cfg.preset")})
+    return values, fixed
+
+
+def build_parts(settings: dict, model_for: Callable | None = None, tokenizer_for: Callable | None = None,
+                checkpoint_for: Callable | None = None) -> tuple:
+    """``(config, model, input_ids, tokens, tokenizer)`` of a step's settings, as the sidebar builds them.
+
+    The three functions default to building afresh (the CLI and tests); the app passes its caches so the answer
+    is computed on the very model the page shows.
+    """
+    from engine import CausalLM, ModelConfig
+    from engine.config import PRESET_INPUT_LABELS
+    from engine.seeding import seeded
+    from engine.tokenizer import bundled_tokenizer
+    from ui.options import MAX_TOKENS, widgets_to_config
+
+    values, fixed = sidebar_values(settings)
+
+    def fresh_model(config_json: str, seed: int):
+        with seeded(seed):
+            return CausalLM(ModelConfig.from_dict(json.loads(config_json))).eval()
+
+    model_for = model_for or fresh_model
+    tokenizer_for = tokenizer_for or bundled_tokenizer
+    checkpoint_for = checkpoint_for or load_named
+    tok = None
+    if values["model.source"] == "checkpoint":
+        model, tok = checkpoint_for(values["model.checkpoint"])
+        config = model.config
+    else:
+        config = widgets_to_config(values, fixed)
+        model = model_for(config.to_json(), int(values["cfg.seed"]))
+    if values["input.mode"] == "random":
+        gen = torch.Generator().manual_seed(int(values["cfg.seed"]))
+        ids = torch.randint(0, config.vocab_size, (1, int(values["input.random_len"])), generator=gen)
+        words = PRESET_INPUT_LABELS.get(values.get("cfg.preset") or "")
+        tokens = list(words) if words and len(words) == ids.shape[1] else [f"#{i}" for i in ids[0].tolist()]
+        return config, model, ids, tokens, None
+    tok = tok or tokenizer_for(config.vocab_size)
+    limit = min(MAX_TOKENS, config.max_position_embeddings) if config.has_position_limit else MAX_TOKENS
+    ids = tok.encode(values["input.text"])[:limit]
+    return config, model, torch.tensor([ids]), tok.token_strings(ids), tok
+
+
+def load_named(name: str):
+    """A packaged model by name (SmolLM2 from its pip package, the Tang-poem model), with its tokenizer."""
+    from engine.checkpoints import load_pretrained
+    from engine.checkpoints.poem import is_poem_model, load_poem_model
+    from engine.tokenizer import TextTokenizer
+
+    if is_poem_model(name):
+        return load_poem_model(name)
+    return load_pretrained(name), TextTokenizer.from_pretrained(name)
+
+
+# ---- the answer key --------------------------------------------------------------------------------------------
+@dataclass
+class Key:
+    """A step's question key in both languages: what the app shows and the CLI prints."""
+
+    kind: str
+    options: list[dict]  # [{"en": ..., "zh": ...}] (empty for kind "number")
+    correct: int | float  # the index of the right option, or the number
+    values: dict  # {"en": {placeholder: text}, "zh": {...}}
+    highlight: dict = field(default_factory=dict)
+    raw: Answer | None = None
+
+    def explanation(self, question: Question, lang: str) -> str:
+        return question.explain[lang].format(**self.values[lang])
+
+    def grade(self, question: Question, picked: Any) -> bool:
+        if self.kind == "choice":
+            return picked == self.correct
+        tol = abs(self.correct) * question.tolerance if question.tolerance is not None else question.tolerance_abs
+        return picked is not None and abs(float(picked) - self.correct) <= tol
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "options": self.options, "correct": self.correct, "values": self.values,
+                "highlight": self.highlight}
+
+
+def compute_key(lesson: Lesson, step: Step, inputs: StepInputs) -> Key:
+    """Run the step's answer function and shape its result (raises on a broken answer: check reports it)."""
+    q = step.question
+    fn = REGISTRY.get(q.answer)
+    if fn is None:
+        raise LessonError(f"no answer function {q.answer!r} (registered: {', '.join(sorted(REGISTRY))})")
+    ans = fn(inputs, **q.args)
+    if not isinstance(ans, Answer):
+        raise LessonError(f"answer function {q.answer!r} returned {type(ans).__name__}, not Answer")
+    values = {lang: {k: format_value(v, lang) for k, v in ans.values.items()} for lang in LANGS}
+    if q.kind == "number":
+        if not isinstance(ans.correct, (int, float)):
+            raise LessonError(f"answer function {q.answer!r}: a number question needs a number, got {ans.correct!r}")
+        for lang in LANGS:
+            values[lang].setdefault("answer", format_value(ans.correct, lang))
+        return Key("number", [], float(ans.correct), values, dict(ans.highlight), ans)
+    opts, correct = options(ans, f"{lesson.id}:{step.number}")
+    labels = ans.option_labels
+    for lang in LANGS:
+        values[lang].setdefault("answer", format_option(ans.correct, lang, labels))
+    shown = [{lang: format_option(o, lang, labels) for lang in LANGS} for o in opts]
+    key = Key("choice", shown, correct, values, dict(ans.highlight), ans)
+    if not 2 <= len(opts) <= 5:
+        raise LessonError(f"answer function {q.answer!r} gave {len(opts)} options (2-5 allowed)")
+    if not distinct(opts, labels):
+        dup = [o["en"] for o in shown]
+        raise LessonError(f"answer function {q.answer!r}: options are not distinct, so not exactly one is correct: {dup}")
+    return key
+
+
+def inputs_for(step: Step, **builders) -> StepInputs:
+    return StepInputs(step.settings, lambda: build_parts(step.settings, **builders))
+
+
+# ---- the check -------------------------------------------------------------------------------------------------
+def check_lesson(lesson: Lesson, run_answers: bool = True) -> tuple[list[str], list[Key | None]]:
+    """Problems of one lesson (each naming the file and step) and the computed keys (None without a question)."""
+    problems: list[str] = []
+    pages, sidebar, per_page = app_keys()
+    from engine import PRESETS
+
+    if not lesson.draft:
+        if not MIN_STEPS <= len(lesson.steps) <= MAX_STEPS:
+            problems.append(f"{lesson.path}: {len(lesson.steps)} steps ({MIN_STEPS}-{MAX_STEPS} required)")
+        if lesson.questions < MIN_QUESTIONS:
+            problems.append(f"{lesson.path}: {lesson.questions} questions (at least {MIN_QUESTIONS} required)")
+    keys: list[Key | None] = []
+    for step in lesson.steps:
+        where = f"{lesson.path} step {step.number}"
+        if step.page not in pages:
+            problems.append(f"{where}: page {step.page!r} is not in app.py's PAGES ({', '.join(pages)})")
+            keys.append(None)
+            continue
+        for k in step.settings:
+            if k == "preset":
+                if step.settings[k] not in PRESETS:
+                    problems.append(f"{where}: preset {step.settings[k]!r} is not one of {', '.join(PRESETS)}")
+            elif k not in sidebar and k not in per_page[step.page]:
+                elsewhere = [p for p, ks in per_page.items() if k in ks]
+                hint = f" (it is a control of {', '.join(elsewhere)})" if elsewhere else ""
+                problems.append(f"{where}: control {k!r} does not exist on page {step.page!r}{hint}")
+        for c in step.chart:
+            if c not in per_page[step.page] and f"{c}.chart" not in per_page[step.page] and not _chart_named(step.page, c):
+                problems.append(f"{where}: chart {c!r} is not drawn on page {step.page!r}")
+        q = step.question
+        if q is None or not run_answers:
+            keys.append(None)
+            continue
+        try:
+            key = compute_key(lesson, step, inputs_for(step))
+            for lang in LANGS:
+                missing = set(_FIELD.findall(q.explain[lang])) - set(key.values[lang])
+                if missing:
+                    raise LessonError(f"the explanation needs {sorted(missing)}, the answer gives {sorted(key.values[lang])}")
+                key.explanation(q, lang)
+            keys.append(key)
+        except Exception as err:  # noqa: BLE001 -- every failure is named with its file and step
+            problems.append(f"{where}: {type(err).__name__}: {err}")
+            keys.append(None)
+    return problems, keys
+
+
+@lru_cache(maxsize=None)
+def _page_source(page: str) -> str:
+    pages = dict(_pages_list())
+    return (ROOT / pages[page]).read_text(encoding="utf-8")
+
+
+def _chart_named(page: str, chart: str) -> bool:
+    """Whether the page's script passes ``chart`` as a chart key (``chart(fig, df, "attn.heatmap")``)."""
+    return f'"{chart}"' in _page_source(page)
+
+
+def summary_json(lesson: Lesson, keys: list[Key | None]) -> dict:
+    steps = []
+    for step, key in zip(lesson.steps, keys):
+        q = step.question
+        steps.append({"page": step.page, "question": dict(q.prompt) if q else None,
+                      "options": (key.options or None) if key else None,
+                      "answer": key.correct if key else None})
+    return {"id": lesson.id, "title": dict(lesson.title), "steps": steps}
