@@ -6,7 +6,7 @@ Sets the page config and the navigation; each page renders the shared sidebar it
 
 import streamlit as st
 
-from ui.startup import warm_up  # first: it makes ast.parse thread-safe before the heavy imports
+from server.startup import warm_up  # first: it makes ast.parse thread-safe before the heavy imports
 from ui.i18n import t  # noqa: E402
 from ui.smollm2 import start_background_conversions  # noqa: E402
 from ui.state import apply_pending, note_page  # noqa: E402
@@ -28,7 +28,7 @@ PAGES = [
     ("pages/train.py", "nav.train", "train", "🏋️"),
 ]
 
-warm_up(path for path, *_ in PAGES)  # compile every page once, before sessions can race (ui/startup.py)
+warm_up(path for path, *_ in PAGES)  # compile every page once, before sessions can race (server/startup.py)
 start_background_conversions()  # SmolLM2's cache converted / hash-checked in a thread: no page waits for it
 
 # the repairs the last run asked for (a link's values put back after a page switch, ui/state.py), before the

@@ -5,14 +5,14 @@ Usage: ``python bench/bench_threads.py [--steps 300] [--counts 1 2 4 8] [--threa
 
 What a class does when several students press Start on the Training lab: K default runs (the sidebar's default
 model, ``TrainConfig()``: 300 steps x 16 x 64 tokens, on the Tang poems) started at the same moment in one
-process, through the app's own job code (``ui.jobs.start_training``, each run in its own thread).
+process, through the app's own job code (``server.jobs.start_training``, each run in its own thread).
 
 * **Threads per run**: every K in ``--counts`` with each of ``--threads`` torch threads per run, all K running at
   once (no limit): the wall time of each run (Start pressed -> finished; mean and slowest) and of the whole batch.
   Runs with more than one thread are limited to the K in ``--two-thread-counts`` (on a busy machine they are
   the slow ones).
 * **The limit**: K = 4 and 8 through the app's line with ``--limit`` slots (default 2, the default on a 2-core
-  server) and the app's default threads per run (``ui.admission.torch_threads()``, or ``--limit-threads``): how long each student waits, the mean and slowest Start -> finished, and the
+  server) and the app's default threads per run (``server.admission.torch_threads()``, or ``--limit-threads``): how long each student waits, the mean and slowest Start -> finished, and the
   batch's wall time.
 
 Writes ``bench/results/bench_threads.md``. On a shared machine the absolute times move with the other load:
@@ -33,7 +33,7 @@ import torch  # noqa: E402
 from engine import CausalLM, ModelConfig  # noqa: E402
 from engine.tokenizer import load_corpus, train_bpe  # noqa: E402
 from engine.train import TrainConfig  # noqa: E402
-from ui import admission, jobs  # noqa: E402
+from server import admission, jobs  # noqa: E402
 from ui.sidebar import DEFAULTS, MAX_TOKENS  # noqa: E402
 
 

@@ -12,7 +12,8 @@ import streamlit as st
 
 import analysis
 from engine import ModelConfig
-from ui.budget import refuse_over_budget, verdict
+from server.budget import verdict
+from ui.budget import refuse_over_budget
 from ui.caches.views import divergence, gradients, last_block_gradient, placement_pair
 from ui.figures.prepost import depth_scaling_lines, divergence_lines, gradient_norm_lines, placement_norm_lines
 from ui.format import number

@@ -2,7 +2,7 @@
 Post-Norm from the same weights. This script only wires the two sections: the trainer is ``ui/train_panel.py``,
 the race ``ui/race_panel.py``, what they share ``ui/train_common.py``.
 
-Runs and races are background jobs held in this browser session's ``st.session_state`` (``ui.jobs``). When a run
+Runs and races are background jobs held in this browser session's ``st.session_state`` (``server.jobs``). When a run
 ends, the trained model is handed to the sidebar (``st.session_state["train.trained"]``) and the model source
 switches to "trained in this session", so every page shows it. The trained model belongs to this session only.
 """
@@ -12,14 +12,14 @@ import streamlit as st
 from ui.caches.training import corpus_ids
 from ui.state import control
 from ui.i18n import t
-from ui.jobs import prepare
+from server.jobs import prepare
 from ui.race_panel import race_view
 from ui.sidebar import explorer
 from ui.train_common import CORPORA, publish_finished_job
 from ui.train_panel import lab_view
 from ui.widgets import explain
 
-prepare()  # the runs' fork server starts in the background on the first visit (ui/jobs.py)
+prepare()  # the runs' fork server starts in the background on the first visit (server/jobs.py)
 publish_finished_job()  # before explorer(), so the sidebar offers a model whose run just ended
 ctx = explorer()
 st.title(t("train.title"))

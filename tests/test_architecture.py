@@ -1,6 +1,9 @@
-"""The layers hold: the engine loads no pandas/streamlit/plotly, analysis no streamlit/plotly, and no import cycle.
+"""The layers hold: the engine loads no pandas/streamlit/plotly, analysis no streamlit/plotly, the server's resource
+management no ui/pages/pandas/plotly and no Streamlit page API, each package imports only the layers below it, and
+no import cycle.
 
-Layering (docs/architecture.md): engine (torch) -> analysis (DataFrames) -> ui (figures, Streamlit state) -> pages.
+Layering (docs/architecture.md): engine (torch) -> analysis (DataFrames) -> ui (figures, Streamlit state) -> pages,
+and beside analysis, below ui: server (admission line, budget, jobs and their processes, byte cache, start-up).
 The layer tests import every module of a package in a fresh interpreter (pkgutil walks the package, so a new
 module is covered without touching this file) and report the first module that pulled a forbidden library in.
 The cycle test reads the source with ``ast`` (module-level and function-local imports, relative imports
@@ -20,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Imports the package and every module under it, one by one; prints the modules and, per forbidden library, the
 # project module whose code imported it (found by a finder that looks at the importing frames; it finds nothing).
+# A library only looked for (torch's optimizer probes for optional ones with ``find_spec``) and never loaded is
+# not counted.
 _IMPORT_ALL = """
 import importlib, json, pkgutil, sys
 package, forbidden = sys.argv[1], sys.argv[2].split(",")
@@ -39,6 +44,7 @@ root = importlib.import_module(package)
 names = sorted(m.name for m in pkgutil.walk_packages(root.__path__, package + "."))
 for name in names:
     importlib.import_module(name)
+first = {name: mod for name, mod in first.items() if name in sys.modules}  # looked for is not loaded (probes)
 print(json.dumps({"modules": [package] + names, "first_importer": first}))
 """
 
@@ -67,9 +73,55 @@ def test_every_analysis_module_loads_no_streamlit_or_plotly():
         f"{result['first_importer']}")
 
 
+def test_every_server_module_loads_no_ui_pages_pandas_plotly_or_streamlit():
+    result = import_everything("server", ("ui", "pages", "pandas", "plotly", "streamlit"))
+    assert "server.jobs" in result["modules"] and "server.admission" in result["modules"]
+    assert not result["first_importer"], (
+        "server/ is the server's resource management below ui: it returns values and codes, never text or "
+        f"figures, and imports no Streamlit at module level; loaded by: {result['first_importer']}")
+
+
+def test_server_touches_streamlit_only_through_its_runtime_inside_functions():
+    """The one Streamlit the server may use: ``streamlit.runtime`` (session liveness, the script cache), imported
+    inside the function that needs it, so that importing ``server`` never loads Streamlit and no page API
+    (``st.*`` elements, session state) is ever called from here."""
+    offenders = []
+    for path in sorted((ROOT / "server").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        local = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 for n in ast.walk(f)}
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            for name in names:
+                if name.split(".")[0] == "streamlit" and (id(node) not in local
+                                                           or not name.startswith("streamlit.runtime")):
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} {name}")
+    assert not offenders, offenders
+
+
+# Which project packages each layer may import (itself included), function-local imports counted too.
+MAY_IMPORT = {"engine": {"engine"}, "analysis": {"analysis", "engine"}, "server": {"server", "engine"},
+              "ui": {"ui", "server", "analysis", "engine"}}
+
+
+def test_each_package_imports_only_the_layers_below_it():
+    graph = import_graph(module_files())
+    wrong = sorted(f"{mod} -> {dep}" for mod, deps in graph.items() for dep in deps
+                   if dep.split(".")[0] not in MAY_IMPORT[mod.split(".")[0]])
+    assert not wrong, "imports against the layering (docs/architecture.md):\n" + "\n".join(wrong)
+    pages = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
+    page_imports = {path.name: {(n.module or "").split(".")[0] for n in ast.walk(ast.parse(path.read_text()))
+                                if isinstance(n, ast.ImportFrom)}
+                               | {a.name.split(".")[0] for n in ast.walk(ast.parse(path.read_text()))
+                                  if isinstance(n, ast.Import) for a in n.names}
+                    for path in pages}
+    assert not [name for name, deps in page_imports.items() if "pages" in deps], page_imports
+
+
 # ---- import cycles ----------------------------------------------------------------------------------------
 
-PACKAGES = ("engine", "analysis", "ui")
+PACKAGES = ("engine", "analysis", "server", "ui")
 
 
 def module_files(root: Path = ROOT) -> dict[str, Path]:
@@ -172,7 +224,7 @@ def test_import_graph_resolves_relative_and_function_local_imports_and_names_the
     assert find_cycles({"a": {"b"}, "b": set()}) == []
 
 
-def test_no_import_cycle_in_engine_analysis_ui():
+def test_no_import_cycle_in_engine_analysis_server_ui():
     graph = import_graph(module_files())
     assert len(graph) > 30 and "analysis.trace" in graph["analysis.norms"]  # the real packages were read
     cycles = find_cycles(graph)

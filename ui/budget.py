@@ -1,20 +1,17 @@
-"""The server's per-action budget, in the page: refuse what costs too much, with its cost and a way out.
-
-The estimates are :mod:`engine.cost`'s (torch-free arithmetic); the limits are read from the environment on each
-check (``EXPLORER_MAX_ACTION_MB``, ``EXPLORER_MAX_ACTION_GFLOP``, ``EXPLORER_MAX_TRAIN_GFLOP``; see the README), so
-a lecturer raises them for a big server without touching code.
+"""The server's budget in the page: a refused action's message (its cost, the budget, a way out) and the note
+shown while heavy work waits for a slot. The arithmetic and the line are :mod:`server.budget`'s.
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Callable, Iterator
 
 import streamlit as st
 
 from engine.config import ModelConfig
-from engine.cost import MIB, Budget, Verdict, check, gradient_cost, trace_cost
-from ui.admission import HEAVY_GFLOP, VIEW_GFLOP, admission, view_slot
+from engine.cost import MIB, Verdict
+from server import budget
 from ui.i18n import t
 
 
@@ -40,46 +37,23 @@ def refusal(v: Verdict) -> str:
     return text + " " + t("budget.no_suggestion")
 
 
-def verdict(action: str, config: ModelConfig, **sizes) -> Verdict:
-    """:func:`engine.cost.check` against the server's current budget (``sizes``: tokens, steps, batch, seq_len)."""
-    return check(action, config, Budget.from_env(), **sizes)
-
-
 def refuse_over_budget(action: str, config: ModelConfig, **sizes) -> None:
     """Stop the page with the cost message when ``action`` does not fit the budget; otherwise do nothing."""
-    v = verdict(action, config, **sizes)
+    v = budget.verdict(action, config, **sizes)
     if not v.ok:
         st.error(refusal(v))
         st.stop()
 
 
+def _busy_note() -> Callable[[], None]:
+    note = st.empty()
+    note.info(t("queue.busy"))
+    return note.empty
+
+
 @contextmanager
 def heavy_work(action: str, config: ModelConfig, tokens: int, show: bool = True) -> Iterator[None]:
-    """Run a trace or gradient computation over :data:`ui.admission.HEAVY_GFLOP` through the server's line of
-    heavy jobs; one over :data:`ui.admission.VIEW_GFLOP` through the page views' line (:func:`view_work`); small
-    ones run at once, never queued. ``show``: say on the page that it waits for a slot (leave it False inside
-    ``st.cache_data`` functions, whose elements would be replayed)."""
-    cost = (trace_cost if action == "trace" else gradient_cost)(config, tokens)
-    if cost.gflop < HEAVY_GFLOP:
-        with view_work(cost.gflop):
-            yield
-        return
-    line = admission()
-    note = st.empty() if show and line.running >= line.limit else None
-    if note is not None:
-        note.info(t("queue.busy"))
-    with line.slot(action):
-        if note is not None:
-            note.empty()
-        yield
-
-
-@contextmanager
-def view_work(gflop: float) -> Iterator[None]:
-    """Page-view work of ``gflop`` GFLOP: over :data:`ui.admission.VIEW_GFLOP` it waits for the views' line
-    (one at a time, in order of arrival: :func:`ui.admission.view_line`), below it runs at once."""
-    if gflop < VIEW_GFLOP:
-        yield
-        return
-    with view_slot():
+    """:func:`server.budget.heavy_work`, saying on the page while it waits for a slot. ``show``: leave it False
+    inside ``st.cache_data`` functions, whose elements would be replayed."""
+    with budget.heavy_work(action, config, tokens, waiting=_busy_note if show else None):
         yield

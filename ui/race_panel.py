@@ -1,7 +1,7 @@
 """The Training lab's second section: a Pre-Norm vs Post-Norm race from the same initial weights on the same
 batches, live, then the gradient norm per block of both placements and what this run shows.
 
-The race is a :class:`ui.jobs.RaceJob` in this browser session's ``st.session_state``
+The race is a :class:`server.jobs.RaceJob` in this browser session's ``st.session_state``
 (:func:`engine.train.race_pre_post`); a fragment redraws its live panel's progress every
 second and its charts every few seconds, with the time left measured from the race's own steps, never a constant.
 
@@ -19,9 +19,10 @@ import torch
 import analysis
 from engine.config import ModelConfig
 from engine.train import TrainConfig
-from ui import jobs
-from ui.admission import session_liveness
-from ui.budget import flops, refusal, verdict
+from server import jobs
+from server.admission import session_liveness
+from server.budget import verdict
+from ui.budget import flops, refusal
 from ui.controls import clamp_state
 from ui.state import control
 from ui.figures.train import grad_profile, race_grad_heatmaps, race_loss

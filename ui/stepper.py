@@ -3,7 +3,7 @@
 A run is identified by the model, the prompt ids and the sampling settings (seed included). Every step draws
 with the generator of ``(seed, step)``, so the same key always gives the same tokens: a run is therefore
 computed once per server for every session with that key (a class that opened one link and presses "Next token"
-computes each step once, whoever presses first), kept in the byte-bounded store (``ui/bytecache.py``, which
+computes each step once, whoever presses first), kept in the byte-bounded store (``server/bytecache.py``, which
 re-measures it as it grows), and only grows. A session keeps just its key and its step count
 (:class:`RunRef` in ``st.session_state["gen._run"]``); what it shows at step n is :meth:`SharedRun.at`, a view
 of the shared run's first n steps (the KV cache cut to the prompt + n positions, no copy). A run the store has
@@ -25,8 +25,8 @@ import torch
 from analysis.generation import filter_summary, filter_table, recompute_check
 from engine import CausalLM, KVCache
 from engine.generation import decode_step, forward_flops
-from ui.budget import view_work
-from ui.bytecache import shared_cache
+from server.budget import view_work
+from server.bytecache import shared_cache
 
 TOP_N = 10  # tokens shown per distribution
 

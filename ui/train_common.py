@@ -3,7 +3,7 @@ the server's line and its live progress bar (with the ETA measured from the run'
 
 The sections themselves are :mod:`ui.train_panel` (train a copy of the sidebar model) and :mod:`ui.race_panel`
 (Pre-Norm vs Post-Norm race); ``pages/train.py`` wires them. Jobs run in background threads held in this browser
-session's ``st.session_state`` (:mod:`ui.jobs`); a ``st.fragment(run_every=LIVE_EVERY_S)`` redraws a live panel.
+session's ``st.session_state`` (:mod:`server.jobs`); a ``st.fragment(run_every=LIVE_EVERY_S)`` redraws a live panel.
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ import streamlit as st
 
 from engine.config import ModelConfig
 from engine.train import StepInfo, TrainConfig
-from ui import jobs
-from ui.admission import admission
+from server import jobs
+from server.admission import admission
 from ui.format import duration, number as num, percent as pct  # noqa: F401  (the panels import them from here)
 from ui.i18n import current_lang, t
 from ui.presenter import presenter_mode
 from ui.sidebar import MAX_TOKENS, TRAINED_KEY
 
-JOB_KEY = "train.job"  # the session's latest training job (ui.jobs.TrainJob)
-RACE_KEY = "train.race_job"  # the session's latest race (ui.jobs.RaceJob)
+JOB_KEY = "train.job"  # the session's latest training job (server.jobs.TrainJob)
+RACE_KEY = "train.race_job"  # the session's latest race (server.jobs.RaceJob)
 CORPORA = ("zh", "en", "all")
 LR_OPTIONS = [1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2]
 MIN_STEPS = 10
@@ -111,7 +111,7 @@ def queue_note(job: jobs.BackgroundJob) -> bool:
 
 def progress(job: jobs.BackgroundJob | None) -> list[StepInfo] | None:
     """The live progress of ``job``: its place in line while it waits (None), else the progress bar with the time
-    left at the pace of the run's own last steps (:func:`ui.jobs.eta_from_history`) and the steps so far.
+    left at the pace of the run's own last steps (:func:`server.jobs.eta_from_history`) and the steps so far.
 
     Reruns the whole page once the job has ended (so it shows the results, or publishes the trained model).
     """

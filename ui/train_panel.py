@@ -1,7 +1,7 @@
 """The Training lab's first section: train a copy of the sidebar model on the bundled corpus, live; compare it
 before and after on the sidebar's input; probe what it learned on the Tang poems.
 
-The run is a :class:`ui.jobs.TrainJob` in this browser session's ``st.session_state``; a fragment redraws its live
+The run is a :class:`server.jobs.TrainJob` in this browser session's ``st.session_state``; a fragment redraws its live
 panel's progress every second and its charts every few seconds, with the time left measured from the run's own
 steps. When it ends the page (``pages/train.py``) hands the trained model to the sidebar
 (:func:`ui.train_common.publish_finished_job`).
@@ -21,9 +21,10 @@ import torch
 import analysis
 from engine import CausalLM
 from engine.train import TrainConfig, lr_at
-from ui import jobs
-from ui.admission import session_liveness
-from ui.budget import flops, refusal, verdict
+from server import jobs
+from server.admission import session_liveness
+from server.budget import verdict
+from ui.budget import flops, refusal
 from ui.caches.training import before_after, poem_probe
 from ui.controls import clamp_state, index_slider
 from ui.figures.attention import attention_heatmap

@@ -369,7 +369,7 @@ def test_share_link_keeps_every_control_at_its_minimum_middle_and_maximum(server
     mechanism the minimum batch fails (V 16, L 1, KV heads 1, ReLU, untied were dropped from the URL, so they
     came back as the app's defaults).
 
-    The maximum batch is over the server's cost budget (ui/budget.py): by design the page then shows the budget
+    The maximum batch is over the server's cost budget (server/budget.py): by design the page then shows the budget
     message instead of a chart. The test asserts that, and that the link still restores every widget exactly
     (the whole sidebar, input and share controls included, is drawn before the refusal).
     """

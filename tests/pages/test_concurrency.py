@@ -14,7 +14,7 @@ runtime from under each other ("Runtime hasn't been created!"). The ``apptest_th
 mock runtime available whenever ``_instance`` is None and holds ``global.appTest`` on for the whole test;
 the scripts themselves still run concurrently, each in its own ScriptRunner thread, as on a server.
 
-First visits race (python/cpython#106905, see ``ui/startup.py``): the ``forced_thread_switches`` fixture lets
+First visits race (python/cpython#106905, see ``server/startup.py``): the ``forced_thread_switches`` fixture lets
 another thread run inside every garbage-collection pass, which is where two threads building AST objects
 interleave; with it, the 20 first visits of the old set-up (Streamlit's magic compiling each page through
 ``ast.parse`` in every session thread) failed with "SystemError: AST constructor recursion depth mismatch".
@@ -138,8 +138,8 @@ def forced_thread_switches():
 
 
 def test_ast_parse_is_serialised(forced_thread_switches):
-    """Four threads parsing a large module at once: without ui.startup's lock this fails within a second."""
-    from ui.startup import serialise_ast_parse
+    """Four threads parsing a large module at once: without server.startup's lock this fails within a second."""
+    from server.startup import serialise_ast_parse
 
     serialise_ast_parse()
     source = Path(inspect.getsourcefile(ast)).read_text()

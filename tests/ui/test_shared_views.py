@@ -12,8 +12,9 @@ import torch
 
 from engine import ModelConfig
 from tests.page_helpers import open_page
-from ui import admission, bytecache, stepper
-from ui.bytecache import ByteBudgetCache, tensor_bytes
+from server import admission, bytecache
+from ui import stepper
+from server.bytecache import ByteBudgetCache, tensor_bytes
 from ui.caches import build_model, views
 
 

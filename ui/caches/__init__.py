@@ -2,7 +2,7 @@
 
 This module: the key, and the sidebar's shared caches (models, tokenizers, traces, checkpoint listings);
 :mod:`ui.caches.views`: the caches of the pages' views; :mod:`ui.caches.training`: the Training lab's. Models
-and traces share one store bounded in bytes (ui/bytecache.py). Everything returned here is shared by all
+and traces share one store bounded in bytes (server/bytecache.py). Everything returned here is shared by all
 sessions: read only.
 
 **Model keys.** A cached function takes the model itself; Streamlit hashes it with :func:`model_key` (the
@@ -41,7 +41,7 @@ from engine.model import CausalLMOutput
 from engine.seeding import seeded
 from engine.tokenizer import TextTokenizer, bundled_tokenizer
 from ui.budget import heavy_work
-from ui.bytecache import byte_cached
+from server.bytecache import byte_cached
 
 # ---- the model key ---------------------------------------------------------------------------------------------
 _KEYS: weakref.WeakKeyDictionary[CausalLM, str] = weakref.WeakKeyDictionary()  # forgets a model freed elsewhere
@@ -71,7 +71,7 @@ def random_model_key(config_json: str, seed: int) -> str:
 HASH = {CausalLM: model_key}  # hash_funcs of every cache below that takes a model
 
 
-@byte_cached  # ui/bytecache.py: models and traces share one store bounded in bytes (EXPLORER_CACHE_MB)
+@byte_cached  # server/bytecache.py: models and traces share one store bounded in bytes (EXPLORER_CACHE_MB)
 def build_model(config_json: str, seed: int) -> CausalLM:
     """A randomly initialised model for (config, seed). Shared by all sessions: never mutate it.
 

@@ -19,7 +19,8 @@ from analysis import heads, lens
 from engine import CausalLM, ModelConfig
 from engine.parity import attention_paths_agree, reference_check
 from engine.tokenizer import TextTokenizer
-from ui.budget import heavy_work, view_work
+from server.budget import view_work
+from ui.budget import heavy_work
 from ui.caches import HASH, cached_trace, model_key, register_model
 from ui.figures.attention import layers_heads_grid
 from ui.i18n import t
@@ -69,7 +70,7 @@ def _lens_store() -> tuple[OrderedDict, dict, threading.Lock]:
 def lens_table(model: CausalLM, ids: tuple[int, ...], progress: Callable[[float], None]) -> pd.DataFrame:
     """The logit-lens table of this model and input, computed once for every session that asks: a session asking
     while another computes it waits for that computation (its bar follows the other's progress) instead of
-    computing it again. The computation waits for the page views' line (:func:`ui.budget.view_work`): for
+    computing it again. The computation waits for the page views' line (:func:`server.budget.view_work`): for
     SmolLM2 it is L+1 products with the 49,152-row head."""
     store, pending, lock = _lens_store()
     key = (model_key(model), ids)

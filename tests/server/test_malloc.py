@@ -1,4 +1,4 @@
-"""ui/startup.bound_malloc: after it, a 2 MiB tensor gets its own mapping (given back to the system when freed)
+"""server/startup.bound_malloc: after it, a 2 MiB tensor gets its own mapping (given back to the system when freed)
 even after a 16 MiB block was freed, which without it raises glibc's threshold so that the next such block comes
 from a thread's heap and its pages stay resident. Each case runs in a fresh interpreter (the setting is global)."""
 
@@ -16,7 +16,7 @@ PROBE = r"""
 import ctypes, json, sys
 sys.path.insert(0, sys.argv[1])
 import torch
-from ui.startup import bound_malloc
+from server.startup import bound_malloc
 
 class MallInfo2(ctypes.Structure):
     _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",

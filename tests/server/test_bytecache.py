@@ -1,4 +1,4 @@
-"""ui/bytecache.py: entries measured in bytes (against the parameter-count formula), eviction by bytes in
+"""server/bytecache.py: entries measured in bytes (against the parameter-count formula), eviction by bytes in
 least-recently-used order, one computation per key under concurrency, and the sidebar's caches using it."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import torch
 from engine import CausalLM, ModelConfig
 from analysis.trace import run_trace
 from engine.cost import buffer_count, parameter_count
-from ui import bytecache
-from ui.bytecache import ByteBudgetCache, byte_cached, tensor_bytes
+from server import bytecache
+from server.bytecache import ByteBudgetCache, byte_cached, tensor_bytes
 
 
 def config(layers: int, hidden: int = 32, **kw) -> ModelConfig:

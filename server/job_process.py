@@ -1,4 +1,4 @@
-"""How a Training-lab job trains in a child process (see :mod:`ui.jobs` for why): the child's entry point, the
+"""How a Training-lab job trains in a child process (see :mod:`server.jobs` for why): the child's entry point, the
 fork server it is forked from, and the parent side that relays its steps and passes the stop event on.
 
 Plain Python and multiprocessing; no Streamlit calls.
@@ -22,7 +22,7 @@ import torch
 
 from engine import CausalLM, ModelConfig
 from engine.train import StepInfo, TrainConfig, race_pre_post, train
-from ui.admission import torch_threads
+from server.admission import torch_threads
 
 POLL_S = 0.2  # how often the job's thread looks at its stop event while it waits for the child's next message
 ENV_PROCESSES = "EXPLORER_JOB_PROCESSES"
@@ -76,7 +76,7 @@ def _worker(kind: str, config: ModelConfig, weights: Optional[bytes], token_ids:
 
 def warm_up_worker() -> None:
     """Two training steps of a tiny model with a validation loss: every lazy import a run needs, done once
-    (``ui.job_preload`` calls this in the fork server)."""
+    (``server.job_preload`` calls this in the fork server)."""
     tiny = ModelConfig(vocab_size=40, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                        intermediate_size=32, max_position_embeddings=32)
     train(CausalLM(tiny), torch.arange(400) % 40, TrainConfig(steps=2, batch_size=2, seq_len=8, warmup_steps=0,
@@ -85,9 +85,9 @@ def warm_up_worker() -> None:
 
 def _context():
     """Children are forked from a fork server that imported torch and the engine and trained once
-    (:mod:`ui.job_preload`), so a run starts in a fraction of a second instead of seconds."""
+    (:mod:`server.job_preload`), so a run starts in a fraction of a second instead of seconds."""
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["ui.job_preload"])
+    ctx.set_forkserver_preload(["server.job_preload"])
     return ctx
 
 

@@ -14,11 +14,11 @@ default 10), a run takes only the CPU that page views leave over. Children are f
 that has torch and the engine imported already (``forkserver``), so a run starts in well under a second after
 the first; the trained weights come back as bytes (``torch.save``) once the run ended.
 ``EXPLORER_JOB_PROCESSES=0`` runs jobs in the server's own threads instead (the old way, kept for comparison).
-The child's side, the fork server and the relay are in :mod:`ui.job_process`.
+The child's side, the fork server and the relay are in :mod:`server.job_process`.
 
-Every job first waits for a slot of the server's heavy-job line (:mod:`ui.admission`): at most N run at once, the
+Every job first waits for a slot of the server's heavy-job line (:mod:`server.admission`): at most N run at once, the
 others see their place in line (``job.ahead``). A watchdog polls ``alive`` (the session's liveness, from
-:func:`ui.admission.session_liveness`) once a second and stops the job when the browser tab is gone, whether it is
+:func:`server.admission.session_liveness`) once a second and stops the job when the browser tab is gone, whether it is
 running or still waiting.
 
 List appends and attribute assignments are atomic under the GIL, so the page can read ``history`` at any time
@@ -38,8 +38,8 @@ import torch
 
 from engine import CausalLM, ModelConfig
 from engine.train import RaceResult, StepInfo, TrainConfig, TrainResult, clone_model, race_pre_post, train
-from ui.admission import Ticket, admission, torch_threads
-from ui.job_process import WorkerError, in_processes, prepare, run_in_process, weights_bytes  # noqa: F401 (re-exported)
+from server.admission import Ticket, admission, torch_threads
+from server.job_process import WorkerError, in_processes, prepare, run_in_process, weights_bytes  # noqa: F401 (re-exported)
 
 WATCH_EVERY_S = 1.0  # how often a job checks that its browser session is still there
 @dataclass(kw_only=True)
@@ -125,7 +125,7 @@ class BackgroundJob:
                 if in_processes():
                     self._work_in_process(token_ids)
                 else:
-                    torch.set_num_threads(torch_threads())  # this thread's torch threads (see ui/admission.py)
+                    torch.set_num_threads(torch_threads())  # this thread's torch threads (see server/admission.py)
                     self._work(token_ids)
         except WorkerError as err:  # the child's own "Type: message"
             self.error = str(err)

@@ -1,4 +1,4 @@
-"""The heavy-job line (ui/admission.py) and the jobs that wait in it (ui/jobs.py): at most N at once, first come
+"""The heavy-job line (server/admission.py) and the jobs that wait in it (server/jobs.py): at most N at once, first come
 first served, a visible place in line, leaving the line on stop, and a run that stops when its session is gone;
 runs train in their own processes, exactly what the engine trains in this one.
 Synchronised with events, never with timing assertions."""
@@ -17,8 +17,8 @@ import torch
 from engine import CausalLM, ModelConfig
 from engine.train import TrainConfig, clone_model, race_pre_post, train
 from tests.page_helpers import open_page
-from ui import admission as adm
-from ui import jobs
+from server import admission as adm
+from server import jobs
 
 TINY = ModelConfig(vocab_size=40, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
                    max_position_embeddings=32)
