@@ -8,6 +8,7 @@ import streamlit as st
 
 from server.startup import warm_up  # first: it makes ast.parse thread-safe before the heavy imports
 from ui.i18n import t  # noqa: E402
+from ui.share import refresh_qr  # noqa: E402
 from ui.smollm2 import start_background_conversions  # noqa: E402
 from ui.state import apply_pending, note_page  # noqa: E402
 
@@ -49,3 +50,4 @@ def _root() -> None:
 nav = st.navigation([st.Page(_root, title=t(PAGES[0][1]), url_path="home", default=True, visibility="hidden"), *pages])
 note_page(nav.url_path)  # before the page: control() tells a reopened page's stale widget value from an edit
 nav.run()
+refresh_qr()  # the share panel's QR code with the link as the page left it (a page may write to it)

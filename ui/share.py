@@ -5,13 +5,23 @@ session). For one, the share panel says so and offers, instead of the copy butto
 trained model's configuration into the sliders at random init (through :func:`config_to_widgets`, as an upload
 does, with the session's seed): the address bar and "Copy link" then carry that view, made by the same widgets
 as every other link, and the trained model stays in the session (the Model radio switches back to it).
+
+The panel also shows the view's link as a QR code, drawn here with ``segno`` as an SVG ``data:`` URI (nothing is
+fetched from another host), and a button that opens it full screen for the projector with the link in large
+type. The link is the browser's address (``st.context.url``, the page's path included) with this run's query
+parameters; a page may still write parameters after the sidebar is drawn (Generate's step count), so the app
+redraws the panel's code once the page has run (:func:`refresh_qr`, called by ``app.py``).
 """
 
 from __future__ import annotations
 
+import html
 import json
 import math
+import re
+from urllib.parse import quote, urlencode, urlsplit
 
+import segno
 import streamlit as st
 
 from engine import ModelConfig
@@ -20,6 +30,10 @@ from ui.i18n import t
 from ui.options import DEFAULT_TEXT, FIXED_DEFAULTS, config_to_widgets, widgets_to_config
 from ui.state import FIXED_KEY, MAX_TEXT, cut_utf16, show, utf16_len
 
+QR_SLOT_KEY = "share._qr_slot"  # this run's placeholder of the panel's QR code (redrawn by refresh_qr)
+QR_FULL_KEY = "share.qr_full"  # the button that opens the full-screen QR code
+QR_MAX_BYTES = 2953  # the most bytes a QR code holds (version 40, lowest error correction, byte mode)
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
 LINKED_MSG_KEY = "share.linked_msg"  # what "link the same config at random init" did, shown once in the panel
 MAX_CONFIG_UPLOAD = 64 * 1024  # bytes: a config.json is ~1 KB
 MAX_JSON_DEPTH = 8  # our file nests 2 levels; a deeper one is refused before parsing
@@ -201,6 +215,7 @@ def share_widgets(config: ModelConfig, trained: dict | None = None) -> None:
             st.success(linked)
         if trained is None:
             copy_link_button()
+            qr_panel()
         else:
             st.info(t("share.trained_no_link"))
             st.button(t("share.link_random"), key="share.link_random", on_click=_link_random_init,
@@ -235,3 +250,112 @@ def copy_link_button() -> None:
         </script>""",
         height=52,
     )
+
+
+# ---- the link as a QR code ------------------------------------------------------------------------------
+def view_link() -> str | None:
+    """The link to this view: the browser's address of the page (``st.context.url``, no query) with the run's
+    query parameters, percent-encoded; None where no browser sent its address (AppTest)."""
+    try:
+        base = st.context.url
+    except Exception:  # outside a script run
+        return None
+    if not base:
+        return None
+    pairs = [(k, v) for k in st.query_params for v in st.query_params.get_all(k)]
+    query = urlencode(pairs, quote_via=quote)
+    return f"{base}?{query}" if query else base
+
+
+def qr_code(link: str) -> segno.QRCode | None:
+    """The QR code of ``link`` (a full-size code, never a Micro QR, which many phone cameras do not read; the
+    highest error correction that fits the smallest version), or None when the link is too long for one."""
+    try:
+        return segno.make(link, micro=False)
+    except segno.DataOverflowError:
+        return None
+
+
+def qr_data_uri(code: segno.QRCode) -> str:
+    """The code as an SVG ``data:`` URI: black on white with the standard 4-module quiet zone, and a viewBox
+    instead of a size, so the image scales to whatever width the page gives it."""
+    return code.svg_data_uri(omitsize=True, border=4, dark="#000", light="#fff")
+
+
+def is_local(link: str) -> bool:
+    """A link that only the server's own machine can open (students' phones cannot)."""
+    host = urlsplit(link).hostname or ""
+    return host in LOCAL_HOSTS or host.startswith("127.")
+
+
+def _qr_html(link: str, code: segno.QRCode, size: str, font: str) -> str:
+    """The code and the link it encodes, in one block: ``size`` the image's CSS width, ``font`` the link's size."""
+    return (f'<div class="share-qr" style="text-align:center">'
+            f'<img class="share-qr-img" alt="{html.escape(t("share.qr_alt"))}" src="{qr_data_uri(code)}" '
+            f'style="width:{size};height:auto;max-width:100%;image-rendering:pixelated">'
+            f'<div class="share-qr-link" style="font:{font} ui-monospace,monospace;word-break:break-all;'
+            f'margin-top:0.3em">{_breakable(link)}</div></div>')
+
+
+def _breakable(link: str) -> str:
+    """The link as HTML text that wraps after its separators (``/ ? &``) rather than inside the host name."""
+    return "<wbr>".join(html.escape(part) for part in re.split(r"(?<=[/?&])", link))
+
+
+def _qr_notes(link: str, code: segno.QRCode | None) -> list[str]:
+    notes = []
+    if code is None:
+        notes.append(t("share.qr_too_long", n=f"{len(link.encode('utf-8')):,}", max=f"{QR_MAX_BYTES:,}"))
+    if is_local(link):
+        notes.append(t("share.qr_local", host=urlsplit(link).hostname or ""))
+    return notes
+
+
+def _draw_qr(slot, link: str | None) -> None:
+    """The panel's small code and the link it encodes (or why there is no code)."""
+    with slot.container():
+        if link is None:
+            return
+        code = qr_code(link)
+        if code is not None:
+            st.html(_qr_html(link, code, "11rem", "0.7rem"))
+        for note in _qr_notes(link, code):
+            st.caption("⚠️ " + note)
+
+
+def _full_screen(link: str) -> None:
+    """The dialog for the projector: the code as large as the window allows, the link in large type below."""
+    code = qr_code(link)
+
+    def body() -> None:
+        if code is None:
+            st.warning(t("share.qr_too_long", n=f"{len(link.encode('utf-8')):,}", max=f"{QR_MAX_BYTES:,}"))
+            return
+        font = "2rem" if len(link) <= 60 else "1.4rem" if len(link) <= 160 else "1rem"
+        st.html(_qr_html(link, code, "min(55vh, 80vw)", font))
+        if is_local(link):
+            st.warning(t("share.qr_local", host=urlsplit(link).hostname or ""))
+
+    st.dialog(t("share.qr_title"), width="large")(body)()
+
+
+def qr_panel() -> None:
+    """In the share panel: the code (in a placeholder that :func:`refresh_qr` redraws at the end of the run)
+    and the button that opens it full screen."""
+    slot = st.empty()
+    link = view_link()
+    st.session_state[QR_SLOT_KEY] = (slot, link)
+    _draw_qr(slot, link)
+    if link is not None and st.button(t("share.qr_full"), key=QR_FULL_KEY, help=t("share.qr_full_help")):
+        _full_screen(link)
+
+
+def refresh_qr() -> None:
+    """End of a run (``app.py``, after the page): redraw the panel's code when the page changed the link
+    after the sidebar was drawn (Generate's step count, a page's choice in the link)."""
+    slot, drawn = st.session_state.pop(QR_SLOT_KEY, (None, None))
+    if slot is None:
+        return
+    link = view_link()
+    if link != drawn:
+        _draw_qr(slot, link)
