@@ -12,8 +12,8 @@ For each language x mode x size: one PNG per page of the default (random-init) m
 ``--no-smollm2``, SmolLM2-135M-Instruct is chosen in the sidebar and the views that need a real model (Head
 roles & massive activations, Logit lens & tokenizers) are shot at the same sizes, every chart of theirs as its
 own PNG too (``...-smollm2-<page>-chart<i>.png``), since their lower charts lie below the first screen. Finally
-``docs/screenshot-attention.png`` (the README's picture: English, 1440 x 1100) is regenerated unless
-``--no-docs``. Starts its own ``streamlit run app.py`` on a free port and stops it at the end. Offline.
+``docs/screenshot-attention.png`` (the README's picture: SmolLM2's induction head on the Attention page, English,
+presenter mode, 1280 px wide; see :func:`docs_picture`) is regenerated unless ``--no-docs``. Starts its own ``streamlit run app.py`` on a free port and stops it at the end. Offline.
 """
 
 from __future__ import annotations
@@ -21,10 +21,12 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from urllib.parse import quote, urlencode
 
 from tests.browser_support import (
     ARGS, CHART, CHROMIUM, NAV_LINKS, SHOTS, assert_clean, choose_smollm2, click_nav, open_app, settle, start_server,
 )
+from ui.examples import PROMPTS
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOLLM2_PAGES = {"heads": 4, "lens": 8}  # navigation index of the real-model views (app.PAGES order)
@@ -82,11 +84,22 @@ def pages_run(browser, url: str, lang: str, mode: str, size: tuple[int, int], sm
     return out
 
 
+#: the README's view: SmolLM2 on the induction example prompt (ten random words repeated once), layer 19 head 7,
+#: its strongest induction head (README, "What the real-model views show on SmolLM2")
+DOCS_VIEW = {"model.source": "checkpoint", "model.checkpoint": "smollm2-135m", "ui.presenter": "true", "ui.lang": "en",
+             "attn.layer": "19", "attn.head": "7", "input.text": dict(PROMPTS["en"])["induction"]}
+
+
 def docs_picture(browser, url: str) -> Path:
-    page = open_app(browser, url, 1440, 1100, lang="en", timeout=600_000)
+    """The README's picture, opened by its share link: presenter mode, 1280 px wide and tall enough for the whole
+    heatmap (each query of the first copy on token 0, the attention sink; each of the second copy on the token
+    after its first occurrence, the induction stripe)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 1240})
+    page.set_default_timeout(600_000)
     try:
-        assert click_nav(page, 3) == "attention"
+        page.goto(f"{url}/attention?{urlencode(DOCS_VIEW, quote_via=quote)}", wait_until="domcontentloaded")
         wait_for_chart(page, "attention")
+        assert_clean(page)
         target = ROOT / "docs" / "screenshot-attention.png"
         page.screenshot(path=str(target))
         return target
