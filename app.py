@@ -10,6 +10,7 @@ from server.startup import warm_up  # first: it makes ast.parse thread-safe befo
 from ui.i18n import t  # noqa: E402
 from ui.share import refresh_qr  # noqa: E402
 from ui.smollm2 import start_background_conversions  # noqa: E402
+from ui.lessons import banner, lesson_hook, save_cookie  # noqa: E402
 from ui.state import apply_pending, note_page  # noqa: E402
 
 st.set_page_config(page_title="Transformer Block Explorer", layout="wide")
@@ -27,6 +28,7 @@ PAGES = [
     ("pages/generate.py", "nav.generate", "generate", "💬"),
     ("pages/lens.py", "nav.lens", "lens", "🔍"),
     ("pages/train.py", "nav.train", "train", "🏋️"),
+    ("pages/lessons.py", "nav.lessons", "lessons", "🎓"),
 ]
 
 warm_up(path for path, *_ in PAGES)  # compile every page once, before sessions can race (server/startup.py)
@@ -49,5 +51,9 @@ def _root() -> None:
 
 nav = st.navigation([st.Page(_root, title=t(PAGES[0][1]), url_path="home", default=True, visibility="hidden"), *pages])
 note_page(nav.url_path)  # before the page: control() tells a reopened page's stale widget value from an edit
+# a lesson (ui/lessons.py): follow ?lesson=&step= or the lesson's buttons to the step's page, its settings applied
+lesson_hook({url: page for page, (_, _, url, _) in zip(pages, PAGES)}, nav.url_path)
+banner(nav.url_path)  # the step's text and question above the page
+save_cookie()  # the lesson progress survives a reload of the tab
 nav.run()
 refresh_qr()  # the share panel's QR code with the link as the page left it (a page may write to it)

@@ -226,10 +226,10 @@ def sidebar_values(settings: dict) -> tuple[dict, dict]:
 
 
 def build_parts(settings: dict, model_for: Callable | None = None, tokenizer_for: Callable | None = None,
-                checkpoint_for: Callable | None = None) -> tuple:
+                checkpoint_for: Callable | None = None, trained_for: Callable | None = None) -> tuple:
     """``(config, model, input_ids, tokens, tokenizer)`` of a step's settings, as the sidebar builds them.
 
-    The three functions default to building afresh (the CLI and tests); the app passes its caches so the answer
+    ``trained_for()`` returns the session's trained model (the app only). The other three functions default to building afresh (the CLI and tests); the app passes its caches so the answer
     is computed on the very model the page shows.
     """
     from engine import CausalLM, ModelConfig
@@ -250,6 +250,11 @@ def build_parts(settings: dict, model_for: Callable | None = None, tokenizer_for
     tok = None
     if values["model.source"] == "checkpoint":
         model, tok = checkpoint_for(values["model.checkpoint"])
+        config = model.config
+    elif values["model.source"] == "trained":
+        if trained_for is None:
+            raise LessonError("the model trained in the Training lab exists only in the app (pass trained_for)")
+        model = trained_for()
         config = model.config
     else:
         config = widgets_to_config(values, fixed)

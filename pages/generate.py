@@ -15,6 +15,7 @@ from ui.budget import refuse_over_budget
 from ui.controls import index_slider
 from ui.figures.generate import cache_bars, filter_bars, memory_bars, query_row_heatmap
 from ui.i18n import t
+from ui.lessons import page_shortcut
 from ui.sidebar import explorer, presenter_mode
 from ui.state import control, current, linked_int, sync_url
 from ui.stepper import Sampling, current_run, history_frame, new_run
@@ -74,7 +75,7 @@ if not bool(torch.isfinite(run.logits).all()):
 n = len(run.steps)
 S = len(run.ids)
 row = st.container(horizontal=True, vertical_alignment="center")
-row.button(t("gen.next"), on_click=_step, args=(1,), key="gen.next", shortcut="PageDown", type="primary",
+row.button(t("gen.next"), on_click=_step, args=(1,), key="gen.next", shortcut=page_shortcut("PageDown"), type="primary",
            disabled=n >= max_steps)
 row.button(t("gen.restart"), on_click=_step, args=(None,), key="gen.restart", disabled=n == 0)
 row.markdown(t("gen.status", prompt=run.prefill_len, n=n, s=S))

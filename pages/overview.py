@@ -7,6 +7,7 @@ from ui.examples import language_notice
 from ui.figures.overview import activation_heatmap, parameter_bar, step_norm_bar
 from ui.format import DASH, number
 from ui.i18n import t
+from ui.lessons import chart_gate, page_shortcut
 from ui.sidebar import explorer, trace
 from ui.smollm2 import parity_badge
 from ui.widgets import chart, explain
@@ -23,7 +24,9 @@ total = int(params["params"].sum())
 fig = parameter_bar(params, t("overview.params_title", total=f"{total:,}"), t("overview.params_x"), t("overview.params_y"))
 chart(fig, params, "overview.params")
 saved = analysis.tying_savings(ctx.config)
-if ctx.config.tie_word_embeddings:
+if chart_gate("overview.params")[0]:
+    pass  # a lesson asks what tying saves: the sentence waits for the answer, like the chart
+elif ctx.config.tie_word_embeddings:
     st.success(t("overview.tying_saved", saved=f"{saved:,}", v=ctx.config.vocab_size, h=ctx.config.hidden_size))
 else:
     st.caption(t("overview.tying_off", saved=f"{ctx.config.vocab_size * ctx.config.hidden_size:,}"))
@@ -57,9 +60,9 @@ def _move(delta: int) -> None:
 
 st.subheader(t("overview.shape_title", layer=layer, n=ctx.input_ids.shape[1]))
 controls = st.container(horizontal=True, vertical_alignment="center")
-controls.button(t("overview.prev"), on_click=_move, args=(-1,), key="overview.prev", shortcut="PageUp",
+controls.button(t("overview.prev"), on_click=_move, args=(-1,), key="overview.prev", shortcut=page_shortcut("PageUp"),
           disabled=st.session_state["overview.step"] == 1)
-controls.button(t("overview.next"), on_click=_move, args=(1,), key="overview.next", shortcut="PageDown",
+controls.button(t("overview.next"), on_click=_move, args=(1,), key="overview.next", shortcut=page_shortcut("PageDown"),
           disabled=st.session_state["overview.step"] == n_steps)
 step = st.session_state["overview.step"]
 row = walk.iloc[step - 1]

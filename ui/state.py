@@ -46,6 +46,14 @@ SEEN_KEY = "state.seen"  # {(page, control key): the value the control showed at
 FIXED_KEY = "cfg.fixed"  # config fields without a control, set by a preset or an upload
 MAX_TEXT = 20_000  # UTF-16 code units, as the browser counts a string's length
 _MISSING = object()
+# URL parameters that are no control's (the lessons' ``lesson`` and ``step``): registered by their module, so the
+# link check knows them
+EXTRA_PARAMS: set[str] = set()
+
+
+def register_params(*names: str) -> None:
+    """Declare URL parameters that no control owns (read and written by the module that registers them)."""
+    EXTRA_PARAMS.update(names)
 
 
 def utf16_len(text: str) -> int:

@@ -9,7 +9,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ui.figures.common import PRESENTER_CHART_PX, scale_fonts, wrap_title
+from ui.figures.lessons import highlight
 from ui.i18n import t
+from ui.lessons import chart_gate
 from ui.presenter import PRESENTER_SCALE, presenter_mode
 
 PLOTLY_CONFIG = {"displaylogo": False}
@@ -55,6 +57,12 @@ def chart(fig: go.Figure, data: pd.DataFrame | None, key: str, on_select=None,
     click on a point selects it; the selection is in ``st.session_state[key + ".chart"].selection``.
     ``presenter_height``, ``columns``: see :func:`show_figure`.
     """
+    hide, spot = chart_gate(key)
+    if hide:  # a lesson's open question is about this chart: predict first
+        st.info(t("lessons.predict_first"), icon="🤔")
+        return
+    if spot:
+        highlight(fig, spot, data)
     show_figure(fig, f"{key}.chart", on_select, presenter_height, columns)
     if data is None:
         return

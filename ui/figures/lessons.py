@@ -1,0 +1,62 @@
+"""A lesson's reveal: the part of a chart the answer is about, outlined (a bar, a row, a column or one cell)."""
+
+from __future__ import annotations
+
+import numbers
+
+import pandas as pd
+import plotly.graph_objects as go
+
+HIGHLIGHT_LINE = "#d97706"  # amber: the reveal's colour on every chart
+HIGHLIGHT_FILL = "rgba(251, 191, 36, 0.22)"
+
+
+def _coord(values, value, data: pd.DataFrame | None, n: int):
+    """Where ``value`` sits on an axis plotting ``values`` (None: 0..n-1), and the half width of its band.
+
+    ``value`` is one of the plotted values, or a value of a column of the chart's ``data`` (its row's position),
+    or a coordinate itself."""
+    vals = list(values) if values is not None else list(range(n))
+    index = None
+    if value in vals:
+        index = vals.index(value)
+    elif data is not None:
+        for col in data.columns:
+            hits = [i for i, v in enumerate(data[col].tolist()) if v == value]
+            if hits and hits[0] < len(vals):
+                index = hits[0]
+                break
+    if index is None:
+        if not isinstance(value, numbers.Number):
+            return None
+        c = float(value)
+    else:
+        c = vals[index]
+        if not isinstance(c, numbers.Number):
+            return float(index), 0.5  # a category: its slot
+    nums = sorted({float(v) for v in vals if isinstance(v, numbers.Number)})
+    steps = [b - a for a, b in zip(nums, nums[1:]) if b > a]
+    return float(c), (min(steps) / 2 if steps else 0.5)
+
+
+def highlight(fig: go.Figure, spec: dict, data: pd.DataFrame | None = None) -> go.Figure:
+    """Outline ``spec``'s part of the first trace: ``{"x": ...}`` a band across the plot at that x, ``{"y": ...}``
+    one at that y, both: one cell. Returns the same figure."""
+    if not fig.data or not spec:
+        return fig
+    tr = fig.data[0]
+    z, xs, ys = (getattr(tr, a, None) for a in ("z", "x", "y"))
+    nx = len(z[0]) if z is not None and len(z) else (len(xs) if xs is not None else 0)
+    ny = len(z) if z is not None else (len(ys) if ys is not None else 0)
+    x = _coord(xs, spec["x"], data, nx) if "x" in spec else None
+    y = _coord(ys, spec["y"], data, ny) if "y" in spec else None
+    style = dict(line=dict(color=HIGHLIGHT_LINE, width=4), fillcolor=HIGHLIGHT_FILL, layer="above")
+    xref, yref = (getattr(tr, "xaxis", None) or "x"), (getattr(tr, "yaxis", None) or "y")
+    if x and y:
+        fig.add_shape(type="rect", xref=xref, yref=yref, x0=x[0] - x[1], x1=x[0] + x[1], y0=y[0] - y[1],
+                      y1=y[0] + y[1], **style)
+    elif x:
+        fig.add_shape(type="rect", xref=xref, yref="paper", x0=x[0] - x[1], x1=x[0] + x[1], y0=0, y1=1, **style)
+    elif y:
+        fig.add_shape(type="rect", xref="paper", yref=yref, x0=0, x1=1, y0=y[0] - y[1], y1=y[0] + y[1], **style)
+    return fig

@@ -1,0 +1,332 @@
+"""The learner's side of the lessons: the banner above a step's page, predict-then-reveal, navigation, progress.
+
+A lesson (``lessons/*.toml``, loaded by the ``lessons`` package) is a list of steps; the session's place in it is
+``st.session_state[ACTIVE_KEY] = {"lesson": id, "step": n}`` (n = 1..N; N + 1 = the summary on the Lessons page),
+and the answers given are in ``PROGRESS_KEY`` (also kept in a session cookie, so a reload of the tab restores
+them). Entering a step applies its settings through the same repairs a link uses (``ui.state.repair``: the
+values are written before any widget of the next run is drawn) and switches to the step's page.
+
+The address bar carries ``?lesson=<id>&step=<n>``: a link opens that step, and the browser's back button (which
+reruns the app with the previous address) goes back to the step that address names. While a question is open,
+the chart it is about is replaced by a "predict first" placeholder (:func:`chart_gate`, called by
+``ui.widgets.chart``); after the answer it is drawn with the relevant part highlighted. The answer key of a step
+is computed once per step settings (:func:`frozen_key`) on the very model the page shows.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import quote
+
+import streamlit as st
+
+import lessons as lesson_files
+from lessons import Key, Lesson, Step, compute_key, settings_digest, sidebar_values
+from analysis.lessons import StepInputs
+from ui.i18n import current_lang, t
+from ui.state import FIXED_KEY, VALUES_KEY, apply_pending, current, register_params, repair
+
+ACTIVE_KEY = "lessons.active"  # {"lesson": id, "step": n} or absent
+PROGRESS_KEY = "lessons.progress"  # {lesson id: {"step": furthest n, "answers": {"n": {"picked", "right", "skipped"}}}}
+MOVED_KEY = "lessons._moved"  # set by a button: this run's step is the session's, not the address bar's
+COOKIE = "explorer_lessons"
+PARAMS = ("lesson", "step")
+LESSONS_PAGE = "lessons"
+register_params(*PARAMS)  # known link parameters (ui/state.py), not a control's
+
+
+# ---- state ------------------------------------------------------------------------------------------------
+def active() -> tuple[Lesson, int] | None:
+    """The open lesson and step number (N + 1 = its summary), or None."""
+    a = st.session_state.get(ACTIVE_KEY)
+    lesson = lesson_files.by_id(a["lesson"]) if a else None
+    return (lesson, a["step"]) if lesson else None
+
+
+def active_step(page: str | None = None) -> tuple[Lesson, Step] | None:
+    """The open step, when the page drawn (``page``: this run's url path, default the current) is its page."""
+    a = active()
+    if not a or a[1] > len(a[0].steps):
+        return None
+    step = a[0].step(a[1])
+    here = page if page is not None else st.session_state.get("state.page", "")
+    return (a[0], step) if step.page == here else None
+
+
+def progress(lesson_id: str) -> dict:
+    return st.session_state.setdefault(PROGRESS_KEY, {}).setdefault(lesson_id, {"step": 0, "answers": {}})
+
+
+def answered(lesson: Lesson, step: Step) -> dict | None:
+    return progress(lesson.id)["answers"].get(str(step.number))
+
+
+def score(lesson: Lesson) -> tuple[int, int]:
+    answers = progress(lesson.id)["answers"]
+    right = sum(1 for s in lesson.steps if s.question and answers.get(str(s.number), {}).get("right"))
+    return right, lesson.questions
+
+
+def restore_from_cookie() -> None:
+    """First run of a session (a reload): take the progress the tab's session cookie kept."""
+    if PROGRESS_KEY in st.session_state:
+        return
+    try:
+        raw = st.context.cookies.get(COOKIE)
+        saved = json.loads(raw) if raw else {}
+    except (ValueError, TypeError, AttributeError):
+        saved = {}
+    st.session_state[PROGRESS_KEY] = {k: v for k, v in saved.items() if isinstance(v, dict) and "answers" in v}
+
+
+def save_cookie() -> None:
+    """Keep the progress in a session cookie (gone when the browser closes): a reload restores it."""
+    data = json.dumps(st.session_state.get(PROGRESS_KEY, {}), separators=(",", ":"))
+    if st.session_state.get("lessons._saved") == data:
+        return
+    st.session_state["lessons._saved"] = data
+    st.html(f"<script>document.cookie = '{COOKIE}=' + {json.dumps(quote(data))} + '; path=/; SameSite=Lax';</script>",
+            unsafe_allow_javascript=True)
+
+
+# ---- entering a step --------------------------------------------------------------------------------------------
+def step_values(step: Step) -> tuple[dict, dict]:
+    """``(control values, fixed config fields)`` the step sets: every sidebar control (the app's default unless the
+    preset or the step names it) and the step's page controls."""
+    values, fixed = sidebar_values(step.settings)
+    values["cfg.seed"] = float(values["cfg.seed"])  # the seed is a float number input (ui/sidebar.py)
+    return values, fixed
+
+
+def apply_settings(step: Step) -> None:
+    """Write the step's settings as repairs: applied before any widget of the next run (or of this one, when no
+    widget has been drawn yet: :func:`lesson_hook` applies them at once)."""
+    values, fixed = step_values(step)
+    store = st.session_state.setdefault(VALUES_KEY, {})
+    for key, value in values.items():
+        repair(key, value)
+        store[key] = value
+    if fixed:
+        repair(FIXED_KEY, fixed)
+    else:
+        st.session_state.pop(FIXED_KEY, None)
+
+
+def go(lesson_id: str, n: int) -> None:
+    """Open step ``n`` of a lesson (a button's callback): its settings, its page on the next run."""
+    lesson = lesson_files.by_id(lesson_id)
+    if lesson is None:
+        return
+    n = min(max(1, int(n)), len(lesson.steps) + 1)
+    st.session_state[ACTIVE_KEY] = {"lesson": lesson.id, "step": n}
+    st.session_state[MOVED_KEY] = True
+    p = progress(lesson.id)
+    p["step"] = max(p["step"], min(n, len(lesson.steps)))
+    if n <= len(lesson.steps):
+        apply_settings(lesson.step(n))
+
+
+def leave() -> None:
+    st.session_state.pop(ACTIVE_KEY, None)
+    st.session_state[MOVED_KEY] = True
+
+
+def restart(lesson_id: str) -> None:
+    st.session_state.setdefault(PROGRESS_KEY, {}).pop(lesson_id, None)
+    go(lesson_id, 1)
+
+
+def _url_step() -> tuple[str, int] | None:
+    raw_id, raw_n = st.query_params.get("lesson"), st.query_params.get("step")
+    if not raw_id or lesson_files.by_id(raw_id) is None:
+        return None
+    try:
+        return raw_id, int(raw_n or 1)
+    except ValueError:
+        return raw_id, 1
+
+
+def lesson_hook(pages: dict[str, Any], here: str) -> None:
+    """app.py, after the navigation is built and before the page runs: follow the address bar (a link, the back
+    button) or the session (a button), switch to the step's page, and keep ``lesson``/``step`` in the address."""
+    restore_from_cookie()
+    moved = st.session_state.pop(MOVED_KEY, False)
+    url = _url_step()
+    a = st.session_state.get(ACTIVE_KEY)
+    if not moved and url and (a is None or (a["lesson"], a["step"]) != url):
+        go(*url)  # a link or the browser's back/forward button: that step, its settings
+        st.session_state.pop(MOVED_KEY, None)
+        apply_pending()  # no widget is drawn yet in this run
+        moved = True
+    found = active()
+    if found is None:
+        if moved:
+            for p in PARAMS:
+                if p in st.query_params:
+                    del st.query_params[p]
+        return
+    lesson, n = found
+    page = LESSONS_PAGE if n > len(lesson.steps) else lesson.step(n).page
+    if moved and page != here and page in pages:
+        # only the lesson's own: the controls write theirs as they are drawn (Streamlit refuses bound ones here)
+        st.switch_page(pages[page], query_params={"lesson": lesson.id, "step": str(n)})
+    if page == here and (moved or url):
+        if st.query_params.get("lesson") != lesson.id or st.query_params.get("step") != str(n):
+            st.query_params["lesson"] = lesson.id
+            st.query_params["step"] = str(n)
+
+
+# ---- the answer key ---------------------------------------------------------------------------------------
+@st.cache_resource(max_entries=256, show_spinner=False)
+def _key(lesson_id: str, n: int, digest: str, trained_id: str | None) -> Key:
+    """The step's key, computed once per (step, settings) on the app's cached models (the page's own)."""
+    from ui.caches import build_model, load_checkpoint, tokenizer_for
+
+    lesson = lesson_files.by_id(lesson_id)
+    step = lesson.step(n)
+    trained = st.session_state.get("train.trained") if trained_id else None
+    inputs = StepInputs(step.settings, lambda: lesson_files.build_parts(
+        step.settings, model_for=build_model, tokenizer_for=tokenizer_for, checkpoint_for=load_checkpoint,
+        trained_for=(lambda: trained["model"]) if trained else None), session={"trained": trained} if trained else {})
+    key = compute_key(lesson, step, inputs)
+    key.raw = None  # only plain values are kept
+    return key
+
+
+def frozen_key(lesson: Lesson, step: Step) -> Key:
+    trained = st.session_state.get("train.trained") if step.settings.get("model.source") == "trained" else None
+    return _key(lesson.id, step.number, settings_digest(step.settings), trained["id"] if trained else None)
+
+
+def drifted(step: Step) -> list[str]:
+    """The controls whose value is no longer the step's (the learner moved a slider mid-question)."""
+    values, _ = step_values(step)
+    source = values.get("model.source", "random")
+    out = []
+    for key, want in values.items():
+        if source == "checkpoint" and key.startswith("cfg."):
+            continue
+        if key.startswith("input.") and key not in ("input.mode",) and (
+                (values["input.mode"] == "random") != (key == "input.random_len")):
+            continue
+        if key == "model.checkpoint" and source != "checkpoint":
+            continue
+        have = current(key, want)
+        if have != want and not (isinstance(want, (int, float)) and isinstance(have, (int, float)) and float(have) == float(want)):
+            out.append(key)
+    return out
+
+
+# ---- the banner -------------------------------------------------------------------------------------------
+def _pick(lesson_id: str, n: int, picked: Any, right: bool, skipped: bool = False) -> None:
+    progress(lesson_id)["answers"][str(n)] = {"picked": picked, "right": bool(right), "skipped": skipped}
+
+
+def nav_buttons(lesson: Lesson, n: int, box) -> None:
+    """Back / Next (PageUp / PageDown: a presentation clicker drives the lesson across pages)."""
+    row = box.container(horizontal=True, vertical_alignment="center")
+    row.button(t("lessons.back"), key="lessons.back", on_click=go, args=(lesson.id, n - 1), shortcut="PageUp",
+               disabled=n <= 1)
+    last = n >= len(lesson.steps)
+    row.button(t("lessons.finish") if last else t("lessons.next"), key="lessons.next", on_click=go,
+               args=(lesson.id, n + 1), shortcut="PageDown", type="primary")
+    row.button(t("lessons.leave"), key="lessons.leave", on_click=leave, type="tertiary")
+
+
+def banner(here: str) -> None:
+    """Above the page: the open step's progress, text, question and result (or a way back to the lesson)."""
+    found = active()
+    if found is None:
+        return
+    lesson, n = found
+    lang = current_lang()
+    if n > len(lesson.steps):
+        if here != LESSONS_PAGE:
+            _paused(lesson, n)
+        return
+    step = lesson.step(n)
+    if step.page != here:
+        _paused(lesson, n)
+        return
+    box = st.container(border=True, key="lessons.banner")
+    box.progress(n / len(lesson.steps), text=t("lessons.progress", title=lesson.title[lang], n=n, total=len(lesson.steps)))
+    box.markdown(step.text[lang])
+    q = step.question
+    if q is not None:
+        _question(box, lesson, step, lang)
+    nav_buttons(lesson, n, box)
+
+
+def _paused(lesson: Lesson, n: int) -> None:
+    lang = current_lang()
+    box = st.container(border=True, key="lessons.paused")
+    row = box.container(horizontal=True, vertical_alignment="center")
+    what = t("lessons.summary_title") if n > len(lesson.steps) else t("lessons.step_of", n=n, total=len(lesson.steps))
+    row.markdown(t("lessons.paused", title=lesson.title[lang], what=what))
+    row.button(t("lessons.resume"), key="lessons.resume", on_click=go, args=(lesson.id, n), type="primary")
+    row.button(t("lessons.leave"), key="lessons.leave", on_click=leave, type="tertiary")
+
+
+def _question(box, lesson: Lesson, step: Step, lang: str) -> None:
+    q = step.question
+    try:
+        key = frozen_key(lesson, step)
+    except Exception as err:  # noqa: BLE001 -- a broken key must not hide the page; the lesson check names it
+        box.error(t("lessons.key_failed", error=str(err)))
+        return
+    done = answered(lesson, step)
+    box.markdown(f"**{q.prompt[lang]}**")
+    moved = drifted(step)
+    if moved:
+        warn = box.container(horizontal=True, vertical_alignment="center")
+        warn.warning(t("lessons.drifted", n=len(moved)))
+        warn.button(t("lessons.restore"), key="lessons.restore", on_click=apply_settings, args=(step,))
+    if done is None:
+        if key.kind == "choice":
+            row = box.container(horizontal=True)
+            for i, opt in enumerate(key.options):
+                row.button(opt[lang], key=f"lessons.option.{i}", on_click=_pick,
+                           args=(lesson.id, step.number, i, i == key.correct))
+        else:
+            row = box.container(horizontal=True, vertical_alignment="bottom")
+            guess = row.number_input(t("lessons.estimate"), key="lessons.estimate", value=None, format="%g")
+            row.button(t("lessons.check"), key="lessons.check", disabled=guess is None, on_click=lambda: _pick(
+                lesson.id, step.number, st.session_state.get("lessons.estimate"),
+                key.grade(q, st.session_state.get("lessons.estimate"))))
+        row.button(t("lessons.skip"), key="lessons.skip", type="tertiary", on_click=_pick,
+                   args=(lesson.id, step.number, None, False, True))
+        return
+    shown = key.options[key.correct][lang] if key.kind == "choice" else key.values[lang]["answer"]
+    if done.get("skipped"):
+        box.info(t("lessons.skipped", answer=shown))
+    elif done.get("right"):
+        box.success(t("lessons.right", answer=shown))
+    else:
+        box.error(t("lessons.wrong", answer=shown))
+    box.markdown(key.explanation(q, lang))
+
+
+def chart_gate(key: str) -> tuple[bool, dict | None]:
+    """``(hide, highlight)`` for the chart ``key`` of this run: hidden while the open step's question about it is
+    unanswered; after the answer, the part of it to highlight (the first chart of the step only)."""
+    found = active_step()
+    if not found:
+        return False, None
+    lesson, step = found
+    if key not in step.chart or step.question is None:
+        return False, None
+    if answered(lesson, step) is None:
+        return True, None
+    if key != step.chart[0]:
+        return False, None
+    try:
+        return False, frozen_key(lesson, step).highlight or None
+    except Exception:  # noqa: BLE001 -- the banner says so
+        return False, None
+
+
+def page_shortcut(shortcut: str) -> str | None:
+    """A page's own PageDown / PageUp button gives its shortcut up while a lesson is open (the clicker moves the
+    lesson)."""
+    return None if st.session_state.get(ACTIVE_KEY) else shortcut
