@@ -160,3 +160,13 @@ def tying_savings(s: StepInputs) -> Answer:
     saved = saved_by_tying(c) if c.tie_word_embeddings else c.vocab_size * c.hidden_size
     return Answer(correct=saved, distractors=[c.vocab_size + c.hidden_size, 2 * saved, c.hidden_size ** 2],
                   values={"saved": saved, "v": c.vocab_size, "h": c.hidden_size}, highlight={"x": "embed_tokens"})
+
+
+class NeedsRun(Exception):
+    """Raised by an answer function whose key comes from a run this session has not finished yet (the Training
+    lab's lesson: predict, then start the run); ``what`` is ``"train"`` or ``"race"``."""
+
+    def __init__(self, what: str):
+        super().__init__(f"needs a finished {what} run")
+        self.what = what
+

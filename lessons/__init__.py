@@ -23,6 +23,7 @@ from typing import Any, Callable
 import torch
 
 from analysis.lessons import REGISTRY, Answer, StepInputs, distinct, format_option, format_value, options
+from analysis import lessons_real  # noqa: F401,E402  (registers lesson 4's answers: the registry is complete here)
 
 FOLDER = Path(__file__).resolve().parent
 ROOT = FOLDER.parent
