@@ -18,6 +18,11 @@ HIDDEN_ACTS = ("relu", "gelu", "gelu_new", "silu")
 NORM_TYPES = ("layernorm", "rmsnorm")
 NORM_POSITIONS = ("pre", "post")
 POSITION_EMBEDDINGS = ("learned", "sinusoidal", "rope", "none")
+# QK-norm: "none"; "per_head" (an RMSNorm over head_dim, shared by the heads: Qwen3, Gemma 3); "per_projection"
+# (one RMSNorm over the whole q or k projection, n_heads*head_dim wide: OLMo-2). Keys of ``engine.layers.QK_NORMS``.
+QK_NORMS = ("none", "per_head", "per_projection")
+# Per-layer attention kinds, Hugging Face ``layer_types`` values. Keys of ``engine.layers.ATTENTION_MASKS``.
+LAYER_TYPES = ("full_attention", "sliding_attention")
 
 
 @dataclass(frozen=True)
@@ -49,10 +54,22 @@ class ModelConfig:
         attention_bias: biases on q/k/v only (Qwen2 style); ``None`` means follow ``bias``.
         tie_word_embeddings: the LM head reuses the token embedding matrix (Press & Wolf 2017).
         initializer_range: std of the normal initialisation of weights.
+        qk_norm: "none", "per_head" (RMSNorm over head_dim on every q and k head before RoPE, one weight of
+            head_dim shared by the heads: Qwen3, Gemma 3) or "per_projection" (RMSNorm over the whole q and k
+            projection, n_heads*head_dim and n_kv_heads*head_dim wide: OLMo-2). Weights ``self_attn.q_norm`` and
+            ``self_attn.k_norm``.
+        sliding_window: w, the number of keys a "sliding_attention" layer sees (itself and the w - 1 before it,
+            transformers' ``kv_idx > q_idx - sliding_window``); ``None`` for none (Mistral: every layer slides).
+        layer_types: one of "full_attention" / "sliding_attention" per layer (Gemma 2/3, gpt-oss, Qwen3); ``None``
+            means every layer is "sliding_attention" when ``sliding_window`` is set, else "full_attention".
+        attention_sinks: one learned logit per head (``self_attn.sinks`` ``[n_heads]``) joins every softmax row as
+            a column with no value, so a head can put weight on "nothing" (gpt-oss).
 
     Raises:
         ValueError: on non-positive sizes, hidden size not divisible by heads, heads not divisible by KV
-            heads, odd head dimension with RoPE, or unknown option strings (the message lists valid ones).
+            heads, odd head dimension with RoPE, or unknown option strings (the message lists valid ones);
+            a sliding window above ``max_position_embeddings``, ``layer_types`` of the wrong length or with
+            sliding layers but no ``sliding_window``.
     """
 
     vocab_size: int = 512
@@ -73,8 +90,14 @@ class ModelConfig:
     attention_bias: bool | None = None
     tie_word_embeddings: bool = True
     initializer_range: float = 0.02
+    qk_norm: str = "none"
+    sliding_window: int | None = None
+    layer_types: tuple[str, ...] | None = None
+    attention_sinks: bool = False
 
     def __post_init__(self) -> None:
+        if isinstance(self.layer_types, list):  # from JSON: stored as a tuple so the frozen config stays hashable
+            object.__setattr__(self, "layer_types", tuple(self.layer_types))
         sizes = {
             "vocab_size": self.vocab_size,
             "hidden_size": self.hidden_size,
@@ -93,7 +116,7 @@ class ModelConfig:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isinf(value):
                 raise ValueError(f"{name} must be a finite number, got {value!r}")
         for name, value in (("mlp_gated", self.mlp_gated), ("bias", self.bias),
-                            ("tie_word_embeddings", self.tie_word_embeddings)):
+                            ("tie_word_embeddings", self.tie_word_embeddings), ("attention_sinks", self.attention_sinks)):
             if not isinstance(value, bool):
                 raise ValueError(f"{name} must be true or false, got {value!r}")
         if self.attention_bias is not None and not isinstance(self.attention_bias, bool):
@@ -103,6 +126,7 @@ class ModelConfig:
             ("norm_type", self.norm_type, NORM_TYPES),
             ("norm_position", self.norm_position, NORM_POSITIONS),
             ("position_embedding", self.position_embedding, POSITION_EMBEDDINGS),
+            ("qk_norm", self.qk_norm, QK_NORMS),
         ):
             if value not in valid:
                 raise ValueError(f"unknown {name}={value!r}; valid values: {', '.join(valid)}")
@@ -127,6 +151,27 @@ class ModelConfig:
             raise ValueError(f"rope_theta must be > 0, got {self.rope_theta!r}")
         if not (self.initializer_range >= 0):
             raise ValueError(f"initializer_range must be >= 0, got {self.initializer_range!r}")
+        self._check_attention_layout()
+
+    def _check_attention_layout(self) -> None:
+        """``sliding_window`` and ``layer_types``: see the class docstring (Raises)."""
+        w = self.sliding_window
+        if w is not None:
+            if isinstance(w, bool) or not isinstance(w, int) or w <= 0:
+                raise ValueError(f"sliding_window must be a positive integer or null, got {w!r}")
+            if w > self.max_position_embeddings:
+                raise ValueError(f"sliding_window={w} is larger than max_position_embeddings="
+                                 f"{self.max_position_embeddings}: no sequence is long enough for the window to act")
+        if self.layer_types is None:
+            return
+        if not isinstance(self.layer_types, tuple) or len(self.layer_types) != self.num_hidden_layers:
+            raise ValueError(f"layer_types must list one entry per layer (num_hidden_layers={self.num_hidden_layers}), "
+                             f"got {self.layer_types!r}")
+        unknown = sorted({str(t) for t in self.layer_types} - set(LAYER_TYPES))
+        if unknown:
+            raise ValueError(f"unknown layer_types entries {unknown}; valid values: {', '.join(LAYER_TYPES)}")
+        if w is None and "sliding_attention" in self.layer_types:
+            raise ValueError("layer_types has 'sliding_attention' layers but sliding_window is null")
 
     # ---- derived sizes -------------------------------------------------------------------------
     @property
@@ -143,6 +188,12 @@ class ModelConfig:
     def qkv_bias(self) -> bool:
         """Whether q/k/v projections carry a bias (``attention_bias`` overrides ``bias``)."""
         return self.bias if self.attention_bias is None else self.attention_bias
+
+    def layer_type(self, layer_idx: int) -> str:
+        """``layer_types[layer_idx]``, or the default: "sliding_attention" when ``sliding_window`` is set."""
+        if self.layer_types is not None:
+            return self.layer_types[layer_idx]
+        return "full_attention" if self.sliding_window is None else "sliding_attention"
 
     @property
     def has_position_limit(self) -> bool:

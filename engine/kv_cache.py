@@ -10,6 +10,11 @@ Convention (transformers' ``past_key_values`` / ``use_cache``, but our own small
 n_kv_heads heads are stored, not the copies repeated for the query heads, so GQA and MQA shrink the cache by
 n_heads / n_kv_heads. Keys are stored after RoPE (their positions are already rotated in).
 
+A sliding-window layer (``layer_types`` "sliding_attention", window w) never looks further back than w - 1
+positions, so its entry keeps only the last w - 1 (transformers ``DynamicSlidingWindowLayer``): its memory stays
+bounded however long the text grows. :meth:`KVCache.get_seq_length` still counts every position seen (the next
+token's position); :meth:`KVCache.num_cached` counts what is stored.
+
 References: Pope et al. 2022, "Efficiently Scaling Transformer Inference" (KV cache memory); transformers
 ``DynamicCache`` (method names ``update`` and ``get_seq_length``).
 """
@@ -28,23 +33,45 @@ class KVCache:
     def __init__(self) -> None:
         self.key_cache: list[torch.Tensor] = []  # per layer: (B, n_kv_heads, T_cached, head_dim)
         self.value_cache: list[torch.Tensor] = []  # per layer: (B, n_kv_heads, T_cached, head_dim)
+        self.seen: dict[int, int] = {}  # layer -> positions seen, for layers whose entry is cut to a window
 
-    def update(self, key: torch.Tensor, value: torch.Tensor, layer_idx: int) -> tuple[torch.Tensor, torch.Tensor]:
+    def update(self, key: torch.Tensor, value: torch.Tensor, layer_idx: int,
+               sliding_window: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Append this forward's ``key``/``value`` ``[B, n_kv_heads, T_new, head_dim]`` to layer ``layer_idx``.
 
+        Args:
+            sliding_window: w for a sliding-window layer: after this forward only the last ``w - 1`` positions stay
+                stored (the next query sees itself and those). ``None`` keeps every position.
         Returns:
-            ``(keys, values)`` of every position so far, each ``[B, n_kv_heads, T_cached + T_new, head_dim]``.
+            ``(keys, values)`` of the cached positions followed by the new ones, each
+            ``[B, n_kv_heads, T_cached + T_new, head_dim]`` (what this forward's queries attend over).
         """
+        seen = self.get_seq_length(layer_idx) + key.shape[2]  # positions after this forward
         if layer_idx == len(self.key_cache):  # first forward through this layer: nothing cached yet
+            keys, values = key, value
             self.key_cache.append(key)
             self.value_cache.append(value)
         else:
-            self.key_cache[layer_idx] = torch.cat([self.key_cache[layer_idx], key], dim=2)  # (B, nkv, S, hd)
-            self.value_cache[layer_idx] = torch.cat([self.value_cache[layer_idx], value], dim=2)  # (B, nkv, S, hd)
-        return self.key_cache[layer_idx], self.value_cache[layer_idx]
+            keys = torch.cat([self.key_cache[layer_idx], key], dim=2)  # (B, nkv, S, hd)
+            values = torch.cat([self.value_cache[layer_idx], value], dim=2)  # (B, nkv, S, hd)
+        if sliding_window is not None:
+            self.seen[layer_idx] = seen
+            keep = max(sliding_window - 1, 0)
+            self.key_cache[layer_idx] = keys[:, :, keys.shape[2] - min(keep, keys.shape[2]):]  # (B, nkv, <= w-1, hd)
+            self.value_cache[layer_idx] = values[:, :, values.shape[2] - min(keep, values.shape[2]):]
+        else:
+            self.key_cache[layer_idx], self.value_cache[layer_idx] = keys, values
+        return keys, values
 
     def get_seq_length(self, layer_idx: int = 0) -> int:
-        """Number of cached positions in layer ``layer_idx`` (0 for an empty cache)."""
+        """Number of positions layer ``layer_idx`` has seen (0 for an empty cache): its stored positions, or for a
+        sliding-window layer every position, of which only the last w - 1 are stored."""
+        if layer_idx in self.seen:
+            return self.seen[layer_idx]
+        return self.num_cached(layer_idx)
+
+    def num_cached(self, layer_idx: int = 0) -> int:
+        """Number of positions stored in layer ``layer_idx`` (at most w - 1 for a sliding-window layer)."""
         return int(self.key_cache[layer_idx].shape[2]) if layer_idx < len(self.key_cache) else 0
 
     def __len__(self) -> int:

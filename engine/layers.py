@@ -14,7 +14,7 @@ References:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import torch
@@ -87,6 +87,31 @@ class RMSNorm(nn.Module):
 
 
 NORMS: dict[str, type[nn.Module]] = {"layernorm": LayerNorm, "rmsnorm": RMSNorm}
+
+
+class PerHeadRMSNorm(RMSNorm):
+    """QK-norm per head (Qwen3, Gemma 3): one RMSNorm of width head_dim applied to every head of a q or k projection.
+
+    Shapes: ``[B, T, heads*head_dim] -> [B, T, heads*head_dim]``, normalised over each head's head_dim slice; the
+    weight ``[head_dim]`` is shared by the heads (transformers ``Qwen3Attention.q_norm`` on ``view(B, T, -1, hd)``).
+    """
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        heads = x.unflatten(-1, (-1, self.weight.shape[0]))  # (B, T, heads, hd)
+        return super().forward(heads).flatten(-2)  # (B, T, heads*hd)
+
+
+def _no_qk_norm(width: int, head_dim: int, eps: float) -> nn.Module:
+    return nn.Identity()
+
+
+#: QK-norm by ``config.qk_norm``: ``(width = heads*head_dim, head_dim, eps) -> module`` applied to a q or k projection
+#: ``[B, T, width]`` before RoPE. "per_projection" is OLMo-2's (``Olmo2Attention.q_norm`` over the whole projection).
+QK_NORMS: dict[str, Callable[[int, int, float], nn.Module]] = {
+    "none": _no_qk_norm,
+    "per_head": lambda width, head_dim, eps: PerHeadRMSNorm(head_dim, eps=eps),
+    "per_projection": lambda width, head_dim, eps: RMSNorm(width, eps=eps),
+}
 
 
 def build_norm(config: ModelConfig) -> nn.Module:
@@ -227,6 +252,34 @@ def causal_future_mask(T: int, device: torch.device | str | None = None, key_len
     return torch.ones(T, S, dtype=torch.bool, device=device).triu(S - T + 1)  # (T, S)
 
 
+def sliding_window_mask(T: int, past_length: int, window: int, device: torch.device | str | None = None) -> torch.Tensor:
+    """``[T, S]`` boolean mask of a sliding-window layer, True where query i may NOT attend key j.
+
+    The T queries sit at positions ``past_length .. past_length + T - 1``. A sliding layer's cache keeps only the
+    last ``window - 1`` positions (:meth:`engine.kv_cache.KVCache.update`), so the keys are the ``kept =
+    min(past_length, window - 1)`` cached ones and then the T new ones: ``S = kept + T``. Blocked: future keys, and
+    keys ``window`` or more positions back (transformers' ``sliding_window_overlay``: ``kv_idx > q_idx - window``).
+    """
+    kept = min(past_length, window - 1)
+    q_pos = torch.arange(past_length, past_length + T, device=device)[:, None]  # (T, 1)
+    k_pos = torch.arange(past_length - kept, past_length + T, device=device)[None, :]  # (1, S)
+    return (k_pos > q_pos) | (q_pos - k_pos >= window)  # (T, S)
+
+
+def full_attention_mask(T: int, past_length: int, window: int | None = None,
+                        device: torch.device | str | None = None) -> torch.Tensor:
+    """``[T, past_length + T]``: :func:`causal_future_mask` (every cached key stays visible)."""
+    return causal_future_mask(T, device, key_length=past_length + T)
+
+
+#: The mask of each ``layer_types`` value: ``(T, past_length, sliding_window, device) -> [T, S]`` boolean, True =
+#: blocked. :meth:`engine.model.CausalLM.attention_context` builds one per layer type present, once per forward.
+ATTENTION_MASKS: dict[str, Callable[..., torch.Tensor]] = {
+    "full_attention": full_attention_mask,
+    "sliding_attention": sliding_window_mask,
+}
+
+
 @dataclass(frozen=True)
 class AttentionContext:
     """What every layer's attention shares in one forward pass; :class:`engine.model.CausalLM` builds it once.
@@ -236,36 +289,74 @@ class AttentionContext:
         future_mask: :func:`causal_future_mask` ``[T, S]``, True where a query may NOT see a key.
         rope: ``(cos, sin)``, each ``[T, head_dim]`` (:func:`rope_cos_sin`), or None without RoPE.
         past_key_values: the :class:`engine.kv_cache.KVCache` (updated in place), or None.
+        masks: layer type -> its ``[T, S_type]`` mask (:data:`ATTENTION_MASKS`); empty means every layer uses
+            ``future_mask``.
     """
 
     attention: Callable[..., torch.Tensor]
     future_mask: torch.Tensor
     rope: Optional[tuple[torch.Tensor, torch.Tensor]] = None
     past_key_values: Optional[object] = None
+    masks: dict = field(default_factory=dict)
+
+    def mask(self, layer_type: str) -> torch.Tensor:
+        """The mask of a layer of type ``layer_type`` (``future_mask`` for "full_attention")."""
+        return self.masks.get(layer_type, self.future_mask)
+
+
+def softmax_with_sinks(scores: torch.Tensor, sinks: torch.Tensor, rec: ActivationRecorder = NO_RECORDING) -> torch.Tensor:
+    """Softmax over the keys plus one learned logit per head that has no value (gpt-oss ``sinks``; Xiao et al. 2023,
+    "Efficient Streaming Language Models with Attention Sinks", as a learned column).
+
+    Shapes: scores ``[B, n_heads, T, S]``, sinks ``[n_heads]``; returns the key weights ``[B, n_heads, T, S]``, which
+    sum to ``1 - sink share`` per row (transformers ``GptOssAttention`` drops the sink column the same way). Records
+    ``hook_sink`` ``[B, n_heads, T]``, the sink's share of each row. A sink of ``-inf`` gives plain softmax.
+    """
+    B, nh, T, _ = scores.shape
+    column = sinks.to(scores.dtype).view(1, nh, 1, 1).expand(B, nh, T, 1)  # (B, nh, T, 1)
+    probs = torch.softmax(torch.cat([scores, column], dim=-1), dim=-1)  # (B, nh, T, S+1)
+    rec("hook_sink", probs[..., -1])  # (B, nh, T)
+    return probs[..., :-1]  # (B, nh, T, S)
 
 
 def eager_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, future_mask: torch.Tensor,
-                    rec: ActivationRecorder = NO_RECORDING) -> torch.Tensor:
+                    rec: ActivationRecorder = NO_RECORDING, sinks: torch.Tensor | None = None,
+                    causal: bool = True) -> torch.Tensor:
     """``softmax(mask(Q K^T / sqrt(head_dim))) V``, written out: the reference, and the only path whose weights
-    can be shown. The causal mask is a boolean fill of ``-inf``, so future keys get weight exactly 0.
+    can be shown. The mask is a boolean fill of ``-inf``, so blocked keys (future ones, or outside a sliding window)
+    get weight exactly 0. With ``sinks`` ``[n_heads]`` the softmax has one more column (:func:`softmax_with_sinks`).
+    ``causal`` (whether the mask is the plain causal one) only matters to the SDPA path.
 
     Shapes: q ``[B, n_heads, T, head_dim]``; k, v ``[B, n_heads, S, head_dim]``; returns ``[B, n_heads, T, head_dim]``.
-    Records ``hook_attn_scores_raw``, ``hook_attn_scores`` and ``hook_pattern``.
+    Records ``hook_attn_scores_raw``, ``hook_attn_scores`` and ``hook_pattern`` (and ``hook_sink`` with sinks).
     """
     raw = rec("hook_attn_scores_raw", q @ k.transpose(-2, -1))  # (B, nh, T, S): Q K^T, before scaling and masking
     scores = raw / math.sqrt(q.shape[-1])  # (B, nh, T, S)
     scores = rec("hook_attn_scores", scores.masked_fill(future_mask, float("-inf")))  # (B, nh, T, S), as in TL
-    pattern = rec("hook_pattern", torch.softmax(scores, dim=-1))  # (B, nh, T, S): exact zeros on future keys
+    weights = torch.softmax(scores, dim=-1) if sinks is None else softmax_with_sinks(scores, sinks, rec)
+    pattern = rec("hook_pattern", weights)  # (B, nh, T, S): exact zeros on blocked keys
     return pattern @ v  # (B, nh, T, hd)
 
 
 def sdpa_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, future_mask: torch.Tensor,
-                   rec: ActivationRecorder = NO_RECORDING) -> torch.Tensor:
-    """The same result through ``F.scaled_dot_product_attention`` (fused, no weights to show or record)."""
+                   rec: ActivationRecorder = NO_RECORDING, sinks: torch.Tensor | None = None,
+                   causal: bool = True) -> torch.Tensor:
+    """The same result through ``F.scaled_dot_product_attention`` (fused, no weights to show or record).
+
+    ``causal``: ``future_mask`` is the plain causal mask, so SDPA's own causal paths apply. Sinks become one extra
+    key of zeros (score 0) with a zero value, whose additive mask entry is the sink logit.
+    """
     T, S = q.shape[2], k.shape[2]
-    if S == T:  # no cache: the square causal mask, which is_causal=True builds (top-left = bottom-right)
+    if sinks is not None:
+        nh = q.shape[1]
+        bias = torch.zeros(T, S, dtype=q.dtype, device=q.device).masked_fill(future_mask, float("-inf"))  # (T, S)
+        column = sinks.to(q.dtype).view(nh, 1, 1).expand(nh, T, 1)  # (nh, T, 1)
+        bias = torch.cat([bias.expand(nh, T, S), column], dim=-1)  # (nh, T, S+1)
+        zero = q.new_zeros(*k.shape[:2], 1, k.shape[3])  # (B, nh, 1, hd): the sink's key and value
+        return F.scaled_dot_product_attention(q, torch.cat([k, zero], 2), torch.cat([v, zero], 2), attn_mask=bias)
+    if causal and S == T:  # no cache: the square causal mask, which is_causal=True builds (top-left = bottom-right)
         return F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, nh, T, hd)
-    if T == 1:  # one new query, the last position: it may see every key, so no mask at all
+    if causal and T == 1:  # one new query, the last position: it may see every key, so no mask at all
         return F.scaled_dot_product_attention(q, k, v)  # (B, nh, 1, hd)
     return F.scaled_dot_product_attention(q, k, v, attn_mask=~future_mask)  # (B, nh, T, hd); True = may attend
 
@@ -295,6 +386,15 @@ class CausalSelfAttention(nn.Module):
         self.k_proj = Linear(H, self.n_kv_heads * hd, bias=config.qkv_bias)
         self.v_proj = Linear(H, self.n_kv_heads * hd, bias=config.qkv_bias)
         self.o_proj = Linear(self.n_heads * hd, H, bias=config.bias)
+        qk_norm = QK_NORMS[config.qk_norm]
+        self.q_norm = qk_norm(self.n_heads * hd, hd, config.norm_eps)  # (B, T, nh*hd) -> same; Identity for "none"
+        self.k_norm = qk_norm(self.n_kv_heads * hd, hd, config.norm_eps)  # (B, T, nkv*hd) -> same
+        self.layer_type = config.layer_type(layer_idx)  # "full_attention" or "sliding_attention": picks ctx's mask
+        self.causal = self.layer_type == "full_attention"  # the plain causal mask (SDPA's fast paths apply)
+        # How many positions this layer's KV cache keeps (None: all); a sliding layer needs only the last w - 1.
+        self.cache_window = config.sliding_window if self.layer_type == "sliding_attention" else None
+        # One learned softmax logit per head with no value (gpt-oss); None without sinks.
+        self.sinks = nn.Parameter(torch.zeros(self.n_heads)) if config.attention_sinks else None  # (nh,)
 
     def forward(self, x: torch.Tensor, ctx: AttentionContext, rec: ActivationRecorder = NO_RECORDING) -> torch.Tensor:
         """Attend causally, over the cached keys too when ``ctx.past_key_values`` is given.
@@ -308,19 +408,19 @@ class CausalSelfAttention(nn.Module):
             ``[B, T, H]``.
         """
         B, T, _ = x.shape
-        q = self.q_proj(x).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)  # (B, nh, T, hd)
-        k = self.k_proj(x).view(B, T, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, nkv, T, hd)
+        q = self.q_norm(self.q_proj(x)).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)  # (B, nh, T, hd)
+        k = self.k_norm(self.k_proj(x)).view(B, T, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, nkv, T, hd)
         v = self.v_proj(x).view(B, T, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, nkv, T, hd)
         if ctx.rope is not None:
             q, k = apply_rope(q, *ctx.rope), apply_rope(k, *ctx.rope)  # shapes unchanged
         if ctx.past_key_values is not None:  # cached keys/values first, then this forward's: positions 0 .. S-1
-            k, v = ctx.past_key_values.update(k, v, self.layer_idx)  # (B, nkv, S, hd) each
+            k, v = ctx.past_key_values.update(k, v, self.layer_idx, self.cache_window)  # (B, nkv, S, hd) each
         groups = self.n_heads // self.n_kv_heads
         if groups > 1:  # GQA; with groups == 1 (multi-head attention) repeat_interleave would only copy
             k = k.repeat_interleave(groups, dim=1)  # (B, nh, S, hd): kv head j -> query heads j*g .. j*g+g-1
             v = v.repeat_interleave(groups, dim=1)  # (B, nh, S, hd)
         q, k, v = rec("hook_q", q), rec("hook_k", k), rec("hook_v", v)  # (B, nh, T or S, hd)
-        z = ctx.attention(q, k, v, ctx.future_mask, rec)  # (B, nh, T, hd)
+        z = ctx.attention(q, k, v, ctx.mask(self.layer_type), rec, sinks=self.sinks, causal=self.causal)  # (B, nh, T, hd)
         rec("hook_z", z.transpose(1, 2))  # (B, T, nh, hd), TransformerLens layout
         out = z.transpose(1, 2).reshape(B, T, self.n_heads * self.head_dim)  # (B, T, nh*hd)
         return self.o_proj(out)  # (B, T, H)

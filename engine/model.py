@@ -21,6 +21,7 @@ from .kv_cache import KVCache
 from .layers import (
     ADDITIVE_POSITIONS,
     ATTENTION_FUNCTIONS,
+    ATTENTION_MASKS,
     MLP,
     AttentionContext,
     CausalSelfAttention,
@@ -229,12 +230,15 @@ class CausalLM(nn.Module):
         if eager and name != "eager":
             raise ValueError(f"attention weights and activations need attn_implementation='eager', got {name!r}")
         T = position_ids.shape[0]
-        S = T + (past_key_values.get_seq_length() if past_key_values is not None else 0)  # keys: cached + new
-        future = causal_future_mask(T, position_ids.device, key_length=S)  # (T, S)
+        past = past_key_values.get_seq_length() if past_key_values is not None else 0
+        future = causal_future_mask(T, position_ids.device, key_length=past + T)  # (T, S): keys cached + new
+        types = {self.config.layer_type(i) for i in range(self.config.num_hidden_layers)} - {"full_attention"}
+        masks = {kind: ATTENTION_MASKS[kind](T, past, self.config.sliding_window, position_ids.device)
+                 for kind in types}  # e.g. "sliding_attention": (T, min(past, w-1) + T)
         rope = None
         if self.config.position_embedding == "rope":
             rope = rope_cos_sin(position_ids, self.config.head_dim, self.config.rope_theta)  # (T, hd) each
-        return AttentionContext(ATTENTION_FUNCTIONS[name], future, rope, past_key_values)
+        return AttentionContext(ATTENTION_FUNCTIONS[name], future, rope, past_key_values, masks)
 
     def forward(
         self,

@@ -65,7 +65,13 @@ _MOE_FIELDS = ("num_experts", "num_local_experts", "n_routed_experts", "n_shared
 
 
 def reject_unsupported_common(cfg: dict[str, Any]) -> None:
-    """Reject mixture-of-experts and sliding-window attention, naming the field."""
+    """Reject mixture-of-experts and sliding-window attention, naming the field (families without either)."""
+    reject_moe(cfg)
+    reject_sliding(cfg)
+
+
+def reject_moe(cfg: dict[str, Any]) -> None:
+    """Reject mixture-of-experts fields, naming the field."""
     for field in _MOE_FIELDS:
         value = cfg.get(field)
         if value not in (None, False, 0):
@@ -73,6 +79,10 @@ def reject_unsupported_common(cfg: dict[str, Any]) -> None:
                 f"config.json field '{field}' = {value!r}: mixture-of-experts layers are not supported "
                 "(this explorer implements dense feed-forward blocks only)"
             )
+
+
+def reject_sliding(cfg: dict[str, Any]) -> None:
+    """Reject sliding-window attention (``use_sliding_window``, non-full ``layer_types``), naming the field."""
     if cfg.get("use_sliding_window"):
         raise UnsupportedCheckpointError(
             "config.json field 'use_sliding_window' = true: sliding-window attention is not supported "
@@ -84,6 +94,26 @@ def reject_unsupported_common(cfg: dict[str, Any]) -> None:
             f"config.json field 'layer_types' contains {sorted(set(layer_types) - {'full_attention'})}: "
             "only 'full_attention' layers are supported"
         )
+
+
+def sliding_layout(cfg: dict[str, Any], flag: bool = False) -> dict[str, Any]:
+    """``sliding_window`` and ``layer_types`` for :class:`ModelConfig` from a ``config.json`` that has them.
+
+    ``flag``: the window counts only when ``use_sliding_window`` is true (Qwen2/Qwen3 files carry a window value
+    they do not use). Without a window every layer is full attention; without ``layer_types`` every layer slides
+    (Mistral). A window no layer uses is dropped.
+    """
+    window = cfg.get("sliding_window")
+    if flag and not cfg.get("use_sliding_window", False):
+        window = None
+    layer_types = cfg.get("layer_types")
+    if layer_types is not None:
+        layer_types = tuple(layer_types)
+        if window is not None and "sliding_attention" not in layer_types:
+            window = None
+    if window is None and layer_types is not None and "sliding_attention" not in layer_types:
+        layer_types = None
+    return {"sliding_window": window, "layer_types": layer_types}
 
 
 def rope_theta(cfg: dict[str, Any], default: float) -> float:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Callable
 
 from ..config import ModelConfig
 from .errors import UnsupportedCheckpointError
@@ -18,21 +18,24 @@ from .family import Family, Plan, rope_theta, strip_prefix
 _ACTS = {"silu": "silu", "swish": "silu", "gelu": "gelu", "gelu_new": "gelu_new",
          "gelu_pytorch_tanh": "gelu_new", "relu": "relu"}
 _LAYER = re.compile(r"^layers\.(\d+)\.(.+)$")
-_LAYER_PARAMS = {
+LAYER_PARAMS = _LAYER_PARAMS = frozenset({
     "input_layernorm.weight", "post_attention_layernorm.weight",
     *(f"self_attn.{p}_proj.{kind}" for p in "qkvo" for kind in ("weight", "bias")),
     *(f"mlp.{p}_proj.{kind}" for p in ("gate", "up", "down") for kind in ("weight", "bias")),
-}
+})
 
 
-def llama_like_config(cfg: dict[str, Any], qkv_bias_only: bool = False) -> ModelConfig:
+def llama_like_config(cfg: dict[str, Any], qkv_bias_only: bool = False, **fields: Any) -> ModelConfig:
     """The Llama mapping; ``qkv_bias_only`` is Qwen2's variant (biases on q/k/v, none on o_proj and the MLP).
 
     RMSNorm (``rms_norm_eps``), RoPE (``rope_parameters.rope_theta`` as transformers 5 writes it, or the older
     top-level ``rope_theta``), SwiGLU, grouped-query attention (``num_key_value_heads``), biases from
-    ``attention_bias``/``mlp_bias`` (must agree), head untied unless ``tie_word_embeddings``.
+    ``attention_bias``/``mlp_bias`` (must agree), head untied unless ``tie_word_embeddings``. ``fields`` are further
+    :class:`ModelConfig` fields a family sets (Qwen3's ``qk_norm``, Mistral's ``sliding_window``); a family that
+    passes ``sliding_window`` handles the window itself.
     """
-    if not qkv_bias_only and cfg.get("sliding_window") is not None and cfg.get("use_sliding_window", True):
+    if ("sliding_window" not in fields and not qkv_bias_only and cfg.get("sliding_window") is not None
+            and cfg.get("use_sliding_window", True)):
         raise UnsupportedCheckpointError(
             f"config.json field 'sliding_window' = {cfg['sliding_window']}: sliding-window attention is not supported"
         )
@@ -78,21 +81,28 @@ def llama_like_config(cfg: dict[str, Any], qkv_bias_only: bool = False) -> Model
         attention_bias=attention_bias,
         tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
         initializer_range=float(cfg.get("initializer_range", 0.02)),
+        **fields,
     )
 
 
-def plan(name: str) -> Plan:
-    """Stored Llama names are ours (``transformer.``/``model.`` prefixes optional); old files' ``rotary_emb.inv_freq``
-    buffers are ignored."""
-    n = strip_prefix(name, "transformer.", "model.")
-    if n in ("embed_tokens.weight", "norm.weight", "lm_head.weight"):
-        return "copy", [n]
-    if n.endswith("rotary_emb.inv_freq"):  # buffer saved by old transformers versions
-        return "ignore", []
-    m = _LAYER.match(n)
-    if m and m.group(2) in _LAYER_PARAMS:
-        return "copy", [n]
-    return None
+def make_plan(layer_params: frozenset[str] | set[str]) -> Callable[[str], Plan]:
+    """A plan for a family whose stored names are ours (``transformer.``/``model.`` prefixes optional), with
+    ``layer_params`` the names allowed under ``layers.{i}.``; old files' ``rotary_emb.inv_freq`` buffers are ignored."""
+    def plan(name: str) -> Plan:
+        n = strip_prefix(name, "transformer.", "model.")
+        if n in ("embed_tokens.weight", "norm.weight", "lm_head.weight"):
+            return "copy", [n]
+        if n.endswith("rotary_emb.inv_freq"):  # buffer saved by old transformers versions
+            return "ignore", []
+        m = _LAYER.match(n)
+        if m and m.group(2) in layer_params:
+            return "copy", [n]
+        return None
+
+    return plan
+
+
+plan = make_plan(_LAYER_PARAMS)
 
 
 FAMILY = Family("llama", architectures=("LlamaForCausalLM",), model_types=("llama",), config=llama_like_config,

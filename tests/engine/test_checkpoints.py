@@ -357,7 +357,9 @@ def _llama_cfg(**extra):
     (_llama_cfg(num_local_experts=8, num_experts_per_tok=2), "num_local_experts"),
     (_llama_cfg(num_experts=4), "num_experts"),
     (_llama_cfg(n_routed_experts=64), "n_routed_experts"),
-    (_llama_cfg(architectures=["MistralForCausalLM"], model_type="mistral"), "architectures"),
+    (_llama_cfg(architectures=["FalconForCausalLM"], model_type="falcon"), "architectures"),
+    (_llama_cfg(architectures=["Qwen3ForCausalLM"], model_type="qwen3", attention_bias=True), "attention_bias"),
+    (_llama_cfg(architectures=["MistralForCausalLM"], model_type="mistral", num_local_experts=8), "num_local_experts"),
     ({"model_type": "bert", "hidden_size": 32}, "model_type"),
     (_llama_cfg(head_dim=16), "head_dim"),
     (_llama_cfg(attention_bias=True, mlp_bias=False), "attention_bias"),
@@ -373,7 +375,7 @@ def test_unsupported_fields_are_named(cfg, field):
 
 def test_unknown_architecture_lists_supported():
     with pytest.raises(ValueError) as err:
-        config_from_hf({"architectures": ["MixtralForCausalLM"]})
+        config_from_hf({"architectures": ["FalconForCausalLM"]})
     for name in ("GPT2LMHeadModel", "LlamaForCausalLM", "Qwen2ForCausalLM"):
         assert name in str(err.value)
 

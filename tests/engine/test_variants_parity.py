@@ -1,0 +1,119 @@
+"""Block variants since GPT-2 against transformers' own implementations: a tiny random model of each reference class
+(built offline, every parameter moved off its init so norm weights and sinks are non-trivial, ``save_pretrained``)
+is loaded by ``CausalLM.from_pretrained(folder)`` and must give the same logits and attention weights at two
+sequence lengths (one longer than the sliding window), and its KV-cache decode must equal its full forward.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from engine import CausalLM, KVCache
+
+transformers = pytest.importorskip("transformers")
+transformers.logging.set_verbosity_error()
+
+V, H, N_HEADS, N_KV, HD, N_POS, WINDOW = 99, 32, 4, 2, 8, 64, 4
+LENGTHS = (3, 11)  # shorter than the window, and longer than it
+RTOL = 1e-5  # logits: max |Δ| <= RTOL * max |logit|
+ATOL_ATTN = 1e-5
+
+
+def _common(**extra) -> dict:
+    return dict(vocab_size=V, hidden_size=H, num_hidden_layers=2, num_attention_heads=N_HEADS,
+                num_key_value_heads=N_KV, head_dim=HD, intermediate_size=64, max_position_embeddings=N_POS,
+                attn_implementation="eager") | extra
+
+
+def _qwen3():
+    # max_window_layers=1: layer 0 full attention, layer 1 sliding (Qwen3Config fills layer_types from it)
+    return transformers.Qwen3ForCausalLM(transformers.Qwen3Config(**_common(
+        use_sliding_window=True, sliding_window=WINDOW, max_window_layers=1, tie_word_embeddings=False)))
+
+
+def _mistral():
+    return transformers.MistralForCausalLM(transformers.MistralConfig(**_common(sliding_window=WINDOW,
+                                                                              tie_word_embeddings=True)))
+
+
+#: family -> (builder, what our loaded config must say)
+BUILDERS = {
+    "qwen3": (_qwen3, dict(qk_norm="per_head", sliding_window=WINDOW,
+                           layer_types=("full_attention", "sliding_attention"))),
+    "mistral": (_mistral, dict(qk_norm="none", sliding_window=WINDOW, layer_types=None)),
+}
+
+
+def _perturb(model: torch.nn.Module, seed: int) -> None:
+    """Move every parameter off its init (norm weights off 1, sinks off their init) so a wrong placement shows."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn(p.shape, generator=g) * 0.3)
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """{family: (hf model, our loaded model)}, built once per module."""
+    out = {}
+    for i, (family, (build, _)) in enumerate(BUILDERS.items()):
+        torch.manual_seed(i)
+        hf = build().eval()
+        _perturb(hf, seed=200 + i)
+        folder = tmp_path_factory.mktemp(family)
+        hf.save_pretrained(folder)
+        out[family] = (hf, CausalLM.from_pretrained(folder))
+    return out
+
+
+def _ids(T: int, seed: int = 0) -> torch.Tensor:
+    return torch.randint(0, V, (2, T), generator=torch.Generator().manual_seed(seed))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("family", list(BUILDERS))
+def test_loaded_config_names_the_variant(saved, family):
+    _, ours = saved[family]
+    for field, value in BUILDERS[family][1].items():
+        assert getattr(ours.config, field) == value, field
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("T", LENGTHS)
+@pytest.mark.parametrize("family", list(BUILDERS))
+def test_logits_and_attentions_match_transformers(saved, family, T):
+    hf, ours = saved[family]
+    ids = _ids(T)
+    with torch.no_grad():
+        ref = hf(ids, output_attentions=True)
+        out = ours(ids, output_attentions=True)
+        sdpa = ours(ids).logits
+    scale = ref.logits.abs().max().item()
+    assert (ref.logits - out.logits).abs().max().item() <= RTOL * scale
+    assert (sdpa - out.logits).abs().max().item() <= RTOL * scale  # the fused path agrees with the eager one
+    assert len(ref.attentions) == len(out.attentions)
+    for i, (a, b) in enumerate(zip(ref.attentions, out.attentions)):
+        assert a.shape == b.shape == (2, N_HEADS, T, T), i
+        assert (a - b).abs().max().item() <= ATOL_ATTN, i
+    assert ours.num_parameters() == hf.num_parameters()
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("family", list(BUILDERS))
+def test_kv_cache_decode_equals_full_forward(saved, family):
+    _, ours = saved[family]
+    T, prefill = LENGTHS[-1], 2
+    ids = _ids(T, seed=1)
+    with torch.no_grad():
+        full = ours(ids).logits  # (2, T, V)
+        cache = KVCache()
+        steps = [ours(ids[:, :prefill], past_key_values=cache).logits]
+        for t in range(prefill, T):
+            steps.append(ours(ids[:, t:t + 1], past_key_values=cache, output_attentions=t % 2 == 0).logits)
+    decoded = torch.cat(steps, dim=1)  # (2, T, V)
+    assert (decoded - full).abs().max().item() <= RTOL * full.abs().max().item()
+    assert cache.get_seq_length() == T
+    for layer, attn in enumerate(ours.layers):
+        window = attn.self_attn.cache_window
+        assert cache.num_cached(layer) == (T if window is None else min(T, window - 1)), layer

@@ -1,0 +1,172 @@
+"""Properties of the block variants since GPT-2 (QK-norm, sliding windows, sinks, ...), each against an
+independent reference: plain causal attention, the formula, or the variant switched off."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine import CausalLM, KVCache, ModelConfig
+from engine.config import LAYER_TYPES, QK_NORMS
+from engine.layers import ATTENTION_MASKS, QK_NORMS as QK_NORM_MODULES, eager_attention, sdpa_attention, sliding_window_mask
+
+BASE = dict(vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+            intermediate_size=64, hidden_act="silu", mlp_gated=True, norm_type="rmsnorm", position_embedding="rope",
+            max_position_embeddings=64, bias=False)
+
+
+def _model(seed: int = 0, **fields) -> CausalLM:
+    torch.manual_seed(seed)
+    return CausalLM(ModelConfig(**(BASE | fields)))
+
+
+def _ids(T: int, seed: int = 0) -> torch.Tensor:
+    return torch.randint(0, 99, (2, T), generator=torch.Generator().manual_seed(seed))
+
+
+def test_registries_match_the_valid_strings():
+    assert set(QK_NORM_MODULES) == set(QK_NORMS) == {"none", "per_head", "per_projection"}
+    assert set(ATTENTION_MASKS) == set(LAYER_TYPES) == {"full_attention", "sliding_attention"}
+
+
+# ---- QK-norm -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("qk_norm", ["per_head", "per_projection"])
+def test_qk_norm_with_unit_weights_keeps_q_and_k_at_rms_one(qk_norm):
+    model = _model(qk_norm=qk_norm, norm_eps=1e-12)
+    rec = model(_ids(7), output_activations=True).activations
+    for i in range(2):
+        for name in ("attn.hook_q", "attn.hook_k"):  # after RoPE, which rotates pairs and keeps each head's norm
+            x = rec[f"blocks.{i}.{name}"].double()  # (B, nh, T, hd)
+            if qk_norm == "per_head":
+                rms = x.pow(2).mean(-1).sqrt()  # (B, nh, T): every head of every token
+            else:  # one norm over all heads of the projection (k repeated for GQA: repeats keep the mean square)
+                rms = x.pow(2).mean(dim=(1, 3)).sqrt()  # (B, T)
+            assert torch.allclose(rms, torch.ones_like(rms), atol=1e-5), (i, name)
+
+
+def test_qk_norm_weights_are_the_transformers_shapes():
+    head = _model(qk_norm="per_head").layers[0].self_attn
+    whole = _model(qk_norm="per_projection").layers[0].self_attn
+    assert head.q_norm.weight.shape == head.k_norm.weight.shape == (8,)  # head_dim, shared by the heads (Qwen3)
+    assert (whole.q_norm.weight.shape, whole.k_norm.weight.shape) == ((32,), (16,))  # nh*hd, nkv*hd (OLMo-2)
+    assert "layers.0.self_attn.q_norm.weight" not in _model().state_dict()  # "none" adds nothing
+
+
+def test_qk_norm_makes_queries_scale_free():
+    """RMSNorm on q and k: scaling W_q and W_k changes nothing (up to eps), unlike plain attention."""
+    for qk_norm, same in (("per_head", True), ("none", False)):
+        model = _model(qk_norm=qk_norm, norm_eps=1e-12)
+        before = model(_ids(6)).logits
+        with torch.no_grad():
+            for layer in model.layers:
+                layer.self_attn.q_proj.weight.mul_(7.0)
+                layer.self_attn.k_proj.weight.mul_(3.0)
+        assert torch.allclose(model(_ids(6)).logits, before, atol=1e-5) == same, qk_norm
+
+
+# ---- sliding windows -----------------------------------------------------------------------------
+
+
+@settings(max_examples=25, deadline=None)
+@given(T=st.integers(1, 12), past=st.integers(0, 12), window=st.integers(1, 14))
+def test_sliding_mask_is_the_causal_band(T, past, window):
+    mask = sliding_window_mask(T, past, window)
+    kept = min(past, window - 1)
+    assert mask.shape == (T, kept + T)
+    for i in range(T):
+        q = past + i
+        for j in range(kept + T):
+            k = past - kept + j
+            assert bool(mask[i, j]) == (k > q or q - k >= window)
+    assert not mask.all(dim=-1).any()  # every query sees at least itself
+
+
+@settings(max_examples=8, deadline=None)
+@given(T=st.integers(1, 10), extra=st.integers(0, 5), seed=st.integers(0, 3))
+def test_window_at_least_the_sequence_equals_full_causal_attention(T, extra, seed):
+    full = _model(seed)
+    sliding = _model(seed, sliding_window=T + extra)
+    assert sliding.layers[0].self_attn.layer_type == "sliding_attention"
+    ids = _ids(T, seed)
+    a, b = full(ids, output_attentions=True), sliding(ids, output_attentions=True)
+    assert torch.equal(a.logits, b.logits)
+    for x, y in zip(a.attentions, b.attentions):
+        assert torch.equal(x, y)
+
+
+def test_a_window_shorter_than_the_sequence_blocks_old_keys_exactly():
+    model = _model(sliding_window=3, layer_types=("sliding_attention", "full_attention"))
+    attn = model(_ids(8), output_attentions=True).attentions
+    band = ~sliding_window_mask(8, 0, 3)  # (T, T): True where a key is inside the window
+    assert torch.equal(attn[0] > 0, band.expand_as(attn[0]))  # softmax of finite scores: > 0 exactly there
+    assert (attn[1][..., 0] > 0).all()  # the full layer still sees key 0 from every query
+    assert torch.allclose(attn[0].sum(-1), torch.ones(2, 4, 8))
+
+
+def test_sliding_cache_keeps_at_most_the_window_and_decodes_exactly():
+    model = _model(sliding_window=4, layer_types=("sliding_attention", "full_attention"))
+    ids = _ids(12, seed=3)
+    full = model(ids).logits
+    cache = KVCache()
+    steps = [model(ids[:, :6], past_key_values=cache).logits]  # prefill longer than the window
+    for t in range(6, 12):
+        steps.append(model(ids[:, t:t + 1], past_key_values=cache).logits)
+        assert (cache.num_cached(0), cache.num_cached(1), cache.get_seq_length()) == (3, t + 1, t + 1)
+    assert torch.allclose(torch.cat(steps, 1), full, atol=1e-5)
+    assert cache.num_bytes() == (3 + 12) * 2 * 2 * 2 * 8 * 4  # (3 + 12 positions) x K,V x B x n_kv x hd x 4 bytes
+
+
+@pytest.mark.parametrize("fields, words", [
+    (dict(sliding_window=65), ["sliding_window=65", "max_position_embeddings=64"]),
+    (dict(sliding_window=0), ["sliding_window", "0"]),
+    (dict(sliding_window=4, layer_types=("full_attention",)), ["layer_types", "num_hidden_layers=2"]),
+    (dict(sliding_window=4, layer_types=("full_attention", "local")), ["layer_types", "local", "sliding_attention"]),
+    (dict(layer_types=("full_attention", "sliding_attention")), ["sliding_attention", "sliding_window is null"]),
+    (dict(qk_norm="both"), ["qk_norm", "both", "per_head", "per_projection"]),
+])
+def test_invalid_combinations_name_the_values(fields, words):
+    with pytest.raises(ValueError) as err:
+        ModelConfig(**(BASE | fields))
+    for word in words:
+        assert word in str(err.value)
+
+
+def test_layer_types_round_trip_through_json():
+    c = ModelConfig(**(BASE | dict(sliding_window=4, layer_types=["sliding_attention", "full_attention"])))
+    assert c.layer_types == ("sliding_attention", "full_attention") and hash(c)
+    assert ModelConfig.from_dict(__import__("json").loads(c.to_json())) == c
+
+
+# ---- attention sinks -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("attention", [eager_attention, sdpa_attention])
+def test_a_sink_of_minus_infinity_equals_no_sink(attention):
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 4, 5, 8, generator=g) for _ in range(3))
+    mask = sliding_window_mask(5, 0, 3)
+    plain = eager_attention(q, k, v, mask)
+    sunk = attention(q, k, v, mask, sinks=torch.full((4,), -math.inf), causal=False)
+    assert torch.allclose(sunk, plain, atol=1e-6)
+
+
+def test_sink_share_is_the_extra_softmax_column():
+    model = _model(attention_sinks=True)
+    with torch.no_grad():
+        for layer in model.layers:
+            layer.self_attn.sinks.copy_(torch.tensor([-2.0, 0.0, 1.0, 3.0]))
+    out = model(_ids(6), output_activations=True, output_attentions=True)
+    rec = out.activations
+    scores = rec["blocks.0.attn.hook_attn_scores"]  # (B, nh, T, S), -inf on future keys
+    sinks = model.layers[0].self_attn.sinks.view(1, 4, 1)
+    share = torch.exp(sinks) / (torch.exp(scores).sum(-1) + torch.exp(sinks))  # (B, nh, T), the formula
+    assert torch.allclose(rec["blocks.0.attn.hook_sink"], share, atol=1e-6)
+    assert torch.allclose(out.attentions[0].sum(-1) + share, torch.ones_like(share), atol=1e-6)
+    assert torch.allclose(model(_ids(6)).logits, out.logits, atol=1e-5)  # SDPA path with the sink as a column
+    assert model.layers[0].self_attn.sinks.shape == (4,)
