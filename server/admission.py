@@ -14,8 +14,8 @@ Settings (environment, read when the process first asks):
     ``EXPLORER_TORCH_THREADS``: torch threads inside each job (default 1). On this project's shared 2-core
     machine a default run with 2 threads took 5-9x as long as with 1 while other processes kept the cores busy
     (a two-thread team waits at every operation for a thread the OS has parked); at other times
-    ``bench/bench_threads.py`` found 2 threads about 2x faster. One thread never fell off that cliff; see the
-    README.
+    ``bench/bench_threads.py`` found 2 threads about 2x faster. One thread never fell off that cliff; see
+    docs/benchmarks.md, "Training runs on a shared server".
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The server's per-action budget: what an action costs against the limits, and the line heavy work waits in.
 
 The estimates are :mod:`engine.cost`'s (torch-free arithmetic); the limits are read from the environment on each
-check (``EXPLORER_MAX_ACTION_MB``, ``EXPLORER_MAX_ACTION_GFLOP``, ``EXPLORER_MAX_TRAIN_GFLOP``; see the README), so
+check (``EXPLORER_MAX_ACTION_MB``, ``EXPLORER_MAX_ACTION_GFLOP``, ``EXPLORER_MAX_TRAIN_GFLOP``; see docs/lecturers.md), so
 a lecturer raises them for a big server without touching code. The words for a refusal and for waiting are the
 page's (:mod:`ui.budget`).
 """

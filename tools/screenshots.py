@@ -85,7 +85,7 @@ def pages_run(browser, url: str, lang: str, mode: str, size: tuple[int, int], sm
 
 
 #: the README's view: SmolLM2 on the induction example prompt (ten random words repeated once), layer 19 head 7,
-#: its strongest induction head (README, "What the real-model views show on SmolLM2")
+#: its strongest induction head (docs/lecturers.md, "What the real-model views show on SmolLM2")
 DOCS_VIEW = {"model.source": "checkpoint", "model.checkpoint": "smollm2-135m", "ui.presenter": "true", "ui.lang": "en",
              "attn.layer": "19", "attn.head": "7", "input.text": dict(PROMPTS["en"])["induction"]}
 

@@ -27,7 +27,7 @@ METRICS_NAME = "metrics.json"
 #: Every 10th entry of the corpus (index % HELDOUT_EVERY == HELDOUT_EVERY - 1) is held out.
 HELDOUT_EVERY = 10
 
-#: SHA-256 of each shipped file, written by ``tools/train_poem_model.py`` (the weights' digest is also in the README).
+#: SHA-256 of each shipped file, written by ``tools/train_poem_model.py`` (the weights' digest is also in docs/lecturers.md).
 FILE_SHA256: dict[str, str] = {
     "config.json": "d452ad4ba9afe4740022ed5cc09ece266e6922b25e2f3a527bcc4ce329537647",
     "metrics.json": "821fbb4bb525a94f9ab8fac5899373a6cbd152efc6aa535559efa230eee1eecc",

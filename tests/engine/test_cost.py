@@ -167,13 +167,14 @@ def test_budget_from_env_reads_positive_numbers_and_ignores_junk():
 
 
 def test_readme_quotes_the_maxima_refusal_as_the_app_computes_it():
-    """README's "Deploying for a class" names the maxima's cost and nearest fit; they must be today's numbers."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    """docs/lecturers.md's "Deploying for a class" names the maxima's cost and nearest fit; they must be today's
+    numbers."""
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "lecturers.md").read_text(encoding="utf-8")
     text = " ".join(readme.split())
     quoted = re.search(r"need ([\d,]+) MB \(tied embeddings, the default; ([\d,]+) MB untied\) for the weights alone "
                        r"against the default ([\d,]+) MB, and are refused with \"(\d+) layers\" \(tied; (\d+) untied\)",
                        text)
-    assert quoted, "README no longer quotes the maxima refusal"
+    assert quoted, "docs/lecturers.md no longer quotes the maxima refusal"
     budget = Budget()
     tied, untied = (check("build", slider_config(**MAXIMA, **{"cfg.tie_word_embeddings": t}), budget) for t in (True, False))
     mib = lambda n: f"{round(n / 2**20):,}"  # noqa: E731
