@@ -293,7 +293,7 @@ def _qr_html(link: str, code: segno.QRCode, size: str, font: str) -> str:
     return (f'<div class="share-qr" style="text-align:center">'
             f'<img class="share-qr-img" alt="{html.escape(t("share.qr_alt"))}" src="{qr_data_uri(code)}" '
             f'style="width:{size};height:auto;max-width:100%;image-rendering:pixelated">'
-            f'<div class="share-qr-link" style="font:{font} ui-monospace,monospace;word-break:break-all;'
+            f'<div class="share-qr-link" style="font:{font} ui-monospace,monospace;overflow-wrap:anywhere;'
             f'margin-top:0.3em">{_breakable(link)}</div></div>')
 
 
@@ -331,7 +331,8 @@ def _full_screen(link: str) -> None:
         if code is None:
             st.warning(t("share.qr_too_long", n=f"{len(link.encode('utf-8')):,}", max=f"{QR_MAX_BYTES:,}"))
             return
-        font = "2rem" if len(link) <= 60 else "1.4rem" if len(link) <= 160 else "1rem"
+        largest = "2rem" if len(link) <= 60 else "1.4rem" if len(link) <= 160 else "1rem"
+        font = f"clamp(1rem, 5.2vw, {largest})"  # on a phone: a host and port still fit on one line
         st.html(_qr_html(link, code, "min(55vh, 80vw)", font))
         if is_local(link):
             st.warning(t("share.qr_local", host=urlsplit(link).hostname or ""))

@@ -28,6 +28,18 @@ SIDEBAR = '[data-testid="stSidebar"]'
 DIALOG = '[role="dialog"]'
 
 
+# how many lines the first n characters of an element's text take (its text is split by <wbr> elements)
+LINES_OF_PREFIX = """(e, n) => {
+  const walker = document.createTreeWalker(e, NodeFilter.SHOW_TEXT), range = document.createRange();
+  range.setStart(e, 0);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (n <= node.length) { range.setEnd(node, n); break; }
+    n -= node.length;
+  }
+  return new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top))).size;
+}"""
+
+
 def same_link(a: str, b: str) -> bool:
     """Two links to the same view: same host, path and parameters (the order and the percent-encoding of the
     browser's address may differ from the server's)."""
@@ -73,7 +85,10 @@ def full_screen(page, lang: str, shot: str) -> str:
     tbox = text.bounding_box()
     assert tbox["y"] + min(tbox["height"], 40) <= view["height"]  # its first line visible too
     size = float(text.evaluate("e => getComputedStyle(e).fontSize").rstrip("px"))
-    assert size >= 22, size  # large type: readable from the back of the room (the panel's is 11 px)
+    # large type: readable from the back of the room (the panel's is 11 px); on a phone a host and port fit a line
+    assert size >= min(22, 0.05 * view["width"]), size
+    head = f"{urlsplit(link).scheme}://{urlsplit(link).netloc}/"
+    assert text.evaluate(LINES_OF_PREFIX, len(head)) == 1, f"{head} wraps in the dialog"
     SHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SHOTS / shot))
     assert_clean(page)
