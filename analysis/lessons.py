@@ -170,3 +170,348 @@ class NeedsRun(Exception):
         super().__init__(f"needs a finished {what} run")
         self.what = what
 
+
+def _bi(en: str, zh: str) -> dict:
+    return {"en": en, "zh": zh}
+
+
+def _shape(*dims: int) -> str:
+    return "[" + ", ".join(str(d) for d in dims) + "]"
+
+
+def _others(correct, candidates, n: int = 3) -> list:
+    """Up to ``n`` distinct candidates other than ``correct`` (in order)."""
+    out = []
+    for c in candidates:
+        if c != correct and c not in out:
+            out.append(c)
+    return out[:n]
+
+
+@answer("tensor_shape")
+def tensor_shape(s: StepInputs, of: str = "resid") -> Answer:
+    """The shape ``[T, ...]`` of one sequence's tensor ``of``: "resid" (any residual / sub-layer output: [T, H]),
+    "ffn_hidden" (inside the FFN: [T, I]), "logits" ([T, V]) or "head" (one head's Q/K/V: [T, head_dim]); the
+    distractors swap in the other sizes. The shape is read from the recorded activation, not from the config."""
+    c, acts = s.config, s.trace().activations
+    T = int(s.input_ids.shape[1])
+    if of == "ffn_hidden":
+        got = tuple(acts["blocks.0.mlp.hook_post"][0].shape)
+    elif of == "logits":
+        got = tuple(s.trace().logits[0].shape)
+    elif of == "head":
+        got = tuple(acts["blocks.0.attn.hook_q"][0, :, 0].shape) if acts["blocks.0.attn.hook_q"].dim() == 4 else (T, c.head_dim)
+    else:
+        got = tuple(acts["blocks.0.hook_resid_mid"][0].shape)
+    sizes = [c.hidden_size, c.intermediate_size, c.vocab_size, c.head_dim, c.num_attention_heads]
+    correct = _shape(*got)
+    wrong = [_shape(T, d) for d in sizes] + [_shape(got[1], T), _shape(1, got[1])]
+    return Answer(correct=correct, distractors=_others(correct, wrong),
+                  values={"T": T, "H": c.hidden_size, "I": c.intermediate_size, "V": c.vocab_size, "shape": correct})
+
+
+def _walk(s: StepInputs, layer: int):
+    from analysis.anatomy import shape_walkthrough
+
+    return shape_walkthrough(s.trace(), s.config.norm_position, layer=layer - 1)
+
+
+@answer("largest_walk_step")
+def largest_walk_step(s: StepInputs, steps: list | None = None, layer: int = 1) -> Answer:
+    """Of the block walk-through's steps (``steps``: their numbers, default every step with a tensor), the one
+    whose output has the largest mean L2 norm; options are the steps' formulas (the same in both languages)."""
+    walk = _walk(s, layer).dropna(subset=["mean_norm"])
+    if steps:
+        walk = walk[walk["step"].isin(steps)]
+    top = walk.loc[walk["mean_norm"].idxmax()]
+    low = walk.loc[walk["mean_norm"].idxmin()]
+    return Answer(correct=str(top["formula"]),
+                  distractors=[str(f) for f in walk.sort_values("mean_norm")["formula"] if f != top["formula"]][-4:],
+                  values={"top": str(top["formula"]), "top_norm": float(top["mean_norm"]), "low": str(low["formula"]),
+                          "low_norm": float(low["mean_norm"]), "sqrt_h": math.sqrt(s.config.hidden_size)},
+                  highlight={"x": int(top["step"])})
+
+
+def _depth_label(depth: int, L: int) -> dict:
+    if depth == 0:
+        return _bi("the embedding", "嵌入层")
+    if depth == L + 1:
+        return _bi("after the final norm", "最终归一化之后")
+    return _bi(f"block {depth}", f"第 {depth} 块")
+
+
+@answer("largest_residual_depth")
+def largest_residual_depth(s: StepInputs) -> Answer:
+    """Where the residual stream's mean L2 norm (over positions) is largest: the embedding, block i or after
+    the final norm (:func:`analysis.norms.residual_norms`)."""
+    from analysis.norms import residual_norms
+
+    res = residual_norms(s.trace(), s.tokens)
+    mean = res.groupby("depth")["norm"].mean()
+    L = s.config.num_hidden_layers
+    top = int(mean.idxmax())
+    order = [int(d) for d in mean.sort_values(ascending=False).index]
+    return Answer(correct=_depth_label(top, L), distractors=[_depth_label(d, L) for d in order[1:4]],
+                  values={"where": _depth_label(top, L), "norm": float(mean[top]), "embed": float(mean[0]),
+                          "final": float(mean[L + 1]), "sqrt_h": math.sqrt(s.config.hidden_size)},
+                  highlight={"x": top})
+
+
+@answer("residual_norm_at")
+def residual_norm_at(s: StepInputs, depth: int = -1) -> Answer:
+    """A numeric estimate: the mean L2 norm of the residual stream after block ``depth`` (-1 = the last)."""
+    from analysis.norms import residual_norms
+
+    L = s.config.num_hidden_layers
+    d = L if depth == -1 else depth
+    mean = residual_norms(s.trace(), s.tokens).groupby("depth")["norm"].mean()
+    return Answer(correct=float(mean[d]), values={"norm": float(mean[d]), "block": d, "h": s.config.hidden_size,
+                                                  "sqrt_h": math.sqrt(s.config.hidden_size)}, highlight={"x": d})
+
+
+def _placement_pair(s: StepInputs, depth: int):
+    from analysis.prepost import norm_placement_pair, placement_divergence
+    from engine.seeding import seeded
+
+    model = s.model
+    if depth != s.config.num_hidden_layers:  # what the Pre vs Post page builds at another depth: same seed
+        with seeded(int(s.setting("cfg.seed", 0))):
+            model = CausalLM(s.config.replace(num_hidden_layers=depth)).eval()
+    pre, post = norm_placement_pair(model)
+    return placement_divergence(pre, post, s.input_ids)
+
+
+@answer("placement_larger_norm")
+def placement_larger_norm(s: StepInputs) -> Answer:
+    """The same weights under Pre-Norm and Post-Norm, ``prepost.depth`` blocks: whose last hidden state has the
+    larger mean norm (:func:`analysis.prepost.placement_divergence`)."""
+    depth = int(s.setting("prepost.depth", s.config.num_hidden_layers))
+    div = _placement_pair(s, depth)
+    last = div.iloc[-1]
+    pre, post = float(last["pre_norm"]), float(last["post_norm"])
+    label = {"pre": "Pre-Norm", "post": "Post-Norm"}
+    top = "pre" if pre > post else "post"
+    return Answer(correct=label[top], distractors=[label["post" if top == "pre" else "pre"],
+                                                   _bi("about equal", "差不多一样")],
+                  values={"pre": pre, "post": post, "depth": depth, "ratio": max(pre, post) / min(pre, post),
+                          "sqrt_h": math.sqrt(s.config.hidden_size)},
+                  highlight={"x": depth})
+
+
+def _count(model: CausalLM) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+@answer("total_parameters")
+def total_parameters(s: StepInputs) -> Answer:
+    """The model's parameter count (shared tensors once); distractors from the usual slips: the head counted
+    twice or not at all, one block's parameters times the layers without the embedding."""
+    from analysis.anatomy import parameter_table
+
+    c = s.config
+    table = parameter_table(s.model)
+    total = int(table["params"].sum())
+    vh = c.vocab_size * c.hidden_size
+    blocks = int(table[table["component"].isin(["self_attn", "mlp", "block norms"])]["params"].sum())
+    wrong = [total - vh if not c.tie_word_embeddings else total + vh, blocks, total * c.num_hidden_layers]
+    return Answer(correct=total, distractors=_others(total, wrong), values={
+        "total": total, "blocks": blocks, "L": c.num_hidden_layers, "per_block": blocks // c.num_hidden_layers,
+        "embed": vh, "rest": total - blocks}, highlight={"x": "mlp" if c.tie_word_embeddings else "lm_head"})
+
+
+@answer("kept_logits_shape")
+def kept_logits_shape(s: StepInputs) -> Answer:
+    """``logits_to_keep = k`` (the Loss page's ``loss.keep``): the shape of the kept logits
+    (:func:`analysis.loss.logits_to_keep_check`); distractors: the full shape, k × H, k × T."""
+    from analysis.loss import logits_to_keep_check
+
+    k = int(s.setting("loss.keep", 1))
+    res = logits_to_keep_check(s.model, s.input_ids, k)
+    kept, full = _shape(*res["kept_shape"]), _shape(*res["full_shape"])
+    T, V, H = int(s.input_ids.shape[1]), s.config.vocab_size, s.config.hidden_size
+    return Answer(correct=kept, distractors=_others(kept, [full, _shape(1, k, H), _shape(1, V, k)]),
+                  values={"kept": kept, "full": full, "k": k, "T": T, "V": V, "saved": (T - res["kept_shape"][1]) * V,
+                          "diff": float(res["max_abs_diff"])})
+
+
+def _labels(s: StepInputs) -> torch.Tensor:
+    from engine.loss import mask_prompt
+
+    return mask_prompt(s.input_ids, int(s.setting("loss.prompt_len", 0)))
+
+
+@answer("supervised_targets")
+def supervised_targets(s: StepInputs) -> Answer:
+    """How many positions the loss averages over with the first ``loss.prompt_len`` tokens masked (-100):
+    counted from :func:`analysis.loss.loss_table`; distractors forget the shift or the mask."""
+    from analysis.loss import loss_table
+    from analysis.trace import run_trace
+
+    labels = _labels(s)
+    df = loss_table(run_trace(s.model, s.input_ids, labels), s.input_ids, labels, s.tokens)
+    n = int((~df["masked"]).sum())
+    T, p = int(s.input_ids.shape[1]), int(s.setting("loss.prompt_len", 0))
+    return Answer(correct=n, distractors=_others(n, [T, T - 1, max(T - p - 1, 0), T - p + 1]),
+                  values={"n": n, "T": T, "p": p, "rows": T - 1, "masked": T - 1 - n}, highlight={})
+
+
+@answer("mean_loss")
+def mean_loss(s: StepInputs) -> Answer:
+    """A numeric estimate: the mean cross-entropy over the supervised targets (labels shifted once, -100
+    ignored), next to ln V, the loss of a uniform guess."""
+    from analysis.trace import run_trace
+
+    out = run_trace(s.model, s.input_ids, _labels(s))
+    V = s.config.vocab_size
+    return Answer(correct=float(out.loss), values={"loss": float(out.loss), "V": V, "ln_v": math.log(V),
+                                                  "ppl": math.exp(float(out.loss))})
+
+
+# ---- attention ---------------------------------------------------------------------------------------------
+@answer("mask_fraction")
+def mask_fraction(s: StepInputs) -> Answer:
+    """The share of the T × T score matrix the causal mask removes, counted in the recorded masked scores
+    (-inf above the diagonal): T(T-1)/2 of T²; distractors: one half, (T+1)/2T (the kept share), 1/T."""
+    scores = s.trace().activations["blocks.0.attn.hook_attn_scores"][0, 0]  # (T, T) after the mask
+    T = int(scores.shape[-1])
+    removed = int(torch.isinf(scores).sum())
+    frac = removed / T ** 2
+    r = lambda v: round(v, 3)  # noqa: E731
+    return Answer(correct=r(frac), distractors=_others(r(frac), [0.5, r((T + 1) / (2 * T)), r(1 / T)]),
+                  values={"T": T, "removed": removed, "cells": T * T, "kept": T * T - removed,
+                          "percent": _bi(f"{100 * frac:.1f} %", f"{100 * frac:.1f}%")})
+
+
+@answer("score_scale")
+def score_scale(s: StepInputs) -> Answer:
+    """What the raw scores Q Kᵀ are divided by: √head_dim, read off the recorded raw and scaled scores;
+    distractors: head_dim, √hidden, hidden."""
+    acts = s.trace().activations
+    layer = int(s.setting("attn.layer", 1)) - 1
+    raw = acts[f"blocks.{layer}.attn.hook_attn_scores_raw"][0, 0]
+    masked = acts[f"blocks.{layer}.attn.hook_attn_scores"][0, 0]
+    keep = torch.isfinite(masked) & (masked != 0)
+    ratio = float((raw[keep] / masked[keep]).median())
+    c = s.config
+    got = round(ratio, 3)
+    return Answer(correct=got, distractors=_others(got, [float(c.head_dim), round(math.sqrt(c.hidden_size), 3),
+                                                         float(c.hidden_size), 1.0]),
+                  values={"d": c.head_dim, "scale": got, "H": c.hidden_size, "heads": c.num_attention_heads})
+
+
+@answer("first_row_weight")
+def first_row_weight(s: StepInputs) -> Answer:
+    """The weight the first position puts on itself after the softmax (its only visible key: exactly 1)."""
+    layer, head = int(s.setting("attn.layer", 1)) - 1, int(s.setting("attn.head", 1)) - 1
+    p = s.trace().attentions[layer][0, head]
+    T = int(p.shape[-1])
+    w = round(float(p[0, 0]), 3)
+    return Answer(correct=w, distractors=_others(w, [round(1 / T, 3), 0.5, 0.0]),
+                  values={"w": w, "T": T, "row_sum": float(p[-1].sum())}, highlight={"x": 0, "y": 0})
+
+
+@answer("top_key_last_row")
+def top_key_last_row(s: StepInputs) -> Answer:
+    """The token the last position attends to most in head ``attn.head`` of layer ``attn.layer``; options are
+    token positions with their tokens."""
+    layer, head = int(s.setting("attn.layer", 1)) - 1, int(s.setting("attn.head", 1)) - 1
+    row = s.trace().attentions[layer][0, head, -1]  # (T,)
+    order = torch.argsort(row, descending=True).tolist()
+    label = lambda k: f"{k}: {s.tokens[k]}"  # noqa: E731 -- a position, so repeated tokens stay distinct
+    top = order[0]
+    T = len(s.tokens)
+    return Answer(correct=label(top), distractors=[label(k) for k in order[1:4]],
+                  values={"top": label(top), "w": float(row[top]), "uniform": 1 / T, "T": T, "last": label(T - 1)},
+                  highlight={"x": top, "y": T - 1})
+
+
+# ---- next token, cost -------------------------------------------------------------------------------------
+def _next_probs(s: StepInputs, temperature: float) -> torch.Tensor:
+    logits = s.trace().logits[0, -1].double()
+    return torch.softmax(logits / temperature, dim=-1)
+
+
+def _piece(s: StepInputs, i: int) -> str:
+    if s.tokenizer is None:
+        return f"#{i}"
+    return s.tokenizer.token_strings([i])[0]
+
+
+@answer("top_next_token")
+def top_next_token(s: StepInputs, k: int = 4) -> Answer:
+    """The most likely next token after the input at the Next-token page's temperature (``next.temperature``),
+    :func:`analysis.next_token.next_token_table`; the distractors are the runners-up."""
+    from analysis.next_token import next_token_table
+
+    temp = float(s.setting("next.temperature", 1.0))
+    table = next_token_table(s.trace().logits[0, -1], lambda ids: [_piece(s, i) for i in ids], k=k, temperature=temp)
+    tokens = [f"“{tok}”" for tok in table["token"]]
+    return Answer(correct=tokens[0], distractors=_others(tokens[0], tokens[1:]),
+                  values={"top": tokens[0], "p": float(table["probability"].iloc[0]), "temp": temp,
+                          "second": tokens[1] if len(tokens) > 1 else tokens[0]},
+                  highlight={"y": 0})
+
+
+@answer("temperature_effect")
+def temperature_effect(s: StepInputs, low: float = 0.5, high: float = 1.0) -> Answer:
+    """Lowering the temperature from ``high`` to ``low``: does the top token's probability rise, fall or stay?"""
+    p_low, p_high = float(_next_probs(s, low).max()), float(_next_probs(s, high).max())
+    up, down, same = _bi("it rises", "变大"), _bi("it falls", "变小"), _bi("it stays the same", "不变")
+    correct = same if abs(p_low - p_high) < 1e-12 else up if p_low > p_high else down
+    return Answer(correct=correct, distractors=[o for o in (up, down, same) if o != correct],
+                  values={"p_low": p_low, "p_high": p_high, "low": low, "high": high})
+
+
+@answer("forward_cost_ratio")
+def forward_cost_ratio(s: StepInputs, short: int = 32, long: int = 64) -> Answer:
+    """How many times the multiply-adds of one full forward grow when the sequence grows from ``short`` to
+    ``long`` tokens (:func:`engine.generation.forward_flops`, which the Generate page uses); distractors: the
+    linear and the quadratic guess."""
+    from engine.generation import forward_flops
+
+    c = s.config
+    a, b = forward_flops(c, short, short, short), forward_flops(c, long, long, long)
+    ratio = round(b / a, 2)
+    f = long / short
+    return Answer(correct=ratio, distractors=_others(ratio, [round(f, 2), round(f * f, 2), round(f ** 3, 2)]),
+                  values={"ratio": ratio, "short": short, "long": long, "linear": f, "square": f * f,
+                          "a": a, "b": b})
+
+
+# ---- the FFN ------------------------------------------------------------------------------------------------
+@answer("zero_activations")
+def zero_activations(s: StepInputs, layer: int = 1) -> Answer:
+    """The percentage of the FFN's hidden activations (after the activation function, ``mlp.hook_post``) that
+    are exactly zero in block ``layer``."""
+    post = s.trace().activations[f"blocks.{layer - 1}.mlp.hook_post"][0]
+    pct = 100.0 * float((post == 0).float().mean())
+    neg = 100.0 * float((s.trace().activations[f"blocks.{layer - 1}.mlp.hook_pre"][0] < 0).float().mean())
+    return Answer(correct=pct, values={"pct": _bi(f"{pct:.0f} %", f"{pct:.0f}%"), "neg": _bi(f"{neg:.0f} %", f"{neg:.0f}%"),
+                                       "n": int(post.numel()), "act": s.config.hidden_act})
+
+
+@answer("zero_share_choice")
+def zero_share_choice(s: StepInputs, layer: int = 1) -> Answer:
+    """The same share as a choice between none, about half and all (the activation decides: ReLU zeroes every
+    negative input, GELU almost none)."""
+    post = s.trace().activations[f"blocks.{layer - 1}.mlp.hook_post"][0]
+    frac = float((post == 0).float().mean())
+    none, half, most = _bi("none (0 %)", "一个也没有（0%）"), _bi("roughly half", "大约一半"), _bi("all of them", "全部")
+    correct = none if frac == 0 else most if frac == 1 else half
+    return Answer(correct=correct, distractors=[o for o in (none, half, most) if o != correct],
+                  values={"pct": _bi(f"{100 * frac:.0f} %", f"{100 * frac:.0f}%"), "act": s.config.hidden_act,
+                          "n": int(post.numel())})
+
+
+@answer("larger_norm")
+def larger_norm(s: StepInputs, a: int = 1, b: int = 2, layer: int = 1) -> Answer:
+    """Of two steps of the block walk-through (their numbers), which output has the larger mean L2 norm;
+    options are their formulas, or "equal"."""
+    walk = _walk(s, layer).set_index("step")
+    na, nb = float(walk.loc[a, "mean_norm"]), float(walk.loc[b, "mean_norm"])
+    fa, fb = str(walk.loc[a, "formula"]), str(walk.loc[b, "formula"])
+    correct = fa if na > nb else fb
+    return Answer(correct=correct, distractors=[fb if correct == fa else fa, _bi("about the same", "差不多")],
+                  values={"a": fa, "b": fb, "na": na, "nb": nb, "sqrt_h": math.sqrt(s.config.hidden_size),
+                          "ratio": max(na, nb) / max(min(na, nb), 1e-30)},
+                  highlight={"x": a if na > nb else b})

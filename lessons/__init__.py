@@ -188,6 +188,8 @@ def _keys_in(path: Path) -> set[str]:
         pos = _KEY_ARG.get(name)
         if pos is not None and len(node.args) > pos and isinstance(node.args[pos], ast.Constant):
             keys.add(node.args[pos].value)
+        if name == "setdefault" and node.args and isinstance(node.args[0], ast.Constant):  # session_state.setdefault
+            keys.add(node.args[0].value)
         for kw in node.keywords:
             if kw.arg == "key" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
                 keys.add(kw.value.value)

@@ -19,6 +19,7 @@ from ui.controls import index_slider
 from ui.figures.loss import contribution_bar
 from ui.format import DASH, finite, number, scientific
 from ui.i18n import t
+from ui.lessons import hidden
 from ui.sidebar import explorer, trace
 from ui.state import control, current
 from ui.widgets import chart, explain
@@ -73,7 +74,8 @@ view = pd.DataFrame({
 masked_rows = df["masked"].to_numpy()
 styled = view.style.apply(lambda row: ["background-color: #e6e6e6; color: #777" if masked_rows[row.name] else ""
                                        for _ in row], axis=1)
-st.dataframe(styled, hide_index=True, width="stretch")
+if not hidden("loss.contrib"):  # a lesson asks how many targets count or what the loss is: wait for the answer
+    st.dataframe(styled, hide_index=True, width="stretch")
 if N == 0:
     st.caption(t("loss.table_all_masked"))
 
@@ -82,7 +84,9 @@ st.caption(t("loss.labels_caption") + " `" + ", ".join(str(v) for v in lab[0].to
 
 # ---- the formula with its numbers ----
 st.subheader(t("loss.formula_title"))
-if N == 0:
+if hidden("loss.contrib"):
+    st.info(t("lessons.predict_first"), icon="🤔")
+elif N == 0:
     st.warning(t("loss.none_supervised", n=T - 1))
 else:
     total = float(np.nansum(df["loss"]))
@@ -102,15 +106,18 @@ st.markdown(t("loss.keep_explain"))
 k = index_slider(t("loss.keep"), 1, T, "loss.keep", default=1, bind=False)
 res = keep_check(ctx.model, tuple(ctx.input_ids[0].tolist()), k)
 V = ctx.config.vocab_size
-k1, k2, k3 = st.columns(3)
-k1.metric(t("loss.keep_shape"), str(res["kept_shape"]))
-k2.metric(t("loss.full_shape"), str(res["full_shape"]))
-k3.metric(t("loss.keep_diff"), scientific(res["max_abs_diff"]))
-if res["equal"]:
-    st.success(t("loss.keep_equal", k=k))
-elif res["max_abs_diff"] <= (keep_tol := max(KEEP_ATOL, KEEP_RTOL * res["scale"])):
-    st.success(t("loss.keep_close", k=k, diff=number(res["max_abs_diff"], ".1e"), tol=f"{keep_tol:.0e}"))
+if hidden("loss.keep"):  # a lesson asks for the kept logits' shape: the numbers wait for the answer
+    st.info(t("lessons.predict_first"), icon="🤔")
 else:
-    st.error(t("loss.keep_differ", diff=number(res["max_abs_diff"], ".1e")))
-st.caption(t("loss.keep_saving", full=f"{T * V:,}", kept=f"{res['kept_shape'][1] * V:,}",
-             flops=f"{(T - res['kept_shape'][1]) * V * ctx.config.hidden_size:,}"))
+    k1, k2, k3 = st.columns(3)
+    k1.metric(t("loss.keep_shape"), str(res["kept_shape"]))
+    k2.metric(t("loss.full_shape"), str(res["full_shape"]))
+    k3.metric(t("loss.keep_diff"), scientific(res["max_abs_diff"]))
+    if res["equal"]:
+        st.success(t("loss.keep_equal", k=k))
+    elif res["max_abs_diff"] <= (keep_tol := max(KEEP_ATOL, KEEP_RTOL * res["scale"])):
+        st.success(t("loss.keep_close", k=k, diff=number(res["max_abs_diff"], ".1e"), tol=f"{keep_tol:.0e}"))
+    else:
+        st.error(t("loss.keep_differ", diff=number(res["max_abs_diff"], ".1e")))
+    st.caption(t("loss.keep_saving", full=f"{T * V:,}", kept=f"{res['kept_shape'][1] * V:,}",
+                 flops=f"{(T - res['kept_shape'][1]) * V * ctx.config.hidden_size:,}"))

@@ -7,7 +7,7 @@ from ui.examples import language_notice
 from ui.figures.overview import activation_heatmap, parameter_bar, step_norm_bar
 from ui.format import DASH, number
 from ui.i18n import t
-from ui.lessons import chart_gate, page_shortcut
+from ui.lessons import hidden, page_shortcut
 from ui.sidebar import explorer, trace
 from ui.smollm2 import parity_badge
 from ui.widgets import chart, explain
@@ -24,7 +24,7 @@ total = int(params["params"].sum())
 fig = parameter_bar(params, t("overview.params_title", total=f"{total:,}"), t("overview.params_x"), t("overview.params_y"))
 chart(fig, params, "overview.params")
 saved = analysis.tying_savings(ctx.config)
-if chart_gate("overview.params")[0]:
+if hidden("overview.params"):
     pass  # a lesson asks what tying saves: the sentence waits for the answer, like the chart
 elif ctx.config.tie_word_embeddings:
     st.success(t("overview.tying_saved", saved=f"{saved:,}", v=ctx.config.vocab_size, h=ctx.config.hidden_size))
@@ -72,11 +72,14 @@ st.caption(t("overview.shape_explain"))
 
 shown = walk.assign(name=[step_name(n) for n in walk["name"]])
 shown = shown.rename(columns={c: t(f"overview.col.{c}") for c in shown.columns})
-st.dataframe(
-    shown.style.apply(lambda r: ["background-color: #fde68a" if r.name == step - 1 else "" for _ in r], axis=1)
-    .format({t("overview.col.mean_norm"): lambda v: number(v, ".4f")}, na_rep=DASH),  # no raw "None"
-    hide_index=True, width="stretch",
-)
+if hidden("overview.shapes"):  # a lesson asks about the shapes or norms: the table waits for the answer
+    st.info(t("lessons.predict_first"), icon="🤔")
+else:
+    st.dataframe(
+        shown.style.apply(lambda r: ["background-color: #fde68a" if r.name == step - 1 else "" for _ in r], axis=1)
+        .format({t("overview.col.mean_norm"): lambda v: number(v, ".4f")}, na_rep=DASH),  # no raw "None"
+        hide_index=True, width="stretch",
+    )
 norm_fig = step_norm_bar(walk, step, [step_name(n) for n in walk["name"]],
                          t("overview.norm_title"), t("overview.norm_x"), t("overview.norm_y"))
 chart(norm_fig, walk, "overview.step_norms")

@@ -326,6 +326,12 @@ def chart_gate(key: str) -> tuple[bool, dict | None]:
         return False, None
 
 
+def hidden(key: str) -> bool:
+    """Whether a page element that gives the open question away (a table, a sentence, a metric) waits for the
+    answer: ``key`` is named in the step's ``chart`` list, like a chart."""
+    return chart_gate(key)[0]
+
+
 def page_shortcut(shortcut: str) -> str | None:
     """A page's own PageDown / PageUp button gives its shortcut up while a lesson is open (the clicker moves the
     lesson)."""
