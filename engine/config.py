@@ -15,8 +15,10 @@ from typing import Any
 
 # Valid option strings. The registries in ``engine.layers`` are keyed by exactly these values.
 HIDDEN_ACTS = ("relu", "gelu", "gelu_new", "silu")
-NORM_TYPES = ("layernorm", "rmsnorm")
-NORM_POSITIONS = ("pre", "post")
+NORM_TYPES = ("layernorm", "rmsnorm", "gemma_rmsnorm")
+# Where a block's norms sit (keys of ``engine.model.NORM_PLACEMENTS``): "pre" x + f(norm(x)); "post" norm(x + f(x));
+# "sandwich" x + norm(f(norm(x))) (Gemma 2/3); "post_sublayer" x + norm(f(x)) (OLMo-2).
+NORM_POSITIONS = ("pre", "post", "sandwich", "post_sublayer")
 POSITION_EMBEDDINGS = ("learned", "sinusoidal", "rope", "none")
 # QK-norm: "none"; "per_head" (an RMSNorm over head_dim, shared by the heads: Qwen3, Gemma 3); "per_projection"
 # (one RMSNorm over the whole q or k projection, n_heads*head_dim wide: OLMo-2). Keys of ``engine.layers.QK_NORMS``.
@@ -36,6 +38,9 @@ class ModelConfig:
         num_attention_heads: n_heads, query heads per block.
         num_key_value_heads: n_kv_heads; ``None`` means ``num_attention_heads`` (multi-head attention),
             fewer means grouped-query attention (Ainslie et al. 2023, "GQA").
+        head_dim: width of one attention head; ``None`` (the default) means H / n_heads. Set explicitly when the
+            heads are wider or narrower than that (Qwen3-0.6B: H=1024, 16 heads of 128; Gemma 3: 256); the value
+            is then stored as given. The q/o projections are n_heads*head_dim wide either way.
         intermediate_size: width of the feed-forward hidden layer.
         max_position_embeddings: longest sequence the position scheme accepts (a hard limit for
             "learned" and "sinusoidal"; for "rope" and "none" it only sizes the default rope cache).
@@ -44,8 +49,11 @@ class ModelConfig:
         hidden_act: "relu", "gelu" (exact erf), "gelu_new" (tanh approximation, GPT-2) or "silu".
         mlp_gated: if True the FFN is ``down(act(gate(x)) * up(x))`` (Shazeer 2020, "GLU Variants");
             gated silu is SwiGLU.
-        norm_type: "layernorm" (Ba et al. 2016) or "rmsnorm" (Zhang & Sennrich 2019).
-        norm_position: "pre" (x + f(norm(x)), GPT-2/Llama) or "post" (norm(x + f(x)), Vaswani et al. 2017).
+        norm_type: "layernorm" (Ba et al. 2016), "rmsnorm" (Zhang & Sennrich 2019) or "gemma_rmsnorm" (RMSNorm whose
+            scale is ``1 + weight``, the weight starting at 0, all in float32: Gemma).
+        norm_position: "pre" (x + f(norm(x)), GPT-2/Llama), "post" (norm(x + f(x)), Vaswani et al. 2017),
+            "sandwich" (x + norm(f(norm(x))): Gemma 2/3, four norms per block) or "post_sublayer" (x + norm(f(x)),
+            the norm inside the residual branch after the sub-layer: OLMo-2).
         position_embedding: "learned" (GPT-2), "sinusoidal" (Vaswani et al. 2017), "rope" (Su et al. 2021)
             or "none".
         rope_theta: RoPE base frequency.
@@ -64,6 +72,14 @@ class ModelConfig:
             means every layer is "sliding_attention" when ``sliding_window`` is set, else "full_attention".
         attention_sinks: one learned logit per head (``self_attn.sinks`` ``[n_heads]``) joins every softmax row as
             a column with no value, so a head can put weight on "nothing" (gpt-oss).
+        query_pre_attn_scalar: scores are ``Q K^T / sqrt(query_pre_attn_scalar)``; ``None`` means head_dim (Gemma 2/3
+            set it explicitly).
+        attn_logit_softcapping, final_logit_softcapping: c in ``c * tanh(x / c)`` on the scaled attention scores
+            (before the mask) and on the logits (Gemma 2); ``None`` for none.
+        embedding_multiplier: the token embeddings are multiplied by it before the first block (Gemma: sqrt(H);
+            transformers' name from Granite).
+        rope_local_base_freq: RoPE base of the "sliding_attention" layers (Gemma 3: 10,000 there, ``rope_theta`` =
+            1,000,000 on the full layers); ``None`` means ``rope_theta`` everywhere.
 
     Raises:
         ValueError: on non-positive sizes, hidden size not divisible by heads, heads not divisible by KV
@@ -77,6 +93,7 @@ class ModelConfig:
     num_hidden_layers: int = 2
     num_attention_heads: int = 4
     num_key_value_heads: int | None = None
+    head_dim: int | None = None
     intermediate_size: int = 256
     hidden_act: str = "gelu"
     mlp_gated: bool = False
@@ -94,6 +111,11 @@ class ModelConfig:
     sliding_window: int | None = None
     layer_types: tuple[str, ...] | None = None
     attention_sinks: bool = False
+    query_pre_attn_scalar: float | None = None
+    attn_logit_softcapping: float | None = None
+    final_logit_softcapping: float | None = None
+    embedding_multiplier: float = 1.0
+    rope_local_base_freq: float | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.layer_types, list):  # from JSON: stored as a tuple so the frozen config stays hashable
@@ -108,11 +130,20 @@ class ModelConfig:
         }
         if self.num_key_value_heads is not None:
             sizes["num_key_value_heads"] = self.num_key_value_heads
+        if self.head_dim is not None:
+            sizes["head_dim"] = self.head_dim
         for name, value in sizes.items():
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        for name in ("query_pre_attn_scalar", "attn_logit_softcapping", "final_logit_softcapping",
+                     "rope_local_base_freq"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                      or not math.isfinite(value) or value <= 0):
+                raise ValueError(f"{name} must be a positive number or null, got {value!r}")
         for name, value in (("norm_eps", self.norm_eps), ("rope_theta", self.rope_theta),
-                            ("initializer_range", self.initializer_range)):
+                            ("initializer_range", self.initializer_range),
+                            ("embedding_multiplier", self.embedding_multiplier)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isinf(value):
                 raise ValueError(f"{name} must be a finite number, got {value!r}")
         for name, value in (("mlp_gated", self.mlp_gated), ("bias", self.bias),
@@ -130,11 +161,13 @@ class ModelConfig:
         ):
             if value not in valid:
                 raise ValueError(f"unknown {name}={value!r}; valid values: {', '.join(valid)}")
-        if self.hidden_size % self.num_attention_heads:
-            raise ValueError(
-                f"hidden_size={self.hidden_size} is not divisible by num_attention_heads="
-                f"{self.num_attention_heads}"
-            )
+        if self.head_dim is None:
+            if self.hidden_size % self.num_attention_heads:
+                raise ValueError(
+                    f"hidden_size={self.hidden_size} is not divisible by num_attention_heads="
+                    f"{self.num_attention_heads} (or set head_dim)"
+                )
+            object.__setattr__(self, "head_dim", self.hidden_size // self.num_attention_heads)  # the derived width
         if self.num_attention_heads % self.kv_heads:
             raise ValueError(
                 f"num_attention_heads={self.num_attention_heads} is not divisible by "
@@ -142,8 +175,8 @@ class ModelConfig:
             )
         if self.position_embedding == "rope" and self.head_dim % 2:
             raise ValueError(
-                f"RoPE needs an even head dimension, but hidden_size={self.hidden_size} / "
-                f"num_attention_heads={self.num_attention_heads} = {self.head_dim}"
+                f"RoPE needs an even head dimension, but head_dim={self.head_dim} (hidden_size={self.hidden_size}, "
+                f"num_attention_heads={self.num_attention_heads})"
             )
         if not (self.norm_eps > 0):
             raise ValueError(f"norm_eps must be > 0, got {self.norm_eps!r}")
@@ -180,11 +213,6 @@ class ModelConfig:
         return self.num_key_value_heads or self.num_attention_heads
 
     @property
-    def head_dim(self) -> int:
-        """head_dim = H / n_heads."""
-        return self.hidden_size // self.num_attention_heads
-
-    @property
     def qkv_bias(self) -> bool:
         """Whether q/k/v projections carry a bias (``attention_bias`` overrides ``bias``)."""
         return self.bias if self.attention_bias is None else self.attention_bias
@@ -202,7 +230,10 @@ class ModelConfig:
 
     # ---- (de)serialisation ---------------------------------------------------------------------
     def replace(self, **changes: Any) -> "ModelConfig":
-        """Return a validated copy with some fields changed (``dataclasses.replace``)."""
+        """Return a validated copy with some fields changed (``dataclasses.replace``). A ``head_dim`` that was the
+        derived H / n_heads is derived again from the new sizes."""
+        if "head_dim" not in changes and self.head_dim * self.num_attention_heads == self.hidden_size:
+            changes["head_dim"] = None
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:

@@ -41,9 +41,12 @@ def parameter_count(config: ModelConfig) -> int:
     qkv_b, b = config.qkv_bias, config.bias
     attn = H * nh * hd + 2 * H * nkv * hd + nh * hd * H  # q, k, v, o weights
     attn += (nh * hd + 2 * nkv * hd if qkv_b else 0) + (H if b else 0)
+    attn += {"none": 0, "per_head": 2 * hd, "per_projection": (nh + nkv) * hd}[config.qk_norm]  # q_norm, k_norm
+    attn += nh if config.attention_sinks else 0  # one sink logit per head
     n_mats = 3 if config.mlp_gated else 2
     mlp = n_mats * H * I + ((n_mats - 1) * I + H if b else 0)
-    block = 2 * norm + attn + mlp
+    n_norms = {"pre": 2, "post": 2, "sandwich": 4, "post_sublayer": 2}[config.norm_position]
+    block = n_norms * norm + attn + mlp
     positions = config.max_position_embeddings * H if config.position_embedding == "learned" else 0
     head = 0 if config.tie_word_embeddings else V * H
     return V * H + positions + L * block + norm + head
@@ -76,14 +79,16 @@ def attention_map_numbers(config: ModelConfig, tokens: int, batch: int = 1) -> i
 def record_numbers(config: ModelConfig, tokens: int, batch: int = 1) -> int:
     """Numbers in one traced forward's record besides the attention maps (upper bound, see module docstring).
 
-    Per block: 7 residual-width tensors (resid pre/mid/post, two normalised inputs, attention and MLP outputs),
-    q, k, v (k and v repeated to n_heads) and z (``4 * n_heads * head_dim``), the MLP's pre- and
+    Per block: 7 residual-width tensors (resid pre/mid/post, two normalised inputs, attention and MLP outputs; 9
+    with the sandwich's two post-norms), q, k, v (k and v repeated to n_heads) and z (``4 * n_heads * head_dim``,
+    plus the sinks' share ``n_heads``), the MLP's pre- and
     post-activation (``2 * I``, 3 when gated); plus L+1 hidden states, the final norm's output and the logits.
     """
     T, H, L, I = tokens, config.hidden_size, config.num_hidden_layers, config.intermediate_size
-    width = 4 * config.num_attention_heads * config.head_dim
+    width = 4 * config.num_attention_heads * config.head_dim + (config.num_attention_heads if config.attention_sinks else 0)
     mlp = (3 if config.mlp_gated else 2) * I
-    per_block = T * (7 * H + width + mlp)
+    residual = 9 if config.norm_position == "sandwich" else 7  # the sandwich also records both post-norm outputs
+    per_block = T * (residual * H + width + mlp)
     return batch * (L * per_block + (L + 2) * T * H + T * config.vocab_size + T)
 
 

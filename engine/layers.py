@@ -86,11 +86,29 @@ class RMSNorm(nn.Module):
         return self.weight * (x32 / rms).to(dtype)  # (..., H)
 
 
-NORMS: dict[str, type[nn.Module]] = {"layernorm": LayerNorm, "rmsnorm": RMSNorm}
+class GemmaRMSNorm(nn.Module):
+    """Gemma's RMSNorm: ``x / sqrt(mean(x^2) + eps) * (1 + weight)``, all in float32, cast back once; the weight
+    starts at 0 (transformers ``Gemma2RMSNorm``: the scale is multiplied before the cast, unlike Llama's).
+
+    Shapes: ``x`` ``[..., H]`` -> ``[..., H]``.
+    """
+
+    def __init__(self, hidden_size: int, eps: float = 1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.zeros(hidden_size))  # (H,): the scale is 1 + weight
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x32 = x.float()  # (..., H)
+        normed = x32 * torch.rsqrt(x32.pow(2).mean(dim=-1, keepdim=True) + self.eps)  # (..., H)
+        return (normed * (1.0 + self.weight.float())).to(x.dtype)  # (..., H)
+
+
+NORMS: dict[str, type[nn.Module]] = {"layernorm": LayerNorm, "rmsnorm": RMSNorm, "gemma_rmsnorm": GemmaRMSNorm}
 
 
 class PerHeadRMSNorm(RMSNorm):
-    """QK-norm per head (Qwen3, Gemma 3): one RMSNorm of width head_dim applied to every head of a q or k projection.
+    """QK-norm per head (Qwen3): one RMSNorm of width head_dim applied to every head of a q or k projection.
 
     Shapes: ``[B, T, heads*head_dim] -> [B, T, heads*head_dim]``, normalised over each head's head_dim slice; the
     weight ``[head_dim]`` is shared by the heads (transformers ``Qwen3Attention.q_norm`` on ``view(B, T, -1, hd)``).
@@ -98,19 +116,27 @@ class PerHeadRMSNorm(RMSNorm):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         heads = x.unflatten(-1, (-1, self.weight.shape[0]))  # (B, T, heads, hd)
-        return super().forward(heads).flatten(-2)  # (B, T, heads*hd)
+        return RMSNorm.forward(self, heads).flatten(-2)  # (B, T, heads*hd)
 
 
-def _no_qk_norm(width: int, head_dim: int, eps: float) -> nn.Module:
-    return nn.Identity()
+class PerHeadGemmaRMSNorm(GemmaRMSNorm):
+    """:class:`PerHeadRMSNorm` with Gemma's ``1 + weight`` scale (Gemma 3's ``q_norm`` / ``k_norm``)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        heads = x.unflatten(-1, (-1, self.weight.shape[0]))  # (B, T, heads, hd)
+        return GemmaRMSNorm.forward(self, heads).flatten(-2)  # (B, T, heads*hd)
 
 
-#: QK-norm by ``config.qk_norm``: ``(width = heads*head_dim, head_dim, eps) -> module`` applied to a q or k projection
+# The RMS flavour of QK-norm follows the model's norm_type (LayerNorm models get plain RMSNorm, as Qwen3 and OLMo-2).
+_QK_RMS = {"layernorm": (PerHeadRMSNorm, RMSNorm), "rmsnorm": (PerHeadRMSNorm, RMSNorm),
+           "gemma_rmsnorm": (PerHeadGemmaRMSNorm, GemmaRMSNorm)}
+
+#: QK-norm by ``config.qk_norm``: ``(config, width = heads*head_dim) -> module`` applied to a q or k projection
 #: ``[B, T, width]`` before RoPE. "per_projection" is OLMo-2's (``Olmo2Attention.q_norm`` over the whole projection).
-QK_NORMS: dict[str, Callable[[int, int, float], nn.Module]] = {
-    "none": _no_qk_norm,
-    "per_head": lambda width, head_dim, eps: PerHeadRMSNorm(head_dim, eps=eps),
-    "per_projection": lambda width, head_dim, eps: RMSNorm(width, eps=eps),
+QK_NORMS: dict[str, Callable[[ModelConfig, int], nn.Module]] = {
+    "none": lambda config, width: nn.Identity(),
+    "per_head": lambda config, width: _QK_RMS[config.norm_type][0](config.head_dim, eps=config.norm_eps),
+    "per_projection": lambda config, width: _QK_RMS[config.norm_type][1](width, eps=config.norm_eps),
 }
 
 
@@ -291,6 +317,7 @@ class AttentionContext:
         past_key_values: the :class:`engine.kv_cache.KVCache` (updated in place), or None.
         masks: layer type -> its ``[T, S_type]`` mask (:data:`ATTENTION_MASKS`); empty means every layer uses
             ``future_mask``.
+        ropes: layer type -> its own ``(cos, sin)`` (Gemma 3's ``rope_local_base_freq`` on sliding layers).
     """
 
     attention: Callable[..., torch.Tensor]
@@ -298,10 +325,15 @@ class AttentionContext:
     rope: Optional[tuple[torch.Tensor, torch.Tensor]] = None
     past_key_values: Optional[object] = None
     masks: dict = field(default_factory=dict)
+    ropes: dict = field(default_factory=dict)
 
     def mask(self, layer_type: str) -> torch.Tensor:
         """The mask of a layer of type ``layer_type`` (``future_mask`` for "full_attention")."""
         return self.masks.get(layer_type, self.future_mask)
+
+    def rope_for(self, layer_type: str) -> Optional[tuple[torch.Tensor, torch.Tensor]]:
+        """The RoPE tables of a layer of type ``layer_type`` (``rope`` unless that type has its own base)."""
+        return self.ropes.get(layer_type, self.rope)
 
 
 def softmax_with_sinks(scores: torch.Tensor, sinks: torch.Tensor, rec: ActivationRecorder = NO_RECORDING) -> torch.Tensor:
@@ -319,19 +351,25 @@ def softmax_with_sinks(scores: torch.Tensor, sinks: torch.Tensor, rec: Activatio
     return probs[..., :-1]  # (B, nh, T, S)
 
 
+def soft_cap(scores: torch.Tensor, cap: float | None) -> torch.Tensor:
+    """``cap * tanh(scores / cap)`` (Gemma 2's logit soft-capping: scores squashed into (-cap, cap)); None: unchanged."""
+    return scores if cap is None else torch.tanh(scores / cap) * cap
+
+
 def eager_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, future_mask: torch.Tensor,
                     rec: ActivationRecorder = NO_RECORDING, sinks: torch.Tensor | None = None,
-                    causal: bool = True) -> torch.Tensor:
+                    causal: bool = True, scale: float | None = None, softcap: float | None = None) -> torch.Tensor:
     """``softmax(mask(Q K^T / sqrt(head_dim))) V``, written out: the reference, and the only path whose weights
     can be shown. The mask is a boolean fill of ``-inf``, so blocked keys (future ones, or outside a sliding window)
     get weight exactly 0. With ``sinks`` ``[n_heads]`` the softmax has one more column (:func:`softmax_with_sinks`).
-    ``causal`` (whether the mask is the plain causal one) only matters to the SDPA path.
+    ``causal`` (whether the mask is the plain causal one) only matters to the SDPA path. ``scale`` replaces
+    ``1 / sqrt(head_dim)``; ``softcap`` squashes the scaled scores before the mask (:func:`soft_cap`).
 
     Shapes: q ``[B, n_heads, T, head_dim]``; k, v ``[B, n_heads, S, head_dim]``; returns ``[B, n_heads, T, head_dim]``.
     Records ``hook_attn_scores_raw``, ``hook_attn_scores`` and ``hook_pattern`` (and ``hook_sink`` with sinks).
     """
     raw = rec("hook_attn_scores_raw", q @ k.transpose(-2, -1))  # (B, nh, T, S): Q K^T, before scaling and masking
-    scores = raw / math.sqrt(q.shape[-1])  # (B, nh, T, S)
+    scores = soft_cap(raw / math.sqrt(q.shape[-1]) if scale is None else raw * scale, softcap)  # (B, nh, T, S)
     scores = rec("hook_attn_scores", scores.masked_fill(future_mask, float("-inf")))  # (B, nh, T, S), as in TL
     weights = torch.softmax(scores, dim=-1) if sinks is None else softmax_with_sinks(scores, sinks, rec)
     pattern = rec("hook_pattern", weights)  # (B, nh, T, S): exact zeros on blocked keys
@@ -340,12 +378,15 @@ def eager_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, future_ma
 
 def sdpa_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, future_mask: torch.Tensor,
                    rec: ActivationRecorder = NO_RECORDING, sinks: torch.Tensor | None = None,
-                   causal: bool = True) -> torch.Tensor:
+                   causal: bool = True, scale: float | None = None, softcap: float | None = None) -> torch.Tensor:
     """The same result through ``F.scaled_dot_product_attention`` (fused, no weights to show or record).
 
     ``causal``: ``future_mask`` is the plain causal mask, so SDPA's own causal paths apply. Sinks become one extra
-    key of zeros (score 0) with a zero value, whose additive mask entry is the sink logit.
+    key of zeros (score 0) with a zero value, whose additive mask entry is the sink logit. SDPA cannot soft-cap
+    scores, so with ``softcap`` this is :func:`eager_attention` (as transformers' Gemma 2 refuses SDPA).
     """
+    if softcap is not None:
+        return eager_attention(q, k, v, future_mask, rec, sinks, causal, scale, softcap)
     T, S = q.shape[2], k.shape[2]
     if sinks is not None:
         nh = q.shape[1]
@@ -353,12 +394,13 @@ def sdpa_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, future_mas
         column = sinks.to(q.dtype).view(nh, 1, 1).expand(nh, T, 1)  # (nh, T, 1)
         bias = torch.cat([bias.expand(nh, T, S), column], dim=-1)  # (nh, T, S+1)
         zero = q.new_zeros(*k.shape[:2], 1, k.shape[3])  # (B, nh, 1, hd): the sink's key and value
-        return F.scaled_dot_product_attention(q, torch.cat([k, zero], 2), torch.cat([v, zero], 2), attn_mask=bias)
+        return F.scaled_dot_product_attention(q, torch.cat([k, zero], 2), torch.cat([v, zero], 2), attn_mask=bias,
+                                              scale=scale)  # (B, nh, T, hd)
     if causal and S == T:  # no cache: the square causal mask, which is_causal=True builds (top-left = bottom-right)
-        return F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, nh, T, hd)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scale)  # (B, nh, T, hd)
     if causal and T == 1:  # one new query, the last position: it may see every key, so no mask at all
-        return F.scaled_dot_product_attention(q, k, v)  # (B, nh, 1, hd)
-    return F.scaled_dot_product_attention(q, k, v, attn_mask=~future_mask)  # (B, nh, T, hd); True = may attend
+        return F.scaled_dot_product_attention(q, k, v, scale=scale)  # (B, nh, 1, hd)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=~future_mask, scale=scale)  # True = may attend
 
 
 #: Attention implementations by name, like transformers' ``attn_implementation``. ``CausalLM.forward`` picks
@@ -387,8 +429,11 @@ class CausalSelfAttention(nn.Module):
         self.v_proj = Linear(H, self.n_kv_heads * hd, bias=config.qkv_bias)
         self.o_proj = Linear(self.n_heads * hd, H, bias=config.bias)
         qk_norm = QK_NORMS[config.qk_norm]
-        self.q_norm = qk_norm(self.n_heads * hd, hd, config.norm_eps)  # (B, T, nh*hd) -> same; Identity for "none"
-        self.k_norm = qk_norm(self.n_kv_heads * hd, hd, config.norm_eps)  # (B, T, nkv*hd) -> same
+        self.q_norm = qk_norm(config, self.n_heads * hd)  # (B, T, nh*hd) -> same; Identity for "none"
+        self.k_norm = qk_norm(config, self.n_kv_heads * hd)  # (B, T, nkv*hd) -> same
+        # scores = Q K^T * scale (head_dim^-0.5, or Gemma's query_pre_attn_scalar^-0.5), soft-capped when asked
+        self.scale = (config.query_pre_attn_scalar or hd) ** -0.5
+        self.softcap = config.attn_logit_softcapping
         self.layer_type = config.layer_type(layer_idx)  # "full_attention" or "sliding_attention": picks ctx's mask
         self.causal = self.layer_type == "full_attention"  # the plain causal mask (SDPA's fast paths apply)
         # How many positions this layer's KV cache keeps (None: all); a sliding layer needs only the last w - 1.
@@ -411,8 +456,9 @@ class CausalSelfAttention(nn.Module):
         q = self.q_norm(self.q_proj(x)).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)  # (B, nh, T, hd)
         k = self.k_norm(self.k_proj(x)).view(B, T, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, nkv, T, hd)
         v = self.v_proj(x).view(B, T, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, nkv, T, hd)
-        if ctx.rope is not None:
-            q, k = apply_rope(q, *ctx.rope), apply_rope(k, *ctx.rope)  # shapes unchanged
+        rope = ctx.rope_for(self.layer_type)
+        if rope is not None:
+            q, k = apply_rope(q, *rope), apply_rope(k, *rope)  # shapes unchanged
         if ctx.past_key_values is not None:  # cached keys/values first, then this forward's: positions 0 .. S-1
             k, v = ctx.past_key_values.update(k, v, self.layer_idx, self.cache_window)  # (B, nkv, S, hd) each
         groups = self.n_heads // self.n_kv_heads
@@ -420,7 +466,8 @@ class CausalSelfAttention(nn.Module):
             k = k.repeat_interleave(groups, dim=1)  # (B, nh, S, hd): kv head j -> query heads j*g .. j*g+g-1
             v = v.repeat_interleave(groups, dim=1)  # (B, nh, S, hd)
         q, k, v = rec("hook_q", q), rec("hook_k", k), rec("hook_v", v)  # (B, nh, T or S, hd)
-        z = ctx.attention(q, k, v, ctx.mask(self.layer_type), rec, sinks=self.sinks, causal=self.causal)  # (B, nh, T, hd)
+        z = ctx.attention(q, k, v, ctx.mask(self.layer_type), rec, sinks=self.sinks, causal=self.causal,
+                          scale=self.scale, softcap=self.softcap)  # (B, nh, T, hd)
         rec("hook_z", z.transpose(1, 2))  # (B, T, nh, hd), TransformerLens layout
         out = z.transpose(1, 2).reshape(B, T, self.n_heads * self.head_dim)  # (B, T, nh*hd)
         return self.o_proj(out)  # (B, T, H)

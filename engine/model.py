@@ -30,6 +30,7 @@ from .layers import (
     build_norm,
     causal_future_mask,
     rope_cos_sin,
+    soft_cap,
 )
 from .loss import mean_supervised_loss, shifted_token_losses
 from .recorder import NO_RECORDING, ActivationRecorder
@@ -79,6 +80,8 @@ CHECKPOINT_IO: dict[str, Callable] = {}
 #   attn.hook_attn_scores_raw (Q K^T before scaling and masking), attn.hook_attn_scores (scaled, -inf above
 #   the diagonal), attn.hook_pattern (softmax): [B, n_heads, T, T]; attn.hook_z: [B, T, n_heads, head_dim]
 #   mlp.hook_pre, mlp.hook_post: [B, T, I]
+# Variants add: ln1_post/ln2_post.hook_normalized [B, T, H] (sandwich, post_sublayer; the latter has no ln1/ln2) and
+#   attn.hook_sink [B, n_heads, T] (attention_sinks). A sliding layer's scores and pattern are [B, n_heads, T, S_layer].
 ACTIVATION_KEYS_PER_BLOCK = (
     "hook_resid_pre",
     "ln1.hook_normalized",
@@ -99,38 +102,80 @@ ACTIVATION_KEYS_PER_BLOCK = (
 )
 
 
+def _pre_norm(block: "TransformerBlock", x: torch.Tensor, ctx: AttentionContext, rec: ActivationRecorder):
+    """Pre-Norm, the tutorials' two lines: ``x = x + attn(norm(x)); x = x + mlp(norm(x))``."""
+    h = rec("ln1.hook_normalized", block.input_layernorm(x))  # (B, T, H)
+    mid = x + rec("hook_attn_out", block.self_attn(h, ctx, rec.scope("attn")))  # (B, T, H): residual
+    h = rec("ln2.hook_normalized", block.post_attention_layernorm(mid))  # (B, T, H)
+    return mid, mid + rec("hook_mlp_out", block.mlp(h, rec.scope("mlp")))  # (B, T, H): residual
+
+
+def _post_norm(block: "TransformerBlock", x: torch.Tensor, ctx: AttentionContext, rec: ActivationRecorder):
+    """Post-Norm: ``x = norm(x + attn(x)); x = norm(x + mlp(x))``."""
+    attn_out = rec("hook_attn_out", block.self_attn(x, ctx, rec.scope("attn")))  # (B, T, H)
+    mid = rec("ln1.hook_normalized", block.input_layernorm(x + attn_out))  # (B, T, H): norm of the sum
+    mlp_out = rec("hook_mlp_out", block.mlp(mid, rec.scope("mlp")))  # (B, T, H)
+    return mid, rec("ln2.hook_normalized", block.post_attention_layernorm(mid + mlp_out))  # (B, T, H)
+
+
+def _sandwich_norm(block: "TransformerBlock", x: torch.Tensor, ctx: AttentionContext, rec: ActivationRecorder):
+    """Sandwich (Gemma 2/3): ``x = x + norm(attn(norm(x))); x = x + norm(mlp(norm(x)))``."""
+    h = rec("ln1.hook_normalized", block.input_layernorm(x))  # (B, T, H)
+    a = block.self_attn(h, ctx, rec.scope("attn"))  # (B, T, H)
+    mid = x + rec("hook_attn_out", rec("ln1_post.hook_normalized", block.post_attention_layernorm(a)))  # (B, T, H)
+    h = rec("ln2.hook_normalized", block.pre_feedforward_layernorm(mid))  # (B, T, H)
+    m = block.mlp(h, rec.scope("mlp"))  # (B, T, H)
+    return mid, mid + rec("hook_mlp_out", rec("ln2_post.hook_normalized", block.post_feedforward_layernorm(m)))
+
+
+def _post_sublayer_norm(block: "TransformerBlock", x: torch.Tensor, ctx: AttentionContext, rec: ActivationRecorder):
+    """OLMo-2's order: the norm inside the residual branch, after the sub-layer: ``x = x + norm(attn(x));
+    x = x + norm(mlp(x))`` (the stream itself is never normalised before the final norm)."""
+    a = block.self_attn(x, ctx, rec.scope("attn"))  # (B, T, H)
+    mid = x + rec("hook_attn_out", rec("ln1_post.hook_normalized", block.post_attention_layernorm(a)))  # (B, T, H)
+    m = block.mlp(mid, rec.scope("mlp"))  # (B, T, H)
+    return mid, mid + rec("hook_mlp_out", rec("ln2_post.hook_normalized", block.post_feedforward_layernorm(m)))
+
+
+#: ``config.norm_position`` -> (the block's norms, in transformers' names, and the forward that uses them). The
+#: forward returns ``(resid_mid, resid_post)``. ``post_attention_layernorm`` is the pre-MLP norm under "pre" (Llama's
+#: name) but the norm of attention's output under "sandwich" and "post_sublayer" (Gemma 2's and OLMo-2's).
+NORM_PLACEMENTS: dict[str, tuple[tuple[str, ...], Callable]] = {
+    "pre": (("input_layernorm", "post_attention_layernorm"), _pre_norm),
+    "post": (("input_layernorm", "post_attention_layernorm"), _post_norm),
+    "sandwich": (("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                  "post_feedforward_layernorm"), _sandwich_norm),
+    "post_sublayer": (("post_attention_layernorm", "post_feedforward_layernorm"), _post_sublayer_norm),
+}
+
+
 class TransformerBlock(nn.Module):
     """One decoder block: attention and feed-forward sub-layers, each with a residual and a norm.
 
     Pre-Norm (GPT-2, Llama):   ``x = x + attn(input_layernorm(x)); x = x + mlp(post_attention_layernorm(x))``
     Post-Norm (Vaswani 2017):  ``x = input_layernorm(x + attn(x)); x = post_attention_layernorm(x + mlp(x))``
+    Sandwich (Gemma 2/3) and OLMo-2's post-sub-layer norm: see :data:`NORM_PLACEMENTS`.
 
-    Both placements own the same parameters under the same names, so one state_dict loads into either.
+    Pre and Post own the same parameters under the same names, so one state_dict loads into either.
     Shapes: ``[B, T, H] -> [B, T, H]``.
     """
 
     def __init__(self, config: ModelConfig, layer_idx: int = 0):
         super().__init__()
-        self.pre_norm = config.norm_position == "pre"
-        self.input_layernorm = build_norm(config)
+        norms, self._placement = NORM_PLACEMENTS[config.norm_position]
+        self.norm_names = norms
+        if "input_layernorm" in norms:
+            self.input_layernorm = build_norm(config)
         self.self_attn = CausalSelfAttention(config, layer_idx)
-        self.post_attention_layernorm = build_norm(config)
+        for name in norms[1:] if "input_layernorm" in norms else norms:
+            setattr(self, name, build_norm(config))
         self.mlp = MLP(config)
 
     def forward(self, x: torch.Tensor, ctx: AttentionContext, rec: ActivationRecorder = NO_RECORDING) -> torch.Tensor:
         """``[B, T, H] -> [B, T, H]``. ``ctx`` holds what every layer's attention shares in this forward pass (causal
         mask, RoPE tables, KV cache, eager or SDPA); ``rec`` records under ``blocks.{i}.`` names."""
         rec("hook_resid_pre", x)
-        if self.pre_norm:  # the tutorials' two lines: x = x + attn(norm(x)); x = x + mlp(norm(x))
-            h = rec("ln1.hook_normalized", self.input_layernorm(x))  # (B, T, H)
-            mid = x + rec("hook_attn_out", self.self_attn(h, ctx, rec.scope("attn")))  # (B, T, H): residual
-            h = rec("ln2.hook_normalized", self.post_attention_layernorm(mid))  # (B, T, H)
-            out = mid + rec("hook_mlp_out", self.mlp(h, rec.scope("mlp")))  # (B, T, H): residual
-        else:  # Post-Norm: x = norm(x + attn(x)); x = norm(x + mlp(x))
-            attn_out = rec("hook_attn_out", self.self_attn(x, ctx, rec.scope("attn")))  # (B, T, H)
-            mid = rec("ln1.hook_normalized", self.input_layernorm(x + attn_out))  # (B, T, H): norm of the sum
-            mlp_out = rec("hook_mlp_out", self.mlp(mid, rec.scope("mlp")))  # (B, T, H)
-            out = rec("ln2.hook_normalized", self.post_attention_layernorm(mid + mlp_out))  # (B, T, H)
+        mid, out = self._placement(self, x, ctx, rec)  # (B, T, H) each
         rec("hook_resid_mid", mid)  # (B, T, H)
         return rec("hook_resid_post", out)  # (B, T, H)
 
@@ -235,10 +280,13 @@ class CausalLM(nn.Module):
         types = {self.config.layer_type(i) for i in range(self.config.num_hidden_layers)} - {"full_attention"}
         masks = {kind: ATTENTION_MASKS[kind](T, past, self.config.sliding_window, position_ids.device)
                  for kind in types}  # e.g. "sliding_attention": (T, min(past, w-1) + T)
-        rope = None
+        rope, ropes = None, {}
         if self.config.position_embedding == "rope":
             rope = rope_cos_sin(position_ids, self.config.head_dim, self.config.rope_theta)  # (T, hd) each
-        return AttentionContext(ATTENTION_FUNCTIONS[name], future, rope, past_key_values, masks)
+            if self.config.rope_local_base_freq is not None and "sliding_attention" in types:
+                ropes["sliding_attention"] = rope_cos_sin(position_ids, self.config.head_dim,
+                                                          self.config.rope_local_base_freq)  # (T, hd) each
+        return AttentionContext(ATTENTION_FUNCTIONS[name], future, rope, past_key_values, masks, ropes)
 
     def forward(
         self,
@@ -290,7 +338,7 @@ class CausalLM(nn.Module):
         rec = ActivationRecorder(record, only=wanted)  # one dict per call: nothing is kept on the (shared) modules
         ctx = self.attention_context(position_ids, past_key_values, attn_implementation, eager=record is not None)
 
-        x = rec("hook_embed", self.embed_tokens(input_ids))  # (B, T, H)
+        x = rec("hook_embed", self.embed_tokens(input_ids) * self.config.embedding_multiplier)  # (B, T, H)
         if self.embed_positions is not None:
             pos = self.embed_positions(position_ids)  # (T, H)
             rec("hook_pos_embed", pos.expand(B, T, -1))  # (B, T, H)
@@ -306,7 +354,7 @@ class CausalLM(nn.Module):
             hidden_states[-1] = x  # transformers' convention: the last entry is after the final norm
         if logits_to_keep > 0:
             x = x[:, -logits_to_keep:, :]  # (B, T_kept, H)
-        logits = self.lm_head(x)  # (B, T_kept, V)
+        logits = soft_cap(self.lm_head(x), self.config.final_logit_softcapping)  # (B, T_kept, V)
 
         loss = token_losses = None
         if labels is not None:
@@ -340,7 +388,7 @@ class CausalLM(nn.Module):
         for i, layer in enumerate(self.layers):
             rows.append((f"layers.{i}.self_attn", count(layer.self_attn)))
             rows.append((f"layers.{i}.mlp", count(layer.mlp)))
-            rows.append((f"layers.{i}.norms", count(layer.input_layernorm) + count(layer.post_attention_layernorm)))
+            rows.append((f"layers.{i}.norms", sum(count(getattr(layer, n)) for n in layer.norm_names)))
         rows.append(("norm", count(self.norm)))
         tied = self.lm_head.weight is self.embed_tokens.weight
         rows.append(("lm_head", 0 if tied else count(self.lm_head)))

@@ -46,12 +46,6 @@ def llama_like_config(cfg: dict[str, Any], qkv_bias_only: bool = False, **fields
         )
     H = cfg.get("hidden_size", 4096)
     n_heads = cfg.get("num_attention_heads", 32)
-    head_dim = cfg.get("head_dim")
-    if head_dim is not None and n_heads and head_dim * n_heads != H:
-        raise UnsupportedCheckpointError(
-            f"config.json field 'head_dim' = {head_dim} differs from hidden_size / num_attention_heads = "
-            f"{H} / {n_heads}; a separate head dimension is not supported"
-        )
     if qkv_bias_only:
         bias, attention_bias = False, True  # Qwen2Attention: q/k/v with bias, o_proj and MLP without
     else:
@@ -62,27 +56,27 @@ def llama_like_config(cfg: dict[str, Any], qkv_bias_only: bool = False, **fields
                 "differ; this model ties o_proj's bias to the MLP's, so both must be equal"
             )
         bias, attention_bias = attn_b, None
-    return ModelConfig(
-        vocab_size=cfg.get("vocab_size", 32000),
-        hidden_size=H,
-        num_hidden_layers=cfg.get("num_hidden_layers", 32),
-        num_attention_heads=n_heads,
-        num_key_value_heads=cfg.get("num_key_value_heads") or n_heads,
-        intermediate_size=cfg.get("intermediate_size", 11008),
-        hidden_act=_ACTS[act],
-        mlp_gated=True,
-        norm_type="rmsnorm",
-        norm_position="pre",
-        position_embedding="rope",
-        max_position_embeddings=cfg.get("max_position_embeddings", 2048),
-        rope_theta=rope_theta(cfg, 10000.0),
-        norm_eps=float(cfg.get("rms_norm_eps", 1e-6)),
-        bias=bias,
-        attention_bias=attention_bias,
-        tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
-        initializer_range=float(cfg.get("initializer_range", 0.02)),
-        **fields,
-    )
+    return ModelConfig(**({
+        "vocab_size": cfg.get("vocab_size", 32000),
+        "hidden_size": H,
+        "num_hidden_layers": cfg.get("num_hidden_layers", 32),
+        "num_attention_heads": n_heads,
+        "num_key_value_heads": cfg.get("num_key_value_heads") or n_heads,
+        "head_dim": cfg.get("head_dim"),  # None: hidden_size / num_attention_heads
+        "intermediate_size": cfg.get("intermediate_size", 11008),
+        "hidden_act": _ACTS[act],
+        "mlp_gated": True,
+        "norm_type": "rmsnorm",
+        "norm_position": "pre",
+        "position_embedding": "rope",
+        "max_position_embeddings": cfg.get("max_position_embeddings", 2048),
+        "rope_theta": rope_theta(cfg, 10000.0),
+        "norm_eps": float(cfg.get("rms_norm_eps", 1e-6)),
+        "bias": bias,
+        "attention_bias": attention_bias,
+        "tie_word_embeddings": bool(cfg.get("tie_word_embeddings", False)),
+        "initializer_range": float(cfg.get("initializer_range", 0.02)),
+    } | fields))
 
 
 def make_plan(layer_params: frozenset[str] | set[str]) -> Callable[[str], Plan]:

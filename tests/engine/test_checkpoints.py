@@ -361,7 +361,6 @@ def _llama_cfg(**extra):
     (_llama_cfg(architectures=["Qwen3ForCausalLM"], model_type="qwen3", attention_bias=True), "attention_bias"),
     (_llama_cfg(architectures=["MistralForCausalLM"], model_type="mistral", num_local_experts=8), "num_local_experts"),
     ({"model_type": "bert", "hidden_size": 32}, "model_type"),
-    (_llama_cfg(head_dim=16), "head_dim"),
     (_llama_cfg(attention_bias=True, mlp_bias=False), "attention_bias"),
     ({"architectures": ["GPT2LMHeadModel"], "n_embd": 32, "n_head": 4, "activation_function": "quick_gelu"},
      "activation_function"),
@@ -371,6 +370,12 @@ def _llama_cfg(**extra):
 def test_unsupported_fields_are_named(cfg, field):
     with pytest.raises(UnsupportedCheckpointError, match=f"'{field}'"):
         config_from_hf(cfg)
+
+
+def test_head_dim_other_than_hidden_over_heads_is_kept():
+    c = config_from_hf(_llama_cfg(head_dim=16))  # Qwen3-0.6B style: 4 heads of 16 in a 32-wide stream
+    assert (c.head_dim, c.hidden_size, c.num_attention_heads) == (16, 32, 4)
+    assert CausalLM(c).layers[0].self_attn.q_proj.weight.shape == (64, 32)
 
 
 def test_unknown_architecture_lists_supported():

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from engine import PRESET_SOURCES, PRESETS, ModelConfig
 from engine.config import HIDDEN_ACTS, NORM_POSITIONS, NORM_TYPES, POSITION_EMBEDDINGS
 from engine.layers import ACT2FN, ADDITIVE_POSITIONS, NORMS
+from engine.model import NORM_PLACEMENTS
 
 
 def test_defaults_are_valid_and_derived_sizes():
@@ -29,8 +30,8 @@ def test_defaults_are_valid_and_derived_sizes():
 
 def test_option_registries_match_the_valid_strings():
     assert set(ACT2FN) == set(HIDDEN_ACTS) == {"relu", "gelu", "gelu_new", "silu"}
-    assert set(NORMS) == set(NORM_TYPES) == {"layernorm", "rmsnorm"}
-    assert set(NORM_POSITIONS) == {"pre", "post"}
+    assert set(NORMS) == set(NORM_TYPES) == {"layernorm", "rmsnorm", "gemma_rmsnorm"}
+    assert set(NORM_PLACEMENTS) == set(NORM_POSITIONS) == {"pre", "post", "sandwich", "post_sublayer"}
     assert set(ADDITIVE_POSITIONS) | {"rope", "none"} == set(POSITION_EMBEDDINGS)
 
 

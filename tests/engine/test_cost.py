@@ -25,6 +25,7 @@ from engine.cost import (
     trace_cost,
     train_cost,
 )
+from engine.config import NORM_POSITIONS, NORM_TYPES, QK_NORMS
 from ui.sidebar import DEFAULTS, FFN_KINDS, MAX_LAYERS, MAX_TOKENS
 
 
@@ -36,10 +37,13 @@ def configs(draw) -> ModelConfig:
     return ModelConfig(
         vocab_size=draw(st.integers(8, 120)), hidden_size=heads * head_dim, num_hidden_layers=draw(st.integers(1, 3)),
         num_attention_heads=heads, num_key_value_heads=draw(st.sampled_from([d for d in (1, 2, 4) if heads % d == 0])),
+        head_dim=draw(st.sampled_from([None, 2 * head_dim])),  # derived, or heads wider than H / n_heads
         intermediate_size=draw(st.integers(4, 40)), hidden_act=act, mlp_gated=gated,
-        norm_type=draw(st.sampled_from(["layernorm", "rmsnorm"])), norm_position=draw(st.sampled_from(["pre", "post"])),
+        norm_type=draw(st.sampled_from(NORM_TYPES)), norm_position=draw(st.sampled_from(NORM_POSITIONS)),
         position_embedding=draw(st.sampled_from(["learned", "sinusoidal", "rope", "none"])),
         max_position_embeddings=32, bias=draw(st.booleans()), tie_word_embeddings=draw(st.booleans()),
+        qk_norm=draw(st.sampled_from(QK_NORMS)), attention_sinks=draw(st.booleans()),
+        sliding_window=draw(st.sampled_from([None, 3])),
     )
 
 

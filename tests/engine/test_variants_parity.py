@@ -27,9 +27,29 @@ def _common(**extra) -> dict:
 
 
 def _qwen3():
-    # max_window_layers=1: layer 0 full attention, layer 1 sliding (Qwen3Config fills layer_types from it)
+    # max_window_layers=1: layer 0 full attention, layer 1 sliding (Qwen3Config fills layer_types from it);
+    # heads of 16 in a 32-wide stream (head_dim != hidden_size / heads, as in Qwen3-0.6B)
     return transformers.Qwen3ForCausalLM(transformers.Qwen3Config(**_common(
-        use_sliding_window=True, sliding_window=WINDOW, max_window_layers=1, tie_word_embeddings=False)))
+        head_dim=16, use_sliding_window=True, sliding_window=WINDOW, max_window_layers=1, tie_word_embeddings=False)))
+
+
+def _olmo2():
+    return transformers.Olmo2ForCausalLM(transformers.Olmo2Config(**_common(rope_theta=5000.0)))
+
+
+def _gemma2():
+    # soft caps small enough to bend the scores and logits; query_pre_attn_scalar other than head_dim
+    return transformers.Gemma2ForCausalLM(transformers.Gemma2Config(**_common(
+        head_dim=16, query_pre_attn_scalar=12, sliding_window=WINDOW, attn_logit_softcapping=1.5,
+        final_logit_softcapping=2.0)))
+
+
+def _gemma3():
+    return transformers.Gemma3ForCausalLM(transformers.Gemma3TextConfig(**_common(
+        head_dim=16, query_pre_attn_scalar=16, sliding_window=WINDOW,
+        layer_types=["sliding_attention", "full_attention"],
+        rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 100.0},
+                         "full_attention": {"rope_type": "default", "rope_theta": 5000.0}})))
 
 
 def _mistral():
@@ -42,6 +62,12 @@ BUILDERS = {
     "qwen3": (_qwen3, dict(qk_norm="per_head", sliding_window=WINDOW,
                            layer_types=("full_attention", "sliding_attention"))),
     "mistral": (_mistral, dict(qk_norm="none", sliding_window=WINDOW, layer_types=None)),
+    "olmo2": (_olmo2, dict(qk_norm="per_projection", norm_position="post_sublayer", rope_theta=5000.0)),
+    "gemma2": (_gemma2, dict(norm_position="sandwich", norm_type="gemma_rmsnorm", embedding_multiplier=H ** 0.5,
+                             query_pre_attn_scalar=12, attn_logit_softcapping=1.5, final_logit_softcapping=2.0,
+                             hidden_act="gelu_new", layer_types=("sliding_attention", "full_attention"))),
+    "gemma3": (_gemma3, dict(norm_position="sandwich", qk_norm="per_head", rope_theta=5000.0,
+                             rope_local_base_freq=100.0, attn_logit_softcapping=None, head_dim=16)),
 }
 
 

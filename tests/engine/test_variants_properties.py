@@ -170,3 +170,45 @@ def test_sink_share_is_the_extra_softmax_column():
     assert torch.allclose(out.attentions[0].sum(-1) + share, torch.ones_like(share), atol=1e-6)
     assert torch.allclose(model(_ids(6)).logits, out.logits, atol=1e-5)  # SDPA path with the sink as a column
     assert model.layers[0].self_attn.sinks.shape == (4,)
+
+
+# ---- norm placements, Gemma's norm, soft-capping ---------------------------------------------------
+
+
+@pytest.mark.parametrize("placement, norms", [
+    ("sandwich", ["input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                  "post_feedforward_layernorm"]),
+    ("post_sublayer", ["post_attention_layernorm", "post_feedforward_layernorm"]),
+])
+def test_placement_norms_and_breakdown(placement, norms):
+    model = _model(norm_position=placement)
+    names = {n.split(".")[2] for n in model.state_dict() if n.startswith("layers.0.") and "layernorm" in n}
+    assert names == set(norms)
+    assert sum(n for _, n in model.parameter_breakdown()) == model.num_parameters()
+    rec = model(_ids(5), output_activations=True).activations
+    assert torch.equal(rec["blocks.0.hook_attn_out"], rec["blocks.0.ln1_post.hook_normalized"])
+    mid = rec["blocks.0.hook_resid_mid"]
+    assert torch.equal(mid, rec["blocks.0.hook_resid_pre"] + rec["blocks.0.hook_attn_out"])  # the norm is in the branch
+
+
+def test_post_sublayer_branch_outputs_have_rms_one_with_unit_weights():
+    """OLMo-2's order: what each sub-layer adds to the stream is normalised (RMS 1), the stream itself is not."""
+    rec = _model(norm_position="post_sublayer", norm_eps=1e-12)(_ids(5), output_activations=True).activations
+    for name in ("hook_attn_out", "hook_mlp_out"):
+        rms = rec[f"blocks.1.{name}"].pow(2).mean(-1).sqrt()
+        assert torch.allclose(rms, torch.ones_like(rms), atol=1e-5)
+
+
+def test_gemma_norm_with_zero_weight_equals_rmsnorm_with_unit_weight():
+    from engine.layers import GemmaRMSNorm, RMSNorm
+    x = torch.randn(3, 5, 16, generator=torch.Generator().manual_seed(0))
+    assert torch.allclose(GemmaRMSNorm(16, eps=1e-6)(x), RMSNorm(16, eps=1e-6)(x), atol=1e-6)
+
+
+def test_soft_capping_bounds_the_logits_and_is_identity_without_a_cap():
+    capped = _model(final_logit_softcapping=0.5, attn_logit_softcapping=0.25)
+    out = capped(_ids(6), output_activations=True)
+    assert out.logits.abs().max() < 0.5
+    scores = out.activations["blocks.0.attn.hook_attn_scores"]
+    assert scores[torch.isfinite(scores)].abs().max() < 0.25
+    assert torch.allclose(capped(_ids(6)).logits, out.logits, atol=1e-6)  # the SDPA request falls back to eager
