@@ -305,3 +305,58 @@ def poem_model_metrics(model: CausalLM, tokenizer, heldout_text: str, window: in
     return {"heldout_loss": stream_loss(model, ids, window), "ln_vocab": math.log(model.config.vocab_size),
             "heldout_tokens": len(ids), "heldout_poems": len(entries), "vocab_size": model.config.vocab_size,
             "num_parameters": model.num_parameters(), **structure.to_dict()}
+
+
+SLOT_WINDOW = 64  # tokens of the poem window whose "same slot, previous line" attention is read
+
+
+def poem_probe(trained: CausalLM, init: CausalLM, tokenizer, context_len: int,
+               stream: Optional[Sequence[int]] = None) -> dict:
+    """What the Training lab shows under "what the model learned about the poems", for a trained model and its
+    untrained "before": :func:`measure_poem_structure` (trained vs ``init``), :func:`head_slot_attention` of both
+    on the window of :func:`poem_slot_pairs`, and the share of "，" and "。" among all tokens of the poem stream
+    (``freq``: what a model that only knows how common they are would predict everywhere). ``stream``: the poem
+    corpus's ids if the caller has them (else encoded here). Returns ``{"error": "punct"}`` when "，"/"。" are not
+    tokens of this vocabulary and ``{"error": message}`` when a probe cannot run."""
+    from analysis.training import slot_attention_table
+
+    comma, period = tokenizer.encode("，"), tokenizer.encode("。")
+    unk = tokenizer.unk_token_id
+    if len(comma) != 1 or len(period) != 1 or comma == period or unk in (comma[0], period[0]):
+        return {"error": "punct"}
+    ids = torch.as_tensor(stream if stream is not None else tokenizer.encode(load_corpus("zh")))
+    freq = {"comma": float((ids == comma[0]).double().mean()), "period": float((ids == period[0]).double().mean())}
+    try:
+        ps = measure_poem_structure(trained, tokenizer, init_model=init, context_len=context_len)
+        mc = trained.config
+        window, pairs = poem_slot_pairs(
+            tokenizer, n_tokens=min(SLOT_WINDOW, mc.max_position_embeddings) if mc.has_position_limit else SLOT_WINDOW)
+        scores = head_slot_attention(trained, window, pairs)
+        init_scores = head_slot_attention(init, window, pairs)
+    except ValueError as err:
+        return {"error": str(err)}
+    return {
+        "structure": ps.to_dict(),
+        "freq": freq,
+        "slots": slot_attention_table(scores),
+        "init_slots": slot_attention_table(init_scores),
+        "uniform_slot": sum(1.0 / (q + 1) for q, _ in pairs) / len(pairs),
+        "n_pairs": len(pairs),
+        "window": tokenizer.decode(window),
+    }
+
+
+def bundled_poem_probe(trained: CausalLM, init: CausalLM, *, vocab_size: int, context_len: int) -> dict:
+    """:func:`poem_probe` with the app's bundled tokenizer at ``vocab_size`` (what a Training-lab run trains on):
+    picklable by name, so a run's own process can measure it as soon as its steps end."""
+    from engine.tokenizer import bundled_tokenizer
+
+    return poem_probe(trained, init, bundled_tokenizer(vocab_size), context_len)
+
+
+def poem_probe_tokens(context_len: int, text: Optional[str] = None) -> int:
+    """Forward tokens :func:`poem_probe` runs (both models): a window of ``context_len`` tokens per 5-character
+    line of the poems and the slot window; an estimate of its cost before it runs (a line that merges with its
+    punctuation or lacks context is skipped by the probe and still counted here)."""
+    n_lines = len(_LINE5.findall(text if text is not None else load_corpus("zh")))
+    return 2 * (n_lines * context_len + SLOT_WINDOW)

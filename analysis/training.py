@@ -57,3 +57,64 @@ def slot_attention_table(scores: Sequence[tuple[int, int, float]]) -> pd.DataFra
     """``analysis.probes.head_slot_attention`` output as a frame: columns ``layer``, ``head`` (0-based) and
     ``score`` (mean attention probability to the same slot of the previous line, in [0, 1])."""
     return pd.DataFrame(list(scores), columns=["layer", "head", "score"])
+
+
+ETA_WINDOW = 20  # the latest steps whose pace predicts the remaining ones
+EVAL_WINDOW = 3  # the latest validation estimates whose cost predicts the next ones
+FORWARD_SHARE = 1 / 3  # a forward pass's share of a training step (forward, backward ~2x, update): no validation
+
+
+def time_left(history: Sequence, cfg, after_tokens: int = 0, phase: str | None = None, phase_elapsed: float = 0.0,
+              window: int = ETA_WINDOW) -> float | None:
+    """Seconds until a run (or race) has ended, from its own log, or None before it can be told (no two steps yet).
+
+    ``history``: its ``StepInfo`` objects so far (``elapsed_s`` counts from the start, validation included;
+    ``val_loss`` is set on the steps that measured it). ``cfg``: its ``TrainConfig`` (steps, eval_every,
+    eval_batches, batch_size, seq_len, val_fraction). ``after_tokens``: forward tokens of the measurement after
+    the steps (the Training lab's poem probe), 0 for none. ``phase``: None while it steps, else the phase after
+    the steps it is in (``"final_eval"``: a stopped run's last validation, then ``"after"``), begun
+    ``phase_elapsed`` seconds ago.
+
+    The parts, each measured on the run itself:
+
+    * a step: the mean gap between consecutive steps over the latest ``window`` steps that measured no
+      validation (the first step is left out: its gap holds the start-up and the first validation), so a run that
+      slows down when others start is re-estimated within ``window`` steps;
+    * a validation: the mean extra gap of the latest :data:`EVAL_WINDOW` steps that measured one (the gap minus a
+      step); before the first of them, the first step's extra (start-up and the validation before step 1);
+    * the steps left times a step, plus the validations left (every ``eval_every`` steps and at the last step)
+      times a validation, plus the measurement after the steps: ``after_tokens`` forward tokens at the
+      validation's cost per token (``eval_batches * batch_size * seq_len`` tokens), or at a step's cost per
+      token times :data:`FORWARD_SHARE` when no validation was measured;
+    * in a phase after the steps: what is left of it (never below 0) and of the phases after it.
+
+    With ``eval_every == 1`` no step is free of validation: the pace of all steps then includes it.
+    """
+    done = len(history)
+    if done < 2:
+        return None
+    gaps = [float(history[0].elapsed_s)] + [float(b.elapsed_s - a.elapsed_s) for a, b in zip(history, history[1:])]
+    measured = [h.val_loss is not None for h in history]
+    plain = [g for g, m in zip(gaps[1:], measured[1:]) if not m][-window:]
+    folded = not plain  # every step measured a validation: their pace includes it
+    if folded:
+        plain = gaps[1:][-window:]
+    step_s = sum(plain) / len(plain)
+    validates = cfg.val_fraction > 0 and not folded
+    extras = [max(0.0, g - step_s) for g, m in zip(gaps[1:], measured[1:]) if m][-EVAL_WINDOW:]
+    eval_s = (sum(extras) / len(extras) if extras else max(0.0, gaps[0] - step_s)) if validates else 0.0
+    tokens = cfg.batch_size * cfg.seq_len
+    if after_tokens <= 0:
+        after_s = 0.0
+    elif eval_s > 0:
+        after_s = after_tokens / (cfg.eval_batches * tokens) * eval_s
+    else:
+        after_s = after_tokens / tokens * FORWARD_SHARE * step_s
+    if phase == "after":
+        return max(0.0, after_s - phase_elapsed)
+    if phase == "final_eval":
+        last_eval = eval_s if history[-1].val_loss is None else 0.0
+        return max(0.0, last_eval - phase_elapsed) + after_s
+    steps, every = cfg.steps, cfg.eval_every
+    evals_left = (steps // every - done // every + (1 if steps % every else 0)) if done < steps else 0
+    return (steps - done) * step_s + (evals_left * eval_s if validates else 0.0) + after_s

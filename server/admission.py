@@ -101,7 +101,7 @@ class Admission:
         """
         with self._cond:
             while True:
-                if stop is not None and stop.is_set():
+                if ticket.left or (stop is not None and stop.is_set()):
                     self._drop(ticket)
                     return False
                 if self._waiting and self._waiting[0] is ticket and len(self._running) < self.limit:
@@ -111,6 +111,15 @@ class Admission:
                     self._cond.notify_all()  # the next one in line may fit too
                     return True
                 self._cond.wait(poll_s)
+
+    def cancel(self, ticket: Ticket) -> bool:
+        """Take ``ticket`` out of the line at once if it is still waiting: True then (it never gets a slot).
+        False when it already holds a slot (or left): the job must be stopped instead."""
+        with self._cond:
+            if ticket not in self._waiting:
+                return False
+            self._drop(ticket)
+            return True
 
     def release(self, ticket: Ticket) -> None:
         """Give the slot back (or leave the line); idempotent."""

@@ -52,26 +52,105 @@ def weights_bytes(model: CausalLM) -> bytes:
     return buf.getvalue()
 
 
+def end_with_server(poll_s: float = 1.0) -> threading.Thread:
+    """In a job's child: end this process at once when the server that started it is gone (``kill -9`` included).
+
+    The child is forked from the fork server, not from the server, and multiprocessing hands every child the
+    write end of the fork server's "alive" pipe and the resource tracker's pipe: a child that outlived a killed
+    server kept a core busy for the rest of its run, and kept the fork server and the resource tracker with it.
+    So a daemon thread waits on multiprocessing's sentinel of the parent (the server's end of the pipe the child
+    was started through: it reads as closed as soon as the server's process is gone) and, every ``poll_s``,
+    also checks that the server's pid still exists; either ends the child with ``os._exit``. (``PR_SET_PDEATHSIG``
+    would fire on the death of the fork server, which outlives the server while any child runs, so it is not
+    used.) Returns the thread."""
+    parent = multiprocessing.parent_process()
+    server_pid = parent.pid if parent is not None else os.getppid()
+
+    def gone() -> bool:
+        try:
+            os.kill(server_pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:  # a process of another user has the pid now: ours is gone
+            return True
+        return parent is not None and not parent.is_alive()
+
+    def watch() -> None:
+        while True:
+            if parent is not None:
+                parent.join(poll_s)  # returns at once when the server's end of the pipe closed
+            else:
+                threading.Event().wait(poll_s)
+            if gone():
+                os._exit(EXIT_SERVER_GONE)
+
+    thread = threading.Thread(target=watch, name="explorer-end-with-server", daemon=True)
+    thread.start()
+    return thread
+
+
+EXIT_SERVER_GONE = 75  # the child's exit code when it ended because its server had gone
+
+
 def _worker(kind: str, config: ModelConfig, weights: Optional[bytes], token_ids: np.ndarray, cfg: TrainConfig,
-            threads: int, nice: int, out, stop) -> None:
-    """The child process: rebuild the model, run the engine, send ``("step", placement, StepInfo)`` per update and
-    ``("done", result, weights)`` or ``("error", message, None)`` at the end. Plain data only crosses the pipe."""
+            threads: int, nice: int, out, stop, after: Optional[Callable[[CausalLM, CausalLM], Any]] = None) -> None:
+    """The child process: rebuild the model, run the engine, send ``("step", placement, StepInfo)`` per update,
+    ``("phase", name, None)`` when a phase after the steps begins (:data:`PHASES`), and ``("done", (result,
+    after's result), weights)`` or ``("error", message, None)`` at the end. Plain data only crosses the pipe."""
+    end_with_server()
     try:
         if nice:
             os.nice(nice)
         torch.set_num_threads(threads)
         ids = torch.from_numpy(token_ids)
+        stop_now = _stop_signal(stop.is_set, lambda phase: out.put(("phase", phase, None)))
         if kind == "train":
             model = CausalLM(config)
             model.load_state_dict(torch.load(io.BytesIO(weights), weights_only=True))
-            result = train(model, ids, cfg, callback=lambda info: out.put(("step", None, info)), stop=stop.is_set)
-            out.put(("done", result, weights_bytes(model)))
+            result = train(model, ids, cfg, callback=lambda info: out.put(("step", None, info)), stop=stop_now)
+            extra = None
+            if after is not None and result.steps_done > 0:
+                out.put(("phase", "after", None))
+                init = CausalLM(config)
+                init.load_state_dict(torch.load(io.BytesIO(weights), weights_only=True))
+                extra = run_after(after, model, init)
+            out.put(("done", (result, extra), weights_bytes(model)))
         else:
             result = race_pre_post(config, ids, cfg, callback=lambda p, info: out.put(("step", p, info)),
-                                   stop=stop.is_set)
-            out.put(("done", result, None))
+                                   stop=stop_now)
+            out.put(("done", (result, None), None))
     except BaseException as err:  # noqa: BLE001 (reported to the page, never a silent death)
         out.put(("error", f"{type(err).__name__}: {err}", None))
+
+
+#: What a job does after its steps, in order: the validation loss of a run that was stopped between two
+#: evaluations ("final_eval"), then the job's ``after`` measurement ("after"). A run that did all its steps has
+#: its last validation loss with its last step, so it goes straight to "after".
+PHASES = ("final_eval", "after")
+
+
+def _stop_signal(stop: Callable[[], bool], on_phase: Callable[[str], None]) -> Callable[[], bool]:
+    """The engine's ``stop`` check, saying "final_eval" the first time it answers True: the engine checks it
+    before each step, so that is the moment the steps ended and the stopped run's last validation began."""
+    said = []
+
+    def check() -> bool:
+        if stop():
+            if not said:
+                said.append(True)
+                on_phase("final_eval")
+            return True
+        return False
+
+    return check
+
+
+def run_after(after: Callable[[CausalLM, CausalLM], Any], trained: CausalLM, init: CausalLM) -> Any:
+    """``after(trained, init)``; an exception becomes ``{"error": "Type: message"}`` (the run itself is fine)."""
+    try:
+        return after(trained, init)
+    except Exception as err:  # noqa: BLE001
+        return {"error": f"{type(err).__name__}: {err}"}
 
 
 def warm_up_worker() -> None:
@@ -126,14 +205,18 @@ def _bare_main() -> Iterator[None]:
 
 def run_in_process(kind: str, config: ModelConfig, weights: Optional[bytes], token_ids: torch.Tensor,
                    cfg: TrainConfig, stop: threading.Event, on_step: Callable[[Optional[str], StepInfo], None],
-                   on_start: Callable[[int], None] = lambda pid: None) -> tuple[Any, Optional[bytes]]:
-    """Run :func:`_worker` in a child process, calling ``on_step`` for each update it reports, and pass ``stop``
-    on to it; return ``(result, trained weights or None)``. The child is gone when this returns."""
+                   on_start: Callable[[int], None] = lambda pid: None,
+                   on_phase: Callable[[str], None] = lambda phase: None,
+                   after: Optional[Callable[[CausalLM, CausalLM], Any]] = None) -> tuple[Any, Any, Optional[bytes]]:
+    """Run :func:`_worker` in a child process, calling ``on_step`` for each update it reports and ``on_phase``
+    when a phase after the steps begins, and pass ``stop`` on to it; return ``(result, after's result or None,
+    trained weights or None)``. ``after``: a picklable ``(trained, init) -> value`` run in the child once the
+    steps ended (train only). The child is gone when this returns."""
     ctx = _context()
     out, child_stop = ctx.Queue(), ctx.Event()
     proc = ctx.Process(target=_worker, daemon=True, name=f"explorer-{kind}",
                        args=(kind, config, weights, np.ascontiguousarray(token_ids.numpy()), cfg, torch_threads(),
-                             job_nice(), out, child_stop))
+                             job_nice(), out, child_stop, after))
     with _bare_main():
         proc.start()
     on_start(proc.pid)
@@ -149,8 +232,10 @@ def run_in_process(kind: str, config: ModelConfig, weights: Optional[bytes], tok
                 continue
             if what == "step":
                 on_step(a, b)
+            elif what == "phase":
+                on_phase(a)
             elif what == "done":
-                return a, b
+                return a[0], a[1], b
             else:
                 raise WorkerError(a)
     finally:

@@ -31,17 +31,27 @@ import io
 import threading
 import time
 import uuid
+import weakref
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import torch
 
 from engine import CausalLM, ModelConfig
 from engine.train import RaceResult, StepInfo, TrainConfig, TrainResult, clone_model, race_pre_post, train
+from server import runs
 from server.admission import Ticket, admission, torch_threads
-from server.job_process import WorkerError, in_processes, prepare, run_in_process, weights_bytes  # noqa: F401 (re-exported)
+from server.job_process import (WorkerError, _stop_signal, in_processes, prepare, run_after,  # noqa: F401 (re-exported)
+                                run_in_process, weights_bytes)
 
 WATCH_EVERY_S = 1.0  # how often a job checks that its browser session is still there
+_LIVE: "weakref.WeakValueDictionary[str, BackgroundJob]" = weakref.WeakValueDictionary()  # this process's jobs
+
+
+def active(job_id: str) -> bool:
+    """A job with this id was started by this server process and has not ended (whichever session holds it)."""
+    job = _LIVE.get(job_id)
+    return job is not None and not job.done
 @dataclass(kw_only=True)
 class BackgroundJob:
     """What every job shares: an id, a stop event, a daemon thread, and how the thread ended.
@@ -57,6 +67,11 @@ class BackgroundJob:
         ticket: the job's place in the server's heavy-job line.
         alive: ``() -> bool``, False once the job's browser session is gone (None: never checked).
         pid: the id of the child process that runs the work, once started (None in thread mode).
+        cancelled: stopped while it waited in line: it left the line at once and never started.
+        closed: stopped because its browser session was gone (tab closed or reloaded).
+        phase: None while it steps; then the phase after the steps it is in (:data:`server.job_process.PHASES`).
+        phase_started: ``time.perf_counter()`` when that phase began.
+        record: keep a record of the job on disk (:mod:`server.runs`), with ``settings`` in it.
     """
 
     cfg: TrainConfig
@@ -71,6 +86,14 @@ class BackgroundJob:
     ticket: Optional[Ticket] = None
     alive: Optional[Callable[[], bool]] = None
     pid: Optional[int] = None  # the child process running the work (None: not started, or run in a thread)
+    cancelled: bool = False
+    closed: bool = False
+    phase: Optional[str] = None
+    phase_started: float = 0.0
+    record: bool = False
+    settings: dict = field(default_factory=dict)
+    _recorded: float = 0.0
+    kind = "job"
 
     @property
     def total(self) -> int:
@@ -83,8 +106,31 @@ class BackgroundJob:
 
     @property
     def running(self) -> bool:
-        """Started and not ended (waiting in line counts: the session has a job in progress)."""
-        return self.thread is not None and not self.done
+        """Started and not ended (waiting in line counts: the session has a job in progress); a job taken out of
+        the line by its Stop is not running from that moment on, even before its thread noticed."""
+        return self.thread is not None and not self.done and not self.cancelled
+
+    @property
+    def status(self) -> str:
+        """What the page says about the job, as a code: ``queued``, ``running``, ``stopping`` (Stop pressed, the
+        step in progress finishing), ``ending`` (the steps are over: the phases after them), then one of
+        ``cancelled`` (stopped before it started), ``stopped``, ``finished``, ``failed``."""
+        if self.cancelled:
+            return "cancelled"
+        if self.done:
+            if self.error is not None:
+                return "failed"
+            if self.result is None:
+                return "cancelled"
+            return "stopped" if self._stopped_early() else "finished"
+        if self.queued:
+            return "queued"
+        if self.phase is not None:
+            return "ending"
+        return "stopping" if self.stop_event.is_set() else "running"
+
+    def _stopped_early(self) -> bool:
+        raise NotImplementedError
 
     @property
     def queued(self) -> bool:
@@ -97,8 +143,26 @@ class BackgroundJob:
         return admission().ahead(self.ticket) if self.ticket is not None else None
 
     def stop(self) -> None:
-        """Ask the run to end: the update in progress finishes, no further one starts."""
+        """Ask the run to end: the update in progress finishes, no further one starts. A job still waiting in
+        line leaves it at once (``cancelled``): the next one moves up and this one never starts."""
         self.stop_event.set()
+        if self.ticket is not None and self.ticket.admitted is None and admission().cancel(self.ticket):
+            self.cancelled = True
+
+    def _on_phase(self, phase: str) -> None:
+        self.phase_started = time.perf_counter()
+        self.phase = phase
+
+    def _on_progress(self) -> None:
+        """After each step: the record's progress, at most every :data:`server.runs.WRITE_EVERY_S`."""
+        if self.record and time.perf_counter() - self._recorded >= runs.WRITE_EVERY_S:
+            self._recorded = time.perf_counter()
+            runs.write(self.id, step=len(self.progress_history))
+
+    def _write_record(self, status: str) -> None:
+        if self.record:
+            runs.write(self.id, kind=self.kind, status=status, step=len(self.progress_history), total=self.total,
+                       settings=self.settings)
 
     @property
     def progress_history(self) -> list[StepInfo]:
@@ -135,17 +199,21 @@ class BackgroundJob:
             ended = time.perf_counter()  # read before the slot is freed: a run let in by the release starts after it
             line.release(self.ticket)
             self.finished = ended  # set after it: ``done`` means the slot is free again
+            self._write_record("closed" if self.closed else self.status)
 
     def _watch(self) -> None:
         """Stop the job once its browser session is gone (checked every ``WATCH_EVERY_S``)."""
         while not self.done and not self.stop_event.wait(WATCH_EVERY_S):
             if self.alive is not None and not self.alive():
+                self.closed = True
                 self.stop()
 
     def start(self, token_ids: torch.Tensor, name: str) -> "BackgroundJob":
         """Queue for a slot and run :meth:`_work` in a daemon thread; return at once."""
         self.submitted = time.perf_counter()
         self.ticket = admission().enqueue(name)
+        _LIVE[self.id] = self
+        self._write_record("running")
         self.thread = threading.Thread(target=self._run, args=(token_ids,), name=f"{name}-{self.id[:8]}", daemon=True)
         self.thread.start()
         if self.alive is not None:
@@ -170,6 +238,9 @@ class TrainJob(BackgroundJob):
         history: the StepInfo of every update done so far.
         result: the :class:`TrainResult` once the run ended.
         published: set by the page once the trained model was handed to the sidebar.
+        after: a picklable ``(trained, init) -> value`` measured right after the steps, in the run's own process
+            (its phase "after"), so its result is there when the run ends; ``after_result`` holds it
+            (``{"error": ...}`` when it raised). ``after_tokens``: its forward tokens, for the time left.
     """
 
     model: CausalLM
@@ -178,29 +249,50 @@ class TrainJob(BackgroundJob):
     history: list[StepInfo] = field(default_factory=list)
     result: Optional[TrainResult] = None
     published: bool = False
+    after: Optional[Callable[[CausalLM, CausalLM], Any]] = None
+    after_result: Any = None
+    after_tokens: int = 0
+    kind = "train"
 
     @property
     def progress_history(self) -> list[StepInfo]:
         return self.history
 
+    def _stopped_early(self) -> bool:
+        return self.result.stopped
+
+    def _step(self, info: StepInfo) -> None:
+        self.history.append(info)
+        self._on_progress()
+
     def _work(self, token_ids: torch.Tensor) -> None:
-        self.result = train(self.model, token_ids, self.cfg, callback=self.history.append, stop=self.stop_event)
+        self.result = train(self.model, token_ids, self.cfg, callback=self._step,
+                            stop=_stop_signal(self.stop_event.is_set, self._on_phase))
+        if self.after is not None and self.result.steps_done > 0:
+            self._on_phase("after")
+            self.after_result = run_after(self.after, self.model, self.init)
 
     def _work_in_process(self, token_ids: torch.Tensor) -> None:
-        result, weights = run_in_process("train", self.model.config, weights_bytes(self.model), token_ids, self.cfg,
-                                         self.stop_event, lambda _, info: self.history.append(info),
-                                         on_start=lambda pid: setattr(self, "pid", pid))
+        result, extra, weights = run_in_process(
+            "train", self.model.config, weights_bytes(self.model), token_ids, self.cfg, self.stop_event,
+            lambda _, info: self._step(info), on_start=lambda pid: setattr(self, "pid", pid),
+            on_phase=self._on_phase, after=self.after)
         self.model.load_state_dict(torch.load(io.BytesIO(weights), weights_only=True))  # tied weights stay tied
+        self.after_result = extra
         self.result = result
 
 
 def start_training(model: CausalLM, token_ids: torch.Tensor, cfg: TrainConfig, corpus: str, source_key: str,
-                   alive: Optional[Callable[[], bool]] = None) -> TrainJob:
+                   alive: Optional[Callable[[], bool]] = None,
+                   after: Optional[Callable[[CausalLM, CausalLM], Any]] = None, after_tokens: int = 0,
+                   record: bool = False, settings: Optional[dict] = None) -> TrainJob:
     """Clone ``model`` twice (the trained copy and the frozen "before"), start training the first in a daemon
     thread and return the job at once. ``model`` itself is only read (``copy.deepcopy``), never trained.
-    ``alive``: the session's liveness; the run stops when it turns False."""
+    ``alive``: the session's liveness; the run stops when it turns False. ``after``/``after_tokens``: see
+    :class:`TrainJob`. ``record``: keep a record on disk (:mod:`server.runs`) with ``settings``."""
     job = TrainJob(model=clone_model(model), init=clone_model(model), cfg=cfg, corpus=corpus, source_key=source_key,
-                   alive=alive)
+                   alive=alive, after=after, after_tokens=after_tokens, record=record,
+                   settings=dict(settings or {}, corpus=corpus))
     job.init.eval()
     return job.start(token_ids, "train")
 
@@ -215,37 +307,34 @@ class RaceJob(BackgroundJob):
     config: ModelConfig
     histories: dict[str, list[StepInfo]] = field(default_factory=lambda: {"pre": [], "post": []})
     result: Optional[RaceResult] = None
+    kind = "race"
 
     @property
     def progress_history(self) -> list[StepInfo]:
         """Post-Norm's updates: it moves second in each step, so its count is the race's completed steps."""
         return self.histories["post"]
 
+    def _stopped_early(self) -> bool:
+        return self.result.post.stopped
+
     def _callback(self, placement: str, info: StepInfo) -> None:
         self.histories[placement].append(info)
+        if placement == "post":
+            self._on_progress()
 
     def _work(self, token_ids: torch.Tensor) -> None:
-        self.result = race_pre_post(self.config, token_ids, self.cfg, callback=self._callback, stop=self.stop_event)
+        self.result = race_pre_post(self.config, token_ids, self.cfg, callback=self._callback,
+                                    stop=_stop_signal(self.stop_event.is_set, self._on_phase))
 
     def _work_in_process(self, token_ids: torch.Tensor) -> None:
-        self.result, _ = run_in_process("race", self.config, None, token_ids, self.cfg, self.stop_event,
-                                        self._callback, on_start=lambda pid: setattr(self, "pid", pid))
+        self.result, _, _ = run_in_process("race", self.config, None, token_ids, self.cfg, self.stop_event,
+                                           self._callback, on_start=lambda pid: setattr(self, "pid", pid),
+                                           on_phase=self._on_phase)
 
 
 def start_race(config: ModelConfig, token_ids: torch.Tensor, cfg: TrainConfig, corpus: str,
-               alive: Optional[Callable[[], bool]] = None) -> RaceJob:
+               alive: Optional[Callable[[], bool]] = None, record: bool = False,
+               settings: Optional[dict] = None) -> RaceJob:
     """Start :func:`engine.train.race_pre_post` on ``config`` in a daemon thread; return the job at once."""
-    return RaceJob(config=config, cfg=cfg, corpus=corpus, alive=alive).start(token_ids, "race")
-
-
-def eta_from_history(history: list[StepInfo], total_steps: int, window: int = 20) -> float | None:
-    """Seconds left at the pace of the last ``window`` steps (their ``elapsed_s`` spacing, validation included).
-
-    The start-up (the validation loss before the first step) is left out of the pace, so the estimate does not
-    overshoot at the beginning. None before the second step.
-    """
-    if len(history) < 2:
-        return None
-    recent = history[-window:]
-    per_step = (recent[-1].elapsed_s - recent[0].elapsed_s) / (len(recent) - 1)
-    return max(0.0, per_step * (total_steps - history[-1].step))
+    return RaceJob(config=config, cfg=cfg, corpus=corpus, alive=alive, record=record,
+                   settings=dict(settings or {}, corpus=corpus)).start(token_ids, "race")

@@ -3,7 +3,8 @@ management no ui/pages/pandas/plotly and no Streamlit page API, each package imp
 no import cycle.
 
 Layering (docs/architecture.md): engine (torch) -> analysis (DataFrames) -> ui (figures, Streamlit state) -> pages,
-and beside analysis, below ui: server (admission line, budget, jobs and their processes, byte cache, start-up).
+and beside analysis, below ui: server (admission line, budget, jobs and their processes, run records, byte cache,
+start-up).
 The layer tests import every module of a package in a fresh interpreter (pkgutil walks the package, so a new
 module is covered without touching this file) and report the first module that pulled a forbidden library in.
 The cycle test reads the source with ``ast`` (module-level and function-local imports, relative imports

@@ -29,8 +29,9 @@ from ui.figures.train import grad_profile, race_grad_heatmaps, race_loss
 from ui.i18n import t
 from ui.profile import profile_sentence
 from ui.sidebar import MAX_LAYERS, Explorer
-from ui.train_common import (DEFAULT, JOB_KEY, LIVE_EVERY_S, LR_OPTIONS, MIN_STEPS, RACE_KEY, busy, live_figures,
-                             nearest, num, placement_names, progress, start_stop, token_limit)
+from ui.train_common import (DEFAULT, JOB_KEY, LIVE_EVERY_S, LR_OPTIONS, MIN_STEPS, RACE_KEY, busy, link_job,
+                             live_figures, lost_run_note, nearest, num, placement_names, progress, start_stop,
+                             token_limit)
 from ui.widgets import chart, show_figure
 
 RACE_STEPS = 100
@@ -46,8 +47,15 @@ def race_budget(config: ModelConfig, cfg: TrainConfig):
 def start_race(config: ModelConfig, token_ids: np.ndarray, cfg: TrainConfig, corpus: str) -> None:
     """Button callback (see ui.train_panel.start_training): never a second job, never one over the budget."""
     if not busy() and race_budget(config, cfg).ok:
+        settings = {"depth": config.num_hidden_layers, "steps": cfg.steps, "lr": cfg.learning_rate,
+                    "warmup": cfg.warmup_steps > 0}
         st.session_state[RACE_KEY] = jobs.start_race(config, torch.as_tensor(token_ids), cfg, corpus,
-                                                     alive=session_liveness())
+                                                     alive=session_liveness(), record=True, settings=settings)
+
+
+RESTORE = {"depth": "train.race_depth", "steps": "train.race_steps", "lr": "train.race_lr",
+           "warmup": "train.race_warmup", "corpus": "train.corpus"}
+
 
 
 @st.fragment(run_every=LIVE_EVERY_S)
@@ -121,14 +129,19 @@ def race_view(ctx: Explorer, ids: np.ndarray, corpus: str) -> None:
     start_stop(RACE_KEY, t("race.start"), "train.race_start", "train.race_stop", cost.ok, start_race,
                (race_config, ids, cfg, corpus), JOB_KEY, t("train.train_running"))
     st.caption(t("race.expect"))
+    link_job("race", job)
     if job is None:
-        st.caption(t("race.not_started", work=flops(cost.cost.gflop)))
+        if not lost_run_note("race", RESTORE):
+            st.caption(t("race.not_started", work=flops(cost.cost.gflop)))
         return
     if job.running:
         live_race_panel()
         return
     if job.error is not None:
         st.error(t("train.failed", error=job.error))
+        return
+    if job.status == "cancelled":
+        st.info(t("train.cancelled"))
         return
     res = job.result
     if res is None or res.post.steps_done == 0:

@@ -1,5 +1,7 @@
 """What the Training lab's two sections share: session keys, number formats, the job's place in
-the server's line and its live progress bar (with the ETA measured from the run's own steps).
+the server's line, its live progress bar (with the time left measured from the run's own steps and phases:
+:func:`analysis.training.time_left`), and what became of a run named in the address that this session does not
+hold (:func:`lost_run_note`: a server restart, a closed tab).
 
 The sections themselves are :mod:`ui.train_panel` (train a copy of the sidebar model) and :mod:`ui.race_panel`
 (Pre-Norm vs Post-Norm race); ``pages/train.py`` wires them. Jobs run in background threads held in this browser
@@ -14,14 +16,16 @@ from typing import Callable
 import plotly.graph_objects as go
 import streamlit as st
 
+import analysis.training
 from engine.config import ModelConfig
 from engine.train import StepInfo, TrainConfig
-from server import jobs
+from server import jobs, runs
 from server.admission import admission
 from ui.format import duration, number as num, percent as pct  # noqa: F401  (the panels import them from here)
 from ui.i18n import current_lang, t
 from ui.presenter import presenter_mode
 from ui.sidebar import MAX_TOKENS, TRAINED_KEY
+from ui.state import sync_url, unlink
 
 JOB_KEY = "train.job"  # the session's latest training job (server.jobs.TrainJob)
 RACE_KEY = "train.race_job"  # the session's latest race (server.jobs.RaceJob)
@@ -32,6 +36,7 @@ DEFAULT = TrainConfig()  # defaults of the controls (steps 300, lr 3e-3, warmup 
 LIVE_EVERY_S = 1.0  # the live panels' progress bar and numbers
 CHARTS_EVERY_S = 3.0  # the live panels' charts (see live_figures)
 LIVE_FIGURES_KEY = "train.live_figures"
+RUN_URL = {"train": "train.run", "race": "train.race_run"}  # the address names the session's latest job by id
 
 
 def token_limit(config: ModelConfig) -> int:
@@ -109,26 +114,80 @@ def queue_note(job: jobs.BackgroundJob) -> bool:
     return True
 
 
+def time_left(job: jobs.BackgroundJob, hist: list[StepInfo]) -> float | None:
+    """:func:`analysis.training.time_left` of ``job`` now: its steps so far, its phase, its measurement after."""
+    phase_s = time.perf_counter() - job.phase_started if job.phase is not None else 0.0
+    return analysis.training.time_left(hist, job.cfg, after_tokens=getattr(job, "after_tokens", 0), phase=job.phase,
+                                       phase_elapsed=phase_s)
+
+
+def progress_text(job: jobs.BackgroundJob, hist: list[StepInfo]) -> str:
+    """The progress bar's words for the job's state (running, stopping, a phase after the steps)."""
+    step, eta = len(hist), duration(time_left(job, hist))
+    if job.phase is not None:
+        stopped = "_stopped" if job.stop_event.is_set() and job.phase == "after" else ""
+        return t(f"train.phase.{job.phase}{stopped}", done=step, total=job.total, eta=eta)
+    return t("train.progress", step=step, total=job.total, elapsed=duration(time.perf_counter() - job.started),
+             eta=eta)
+
+
 def progress(job: jobs.BackgroundJob | None) -> list[StepInfo] | None:
     """The live progress of ``job``: its place in line while it waits (None), else the progress bar with the time
-    left at the pace of the run's own last steps (:func:`server.jobs.eta_from_history`) and the steps so far.
+    left (:func:`time_left`) and the steps so far; "stopping" from the moment Stop was pressed.
 
-    Reruns the whole page once the job has ended (so it shows the results, or publishes the trained model).
+    Reruns the whole page once the job has ended or left the line (so it shows the results, publishes the
+    trained model, or says it stopped before it started).
     """
     if job is None:
         return None
-    if job.done:
+    if job.done or job.cancelled:
         st.rerun()
     if queue_note(job):
         return None
     hist = list(job.progress_history)
-    elapsed = time.perf_counter() - job.started
-    st.progress(min(1.0, len(hist) / job.total), text=t("train.progress", step=len(hist), total=job.total,
-                                                         elapsed=duration(elapsed),
-                                                         eta=duration(jobs.eta_from_history(hist, job.total))))
-    if job.stop_event.is_set():
-        st.caption(t("train.stopping"))
+    st.progress(min(1.0, len(hist) / job.total), text=progress_text(job, hist))
+    if job.status == "stopping":
+        st.caption(t("train.stopping", step=len(hist)))
     return hist
+
+
+def link_job(kind: str, job: jobs.BackgroundJob | None) -> None:
+    """Keep the id of the session's latest job of ``kind`` in the address, so a session that lost it (the server
+    restarted, the tab was reloaded) can still say what became of it (:func:`lost_run_note`)."""
+    if job is not None:
+        sync_url(RUN_URL[kind], job.id, None)
+
+
+def restore_settings(settings: dict, keys: dict[str, str]) -> None:
+    """Button callback: a lost job's ``settings`` back into the controls (``keys``: setting -> control key),
+    before the controls are drawn."""
+    for name, key in keys.items():
+        if name in settings:
+            st.session_state[key] = settings[name]
+
+
+def lost_run_note(kind: str, keys: dict[str, str]) -> bool:
+    """This session has no job of ``kind``, but the address names one: say what became of it (lost with a server
+    that ended, ended with a closed tab, or ended in a session that has gone), with a button that puts its
+    settings back into the controls (``keys``: see :func:`restore_settings`). An id with nothing to say about it
+    is taken out of the address. True when a note was shown."""
+    key = RUN_URL[kind]
+    run_id = st.query_params.get(key)
+    if run_id is None:
+        return False
+    record = runs.read(run_id)
+    fate = runs.fate(record) if record is not None and record.get("kind") == kind else None
+    if fate is None or jobs.active(run_id):
+        if fate is None:
+            unlink(key)
+        return False
+    ago = duration(max(0.0, time.time() - float(record.get("created", time.time()))))
+    st.warning(t(f"train.run_{fate}", ago=ago, step=f"{int(record.get('step', 0)):,}",
+                 total=f"{int(record.get('total', 0)):,}"))
+    if record.get("settings"):
+        st.button(t("train.run_restore"), key=f"train.{kind}_restore", on_click=restore_settings,
+                  args=(record["settings"], keys))
+    return True
 
 
 def live_figures(job: jobs.BackgroundJob, build: Callable[[], tuple[go.Figure, ...]]) -> tuple[go.Figure, ...]:

@@ -11,6 +11,7 @@ References: Loshchilov & Hutter 2019 (AdamW); see ``engine/train/``.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -19,6 +20,7 @@ import streamlit as st
 import torch
 
 import analysis
+from analysis.probes import bundled_poem_probe, poem_probe_tokens
 from engine import CausalLM
 from engine.train import TrainConfig, lr_at
 from server import jobs
@@ -36,8 +38,8 @@ from ui.presenter import presenter_mode
 from ui.state import control
 from ui.sidebar import TRAINED_KEY, Explorer
 from ui.train_common import (DEFAULT, JOB_KEY, LIVE_EVERY_S, LR_OPTIONS, MIN_STEPS, RACE_KEY, busy,
-                             duration, live_figures, nearest, num, pct, placement_names, progress, start_stop,
-                             token_limit)
+                             duration, link_job, live_figures, lost_run_note, nearest, num, pct, placement_names,
+                             progress, start_stop, token_limit)
 from ui.widgets import chart, show_figure
 
 BATCH_OPTIONS = [1, 2, 4, 8, 16, 32, 64]
@@ -78,10 +80,23 @@ def train_budget(config, cfg: TrainConfig):
 # A button callback: it runs before the next script run, so the job exists (and the buttons' disabled state is
 # right) as soon as the page redraws. A second click on a stale Start never starts a second job, and a run over
 # the server's budget (engine/cost.py) is never started, even from a stale button.
+# A run on the poems measures what it learned in its own process right after its steps (the phase "after"),
+# so the results are complete when it ends.
 def start_training(model: CausalLM, token_ids: np.ndarray, cfg: TrainConfig, corpus: str, model_key: str) -> None:
     if not busy() and cfg is not None and train_budget(model.config, cfg).ok:
-        st.session_state[JOB_KEY] = jobs.start_training(model, torch.as_tensor(token_ids), cfg, corpus, model_key,
-                                                        alive=session_liveness())
+        probe = corpus == "zh"
+        after = functools.partial(bundled_poem_probe, vocab_size=model.config.vocab_size, context_len=cfg.seq_len)
+        settings = {"steps": cfg.steps, "lr": cfg.learning_rate, "warmup": cfg.warmup_steps,
+                    "batch": cfg.batch_size, "seq_len": cfg.seq_len}
+        st.session_state[JOB_KEY] = jobs.start_training(
+            model, torch.as_tensor(token_ids), cfg, corpus, model_key, alive=session_liveness(),
+            after=after if probe else None, after_tokens=poem_probe_tokens(cfg.seq_len) if probe else 0,
+            record=True, settings=settings)
+
+
+RESTORE = {"steps": "train.steps", "lr": "train.lr", "warmup": "train.warmup", "batch": "train.batch",
+           "seq_len": "train.seq_len", "corpus": "train.corpus"}
+
 
 
 def warmup_help(steps: int) -> str:
@@ -147,8 +162,10 @@ def lab_view(ctx: Explorer, ids: np.ndarray, corpus: str) -> None:
         st.error(refusal(cost))
     start_stop(JOB_KEY, t("train.start"), "train.start", "train.stop", cost is not None and cost.ok, start_training,
                (ctx.model, ids, cfg, corpus, ctx.model_key), RACE_KEY, t("train.race_running"))
+    link_job("train", job)
     if job is None:
-        st.caption(t("train.not_started", work=flops(cost.cost.gflop) if cost is not None else "—"))
+        if not lost_run_note("train", RESTORE):
+            st.caption(t("train.not_started", work=flops(cost.cost.gflop) if cost is not None else "—"))
         return
     if job.running:
         live_train_panel(V)
@@ -160,6 +177,9 @@ def results(ctx: Explorer, job: jobs.TrainJob) -> None:
     """The finished (or stopped, or failed) run: summary, full curves, before/after, what it learned."""
     if job.error is not None:
         st.error(t("train.failed", error=job.error))
+        return
+    if job.status == "cancelled":
+        st.info(t("train.cancelled"))
         return
     r = job.result
     if r is None or r.steps_done == 0:
@@ -238,8 +258,10 @@ def before_after_view(ctx: Explorer, job: jobs.TrainJob) -> None:
 
 def learned_view(job: jobs.TrainJob, seq_len: int) -> None:
     st.subheader(t("train.learned_title"))
-    with st.spinner(t("train.learned_computing")):
-        probe = poem_probe(job.model, job.init, job.id, job.model.config.vocab_size, seq_len)
+    probe = job.after_result  # measured by the run itself, right after its steps
+    if probe is None:
+        with st.spinner(t("train.learned_computing")):
+            probe = poem_probe(job.model, job.init, job.id, job.model.config.vocab_size, seq_len)
     if "error" in probe:
         st.info(t("train.learned_punct") if probe["error"] == "punct" else t("train.learned_failed", error=probe["error"]))
         return

@@ -134,10 +134,15 @@ def test_stop_mid_run_ends_early_with_stopped_true():
     assert job.running
     at.button(key="train.stop").click().run()
     assert not at.exception
+    shown = [c.value for c in at.caption] + [p.proto.text for p in at.get("progress")]
+    assert any(x.startswith("Stopping…") or x.startswith("Stopped at step") for x in shown), shown  # at once
     assert job.wait(30)
     at.run()
     assert job.result.stopped
     assert 0 <= job.result.steps_done < 5000
+    done = job.result.steps_done
+    if done:
+        assert any(s.value.startswith(f"Stopped after {done} of 5000 steps.") for s in at.success)
     if job.result.steps_done:
         assert "Stopped after" in texts(at)
 
@@ -290,7 +295,7 @@ def test_race_states_its_own_work_and_promises_no_constant_time():
         assert not at.exception
         config = state_config(**SIDEBAR)[0].replace(num_hidden_layers=depth)
         work = flops(race_cost(config, steps=10, batch=8, seq_len=32, eval_every=2).gflop)
-        assert any(work in c.value and "measured from its own first steps" in c.value for c in at.caption), work
+        assert any(work in c.value and "measured from its own latest steps" in c.value for c in at.caption), work
         helps = [w.help or "" for w in list(at.number_input) + list(at.slider) + list(at.toggle)]
         assert not any(re.search(r"\d\s*(s|seconds)\b", h) for h in helps), helps
 

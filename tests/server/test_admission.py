@@ -184,6 +184,50 @@ def test_train_page_shows_the_place_in_line(one_slot):
         job.wait(60)
 
 
+def test_stop_takes_a_queued_run_out_of_the_line_at_once(one_slot):
+    blocker = _job(5000)
+    waiting = [_job(20) for _ in range(3)]
+    try:
+        assert [j.ahead for j in waiting] == [0, 1, 2]
+        waiting[1].stop()
+        # at once, whatever its thread is doing: out of the line, not running, and it says so
+        assert waiting[1].status == "cancelled" and not waiting[1].running and not waiting[1].queued
+        assert waiting[2].ahead == 1 and one_slot.waiting == 2
+    finally:
+        blocker.stop()
+    assert waiting[1].wait(60) and waiting[1].started == 0.0 and waiting[1].pid is None  # it never started
+    assert all(j.wait(120) for j in (blocker, waiting[0], waiting[2])), _ended_cleanly(*waiting)
+    assert [j.status for j in waiting] == ["finished", "cancelled", "finished"]
+    assert waiting[0].result.steps_done == waiting[2].result.steps_done == 20
+
+
+def test_stop_of_a_running_run_says_stopping_then_the_step_it_stopped_at(one_slot):
+    job = _job(5000)
+    _first_step(job)
+    assert job.status == "running"
+    job.stop()
+    assert job.status in ("stopping", "ending")  # from the click on, never "running" again
+    assert job.wait(60) and job.error is None
+    assert job.status == "stopped" and job.phase == "final_eval"  # its steps ended, then its last validation
+    assert job.result.stopped and 0 < job.result.steps_done < 5000
+
+
+def test_a_queued_runs_stop_on_the_page_says_it_stopped_before_it_started(one_slot):
+    blocker = _job(5000)
+    try:
+        at = open_page("train", **{"train.steps": 20})
+        at.button(key="train.start").click().run()
+        assert any("you are next" in i.value for i in at.info)
+        at.button(key="train.stop").click().run()
+        texts = [i.value for i in at.info]
+        assert any("Stopped before it started" in x for x in texts), texts
+        assert not at.button(key="train.start").disabled and not at.exception
+        assert one_slot.waiting == 0
+    finally:
+        blocker.stop()
+        blocker.wait(60)
+
+
 def test_train_page_refuses_a_run_over_the_budget(monkeypatch):
     monkeypatch.setenv("EXPLORER_MAX_TRAIN_GFLOP", "100")
     at = open_page("train")

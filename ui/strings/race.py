@@ -10,7 +10,7 @@ EN = {
     "race.steps.label": "Steps",
     "race.steps.help": "Updates per model: each step updates Pre-Norm, then Post-Norm, on the same batch.",
     "race.not_started": "No race yet in this session. Press Start race: this race is about {work} of work (both "
-                        "models). Its time left is measured from its own first steps once it runs (other students' "
+                        "models). Its time left is measured from its own latest steps once it runs (other students' "
                         "runs share the server).",
     "race.lr.label": "Learning rate (peak)",
     "race.warmup.label": "Warmup",
@@ -53,7 +53,7 @@ ZH = {
     "race.steps.label": "步数",
     "race.steps.help": "每个模型的更新次数：每一步先更新 Pre-Norm、再更新 Post-Norm，用的是同一个批次。",
     "race.not_started": "本会话还没有运行过竞赛。点击“开始竞赛”：这次竞赛（两个模型）的计算量约为 {work}。"
-                        "开始运行后，剩余时间按它自己最初几步的实际速度估算（其他同学的训练也在共用这台服务器）。",
+                        "开始运行后，剩余时间按它自己最近几步的实际速度估算（其他同学的训练也在共用这台服务器）。",
     "race.lr.label": "学习率（峰值）",
     "race.warmup.label": "预热",
     "race.warmup.help": "开：第 1 次更新用 峰值 ÷ {n}，学习率线性上升，在第 {n} 次更新达到峰值。"

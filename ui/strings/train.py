@@ -57,12 +57,30 @@ EN = {
     "train.start": "▶ Start",
     "train.stop": "■ Stop",
     "train.not_started": "No run yet in this session. Press Start: this run is about {work} of work. Its time left is "
-                         "measured from its own first steps once it runs (other students' runs share the server).",
+                         "measured from its own latest steps and validations once it runs (other students' runs "
+                         "share the server), and includes measuring what it learned after the last step.",
     "train.race_running": "A Pre-vs-Post race is running (see the race section); Start is available when it ends.",
     "train.train_running": "A training run is in progress (see the Train section); the race can start when it ends.",
     # ---- live panel ----
     "train.progress": "Step {step} / {total} · {elapsed} elapsed · about {eta} left",
-    "train.stopping": "Stopping after the current step…",
+    "train.stopping": "Stopping… the step in progress is the last one ({step} done).",
+    "train.phase.final_eval": "Stopped at step {done} of {total} · measuring the final validation loss · about {eta} left",
+    "train.phase.after": "All {done} of {total} steps done · measuring what the model learned about the poems · "
+                         "about {eta} left",
+    "train.phase.after_stopped": "Stopped at step {done} of {total} · measuring what the model learned about the "
+                                 "poems · about {eta} left",
+    "train.cancelled": "Stopped before it started: the run left the line at once and never trained, so there is no "
+                       "trained model.",
+    "train.run_lost": "The run named in this page's address (started {ago} ago) was lost: the server was restarted "
+                      "while it ran, at step {step} of {total}, and nothing of it was kept. Press Start to run it "
+                      "again (“Restore its settings” puts its settings back first).",
+    "train.run_closed": "The run named in this page's address (started {ago} ago) stopped at step {step} of {total} "
+                        "when its tab was closed or reloaded: a run lasts only as long as its tab. Press Start to "
+                        "run it again.",
+    "train.run_ended": "The run named in this page's address (started {ago} ago, {step} of {total} steps) has ended, "
+                       "but its results were kept only in the browser session that ran it, which has ended since "
+                       "(a reload or a closed tab ends it). Press Start to run it again.",
+    "train.run_restore": "↺ Restore its settings",
     "train.first_step": "Preparing the first step (measuring the validation loss at initialisation)…",
     "train.live_numbers": "Last step: training loss {loss} nats · learning rate {lr} · gradient norm {gnorm} · "
                           "{tps} tokens/s",
@@ -213,12 +231,23 @@ ZH = {
     "train.too_short": "文本只有 {n} 个 token，放不下足够多 {seq} 个 token 的窗口。请选更短的序列长度或更多文本。",
     "train.start": "▶ 开始",
     "train.stop": "■ 停止",
-    "train.not_started": "本会话还没有训练过。点击“开始”：这次训练的计算量约为 {work}。开始运行后，剩余时间按它自己最初几步的实际速度估算（其他同学的训练也在共用这台服务器）。",
+    "train.not_started": "本会话还没有训练过。点击“开始”：这次训练的计算量约为 {work}。开始运行后，剩余时间按它自己最近几步和最近几次验证的实际速度估算（其他同学的训练也在共用这台服务器），并包括最后一步之后测量它学到了什么所需的时间。",
     "train.race_running": "Pre-Norm 与 Post-Norm 竞赛正在进行（见竞赛部分）；结束后才能开始训练。",
     "train.train_running": "训练正在进行（见训练部分）；结束后才能开始竞赛。",
     # ---- live panel ----
     "train.progress": "第 {step} / {total} 步 · 已用 {elapsed} · 约剩 {eta}",
-    "train.stopping": "当前这一步完成后停止…",
+    "train.stopping": "正在停止……正在进行的这一步是最后一步（已完成 {step} 步）。",
+    "train.phase.final_eval": "已在第 {done} / {total} 步停止 · 正在测量最终的验证损失 · 约剩 {eta}",
+    "train.phase.after": "{total} 步已全部完成（{done} / {total}）· 正在测量模型从诗里学到了什么 · 约剩 {eta}",
+    "train.phase.after_stopped": "已在第 {done} / {total} 步停止 · 正在测量模型从诗里学到了什么 · 约剩 {eta}",
+    "train.cancelled": "在开始之前就已停止：这次训练立刻离开了队列，一步也没有训练，因此没有训练好的模型。",
+    "train.run_lost": "本页地址里记录的那次训练（{ago} 前开始）已经丢失：它运行到第 {step} / {total} 步时服务器重启了，"
+                      "什么都没有保留下来。点击“开始”重新训练（先点“恢复它的设置”可以把当时的设置填回来）。",
+    "train.run_closed": "本页地址里记录的那次训练（{ago} 前开始）在第 {step} / {total} 步时停止了，因为它的标签页被关闭或刷新："
+                        "训练只在它的标签页打开期间运行。点击“开始”重新训练。",
+    "train.run_ended": "本页地址里记录的那次训练（{ago} 前开始，完成 {step} / {total} 步）已经结束，但结果只保存在运行它的那个"
+                       "浏览器会话里，而那个会话已经结束了（刷新或关闭标签页都会结束会话）。点击“开始”重新训练。",
+    "train.run_restore": "↺ 恢复它的设置",
     "train.first_step": "正在准备第一步（先测量初始化时的验证损失）…",
     "train.live_numbers": "最近一步：训练损失 {loss} 奈特 · 学习率 {lr} · 梯度范数 {gnorm} · 每秒 {tps} 个 token",
     "train.loss_title": "每一步的损失",
