@@ -75,11 +75,17 @@ def t(key: str, lang: str | None = None, **fmt) -> str:
     return text.format(**fmt) if fmt else text
 
 
-def labeler(prefix: str, none_key: str | None = None):
-    """``format_func`` for a selection widget: ``value -> t(prefix + value)`` in this run's language.
+def labeler(prefix: str, none_key: str | None = None, lang: str | None = None):
+    """``format_func`` for a selection widget: ``value -> t(prefix + value)`` in this run's language (or ``lang``).
 
     The language is captured when the widget is drawn, so the label stays the same when Streamlit (or
-    AppTest) calls the function later outside the script run. ``none_key`` labels a falsy value.
+    AppTest) calls the function later outside the script run. ``none_key`` labels a falsy value. The function's
+    ``in_lang(lang)`` is the same labeler in another language (a link may name an option by either label).
     """
-    lang = current_lang()
-    return lambda v: t(none_key, lang=lang) if (none_key and not v) else t(f"{prefix}{v}", lang=lang)
+    lang = lang or current_lang()
+
+    def label(v) -> str:
+        return t(none_key, lang=lang) if (none_key and not v) else t(f"{prefix}{v}", lang=lang)
+
+    label.in_lang = lambda other: labeler(prefix, none_key, other)
+    return label

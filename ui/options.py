@@ -6,6 +6,8 @@ technical options, and :func:`config_to_widgets` (a preset or an upload -> the v
 
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
 from engine import ModelConfig
@@ -49,10 +51,9 @@ DEFAULTS = {
 FIXED_DEFAULTS = {"max_position_embeddings": MAX_TOKENS, "rope_theta": 10000.0, "norm_eps": 1e-5, "bias": None,
                   "attention_bias": None}
 POSITION_OPTIONS = ["learned", "sinusoidal", "rope", "none"]
-# Bound widgets write their *displayed* option label into the URL, so these labels must not depend on the
-# interface language: a link made in Chinese has to open in English too. They are technical names, the same in
-# both languages. Options whose names are words (positions, input mode) are translated instead and kept in the URL
-# by their id (ui.state.translated_choice with url=True).
+# Labels of technical options: names, the same in both languages. Every choice control is linked by its option's
+# id (ui.state.translated_choice), whatever its label; a link may also name an option by its label in either
+# language, as older links did.
 FIXED_LABELS = {
     "layernorm": "LayerNorm", "rmsnorm": "RMSNorm", "pre": "Pre-Norm", "post": "Post-Norm",
     "relu": "ReLU", "gelu": "GELU", "gelu_new": "GELU-tanh (GPT-2)", "swiglu": "SwiGLU", "silu": "SiLU",
@@ -64,8 +65,22 @@ LEGACY_LABELS = {"learned 可学习": "learned", "sinusoidal 正弦": "sinusoida
 
 
 def fixed_label(value: str) -> str:
-    """Language-independent label of an option of a URL-bound widget."""
+    """Language-independent label of a technical option."""
     return FIXED_LABELS.get(value, value)
+
+
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def init_label(value: float) -> str:
+    """An init std as the slider shows it: 0.002, 0.02 … 10, then powers of ten (10³, 10¹⁰, 10²⁰), never
+    Python's ``1e+20``."""
+    if value < 1000:
+        return f"{value:g}"
+    exponent = math.log10(value)
+    if exponent.is_integer():
+        return "10" + str(int(exponent)).translate(_SUPERSCRIPT)
+    return f"{value:,.0f}"
 
 
 def divisors(n: int, limit: int = 64) -> list[int]:

@@ -31,10 +31,10 @@ from ui.input_notes import random_input_tokens, tokenizer_note
 from ui.legacy_pages import leave_legacy_multipage_mode
 from ui.options import (DEFAULT_TEXT, DEFAULTS, FFN_KINDS, FFN_OPTIONS, HIDDEN_OPTIONS, INIT_OPTIONS, LEGACY_LABELS,
                         MAX_LAYERS, MAX_TOKENS, POSITION_OPTIONS, VOCAB_OPTIONS, config_to_widgets,
-                        divisors, fixed_fields, fixed_label, nearest, preset_values, widgets_to_config)
+                        divisors, fixed_fields, fixed_label, init_label, nearest, preset_values, widgets_to_config)
 from ui.presenter import presenter_mode, presenter_toggle
 from ui.share import export_json, parse_config_upload, parse_upload, share_widgets
-from ui.state import (CHECKED_KEY, MAX_TEXT, apply_pending, control, cut_utf16, repair, rerun_if_pending, reset,
+from ui.state import (MAX_TEXT, apply_pending, control, cut_utf16, drop_unknown_params, repair, rerun_if_pending, reset,
                       show_messages, translated_choice, utf16_len)
 
 __all__ = [  # what pages, other ui modules and tests import from here
@@ -69,14 +69,8 @@ def _reset() -> None:
 
 def language_picker() -> None:
     """Language switch (zh/en), defaulting to the browser's locale and kept in the URL as ``ui.lang``."""
-    asked = st.query_params.get("ui.lang")
-    if "ui.lang" not in st.session_state and asked in LANGS:  # also accept ?ui.lang=zh / en in a typed link
-        st.session_state["ui.lang"] = asked
-        st.session_state.setdefault(CHECKED_KEY, set()).add("ui.lang")
     control(st.sidebar.segmented_control, "Language / 语言", "ui.lang", browser_lang(), kind="choice",
-            options=list(LANGS), format_func=fixed_label)
-    # A click on the selected segment deselects it (value None): current_lang() then falls back to the URL
-    # and the browser's locale.
+            options=list(LANGS), format_func=fixed_label)  # linked as zh / en (its labels read as aliases)
 
 
 def config_widgets(notes: list[str]) -> ModelConfig:
@@ -119,7 +113,8 @@ def config_widgets(notes: list[str]) -> ModelConfig:
     ffn = choice(sb.selectbox, "cfg.ffn", list(FFN_KINDS), format_func=fixed_label)
     tied = control(sb.toggle, t("cfg.tie_word_embeddings.label"), "cfg.tie_word_embeddings",
                    DEFAULTS["cfg.tie_word_embeddings"], kind="bool", help=t("cfg.tie_word_embeddings.help"))
-    init = choice(sb.select_slider, "cfg.initializer_range", INIT_OPTIONS, help=t("cfg.initializer_range.help"))
+    init = choice(sb.select_slider, "cfg.initializer_range", INIT_OPTIONS, format_func=init_label,
+                  help=t("cfg.initializer_range.help"))
     # a float input shown without decimals: Streamlit's int input raises on "inf" in a link
     control(sb.number_input, t("cfg.seed.label"), "cfg.seed", float(DEFAULTS["cfg.seed"]), kind="int", lo=0,
             hi=2**31 - 1, min_value=0.0, max_value=float(2**31 - 1), step=1.0, format="%.0f")
@@ -206,6 +201,7 @@ def explorer() -> Explorer:
     """Render the shared sidebar and return the page context (see module docstring)."""
     leave_legacy_multipage_mode()
     apply_pending()
+    drop_unknown_params()
     language_picker()
     presenter_toggle()
     show_messages()

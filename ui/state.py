@@ -22,19 +22,27 @@ mismatch made share links drop every value equal to a widget's minimum. Here:
    sidebar message, deleted from the URL and the run restarted at once (:func:`check_link`), so the widget is
    never seeded from it and the address bar no longer carries it;
 4. config fields without a control (``norm_eps``, ``rope_theta``...) live in :data:`FIXED_KEY`, a plain session
-   value no widget owns, so no widget cleanup or page switch can drop them.
+   value no widget owns, so no widget cleanup or page switch can drop them;
+5. every choice control (select box, radio, segmented control, select slider) is drawn by
+   :func:`translated_choice`: a bound widget would write its displayed label into the URL, so a choice is not
+   bound; its link value is the option's id (``cfg.norm_type=rmsnorm``; a label in either language is read as
+   an alias), read once per session and written back on every run;
+6. a number is checked like a whole number (:func:`link_problem`'s "float": in range, on the slider's step), and
+   a link's parameters that no page reads (:data:`LINK_PARAMS`; new ones via :func:`register_params`) are named
+   once and removed from the address bar (:func:`drop_unknown_params`).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Callable
 
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from ui.escape import md
-from ui.i18n import current_lang, t
+from ui.escape import md, md_code
+from ui.i18n import LANGS, current_lang, t
 
 BIND = dict(persist_state="session", bind="query-params")
 PENDING_KEY = "state.pending"  # {widget key: value} to write before the widgets of the next run
@@ -112,24 +120,34 @@ def show_messages(container=None) -> None:
 _INT = re.compile(r"[0-9]{1,12}(\.0*)?")  # a float number input writes "7.0"
 
 
-def link_problem(raw: str, kind: str, options: list | None = None, lo: int | None = None, hi: int | None = None,
-                 labels: Callable[[Any], str] = str) -> str | None:
+def on_grid(raw: str, lo: float, hi: float, step: float) -> bool:
+    """True when the URL string ``raw`` is a number a slider over ``lo..hi`` in steps of ``step`` can show."""
+    try:
+        value = float(raw)
+    except ValueError:
+        return False
+    if not (math.isfinite(value) and lo - 1e-9 <= value <= hi + 1e-9):
+        return False
+    k = (value - lo) / step
+    return abs(k - round(k)) < 1e-6
+
+
+def link_problem(raw: str, kind: str, lo: float | None = None, hi: float | None = None, step: float = 1) -> str | None:
     """Why the URL string ``raw`` is not a valid value of a control, or None when it is.
 
-    ``kind``: "choice" (``labels(option)`` for each option), "int" (a whole number in ``lo..hi``), "bool"
-    ("true"/"false"), "text" (any string; its length is checked by the caller) or "multi" (a multiselect's
-    values: left to Streamlit, which drops the ones that are not options).
+    ``kind``: "int" (a whole number in ``lo..hi``), "float" (a number in ``lo..hi`` on the slider's ``step``
+    grid), "bool" ("true"/"false"), "text" (any string; its length is checked by the caller) or "multi" (a
+    multiselect's values: left to Streamlit, which drops the ones that are not options). Choices are read by
+    :func:`link_choice` (ids, and labels as aliases).
     """
-    if kind == "choice":
-        valid = [labels(o) for o in options or []]
-        if raw in valid:
-            return None
-        shown = ", ".join(valid[:8]) + (" …" if len(valid) > 8 else "")
-        return t("state.link.choice", options=shown)
     if kind == "int":
         if _INT.fullmatch(raw) and lo <= int(float(raw)) <= hi:
             return None
         return t("state.link.int", lo=f"{lo:,}", hi=f"{hi:,}")
+    if kind == "float":
+        if on_grid(raw, lo, hi, step):
+            return None
+        return t("state.link.float", lo=f"{lo:g}", hi=f"{hi:g}", step=f"{step:g}")
     if kind == "bool":
         return None if raw.lower() in ("true", "false") else t("state.link.bool")
     return None
@@ -155,7 +173,7 @@ def check_link(key: str, label: str, default: Any, kind: str, **spec) -> None:
     problem = t("state.link.repeated") if len(raw) > 1 else link_problem(raw[0], kind, **spec)
     if not problem:
         return
-    shown = spec.get("labels", str)(default) if kind == "choice" else int(default) if kind == "int" else default
+    shown = int(default) if kind == "int" else f"{default:g}" if kind == "float" else default
     add_message(t("state.link.bad", name=label, param=key, value=md(show(raw[-1])), why=problem,
                   default=md(show(shown))))
     try:
@@ -166,19 +184,61 @@ def check_link(key: str, label: str, default: Any, kind: str, **spec) -> None:
     st.rerun()
 
 
+# ---- the parameters a link may carry ---------------------------------------------------------------------
+# Every URL parameter some page of the app reads (a linked control, a linked counter), and Streamlit's own. A
+# link's other parameters are named once and removed (:func:`drop_unknown_params`). A new linked control adds
+# its key with :func:`register_params` (at import time of a module every page imports) or to this list.
+LINK_PARAMS: set[str] = {
+    "embed", "embed_options",  # Streamlit's
+    "ui.lang", "ui.presenter", "model.source", "model.checkpoint",
+    "cfg.vocab_size", "cfg.hidden_size", "cfg.num_hidden_layers", "cfg.position_embedding", "cfg.num_attention_heads",
+    "cfg.num_key_value_heads", "cfg.intermediate_size", "cfg.norm_type", "cfg.norm_position", "cfg.ffn",
+    "cfg.tie_word_embeddings", "cfg.initializer_range", "cfg.seed",
+    "input.mode", "input.random_len", "input.text",
+    "attn.layer", "attn.head", "attn.stage", "heads.layer", "heads.head", "lens.start", "loss.prompt_len",
+    "loss.masked", "next.position", "prepost.depth", "train.layer", "train.head",
+    "gen.sample", "gen.temperature", "gen.top_k", "gen.top_p", "gen.min_p", "gen.seed", "gen.steps",
+}
+UNKNOWN_CHECKED_KEY = "state.unknown_checked"
+
+
+def register_params(*keys: str) -> None:
+    """Declare URL parameters a page reads (so links carrying them keep them)."""
+    LINK_PARAMS.update(keys)
+
+
+def drop_unknown_params() -> None:
+    """First run of a session (before any widget): name the link's parameters no page reads in one message,
+    remove them from the address bar and rerun without them."""
+    if st.session_state.get(UNKNOWN_CHECKED_KEY):
+        return
+    st.session_state[UNKNOWN_CHECKED_KEY] = True
+    unknown = [k for k in st.query_params if k not in LINK_PARAMS]
+    if not unknown:
+        return
+    add_message(t("state.link.unknown", params=", ".join(md_code(show(k)) for k in unknown[:12])
+                  + (" …" if len(unknown) > 12 else "")))
+    for k in unknown:
+        del st.query_params[k]
+    st.rerun()
+
+
 # ---- controls -------------------------------------------------------------------------------------------
 def control(widget: Callable, label: str, key: str, default: Any, *, kind: str, options: list | None = None,
             lo: int | None = None, hi: int | None = None, format_func: Callable[[Any], str] = str,
             bind: bool = True, **kwargs) -> Any:
     """Draw a keyed control whose own default is the app's ``default``; return its value.
 
-    ``widget`` is the Streamlit function (``st.sidebar.slider``, ``container.radio``...). ``kind`` says how a
-    URL value is checked (see :func:`link_problem`). Selection widgets get ``index=``, a multiselect or a
-    segmented control ``default=``, everything else ``value=``; a slider moves in steps of ``step`` (default 1).
+    ``widget`` is the Streamlit function (``st.sidebar.slider``, ``container.toggle``...). ``kind`` says how a
+    URL value is checked (see :func:`link_problem`); a slider moves in steps of ``step`` (default 1). Every
+    choice (``kind="choice"``: a select box, radio, segmented control or select slider) is drawn by
+    :func:`translated_choice`, so that a link names its option by id in either language.
     """
     name = getattr(widget, "__name__", "")
+    if kind == "choice":  # every choice control: one mechanism, linked by the option's id
+        return translated_choice(widget, label, key, default, options, format_func, url=bind, **kwargs)
     if bind:
-        check_link(key, label, default, kind, options=options, lo=lo, hi=hi, labels=format_func)
+        check_link(key, label, default, kind, lo=lo, hi=hi, step=kwargs.get("step", 1))
     store = st.session_state.setdefault(VALUES_KEY, {})
     before = st.session_state.get(key, _MISSING)
     seen = st.session_state.setdefault(SEEN_KEY, {})
@@ -190,13 +250,8 @@ def control(widget: Callable, label: str, key: str, default: Any, *, kind: str, 
     if before is not _MISSING and not stale:
         store[key] = before  # the user's edit, a callback's or a clamp's: this run's value
     opts = BIND if bind else dict(persist_state="session")
-    if name in ("selectbox", "radio"):
-        value = widget(label, options, index=options.index(default), key=key, format_func=format_func, **opts,
-                       **kwargs)
-    elif name in ("segmented_control", "multiselect"):
+    if name == "multiselect":
         value = widget(label, options, default=default, key=key, format_func=format_func, **opts, **kwargs)
-    elif name == "select_slider":
-        value = widget(label, options, value=default, key=key, format_func=format_func, **opts, **kwargs)
     elif name == "slider":
         value = widget(label, lo, hi, value=default, step=kwargs.pop("step", 1), key=key, **opts, **kwargs)
     else:
@@ -210,27 +265,25 @@ def control(widget: Callable, label: str, key: str, default: Any, *, kind: str, 
         repair(key, store[key])
         value = store[key]
         if bind:
-            _link_value(key, value, default, name, format_func)
+            _link_value(key, value, default, name)
     seen[where] = value
     return value
 
 
-def _link_value(key: str, value: Any, default: Any, widget_name: str, format_func: Callable[[Any], str]) -> None:
+def _link_value(key: str, value: Any, default: Any, widget_name: str) -> None:
     """Put a repaired bound control's value back into the address bar.
 
     A value the server set (a link's, above all) is not what the browser last sent for the widget, so on a page
     switch the widget mounts at its default and the new page's address is built without the value: the session
     keeps it (the repair above), but a link copied there, or a reload, lost every value of the link it was opened
     from. Streamlit forbids setting a bound parameter through ``st.query_params``, so the value is written the way
-    Streamlit itself corrects a clamped link value, in the form the widget writes: its label for a choice,
-    ``true``/``false`` for a toggle, the number for a slider or number input.
+    Streamlit itself corrects a clamped link value, in the form the widget writes: ``true``/``false`` for a
+    toggle, the number for a slider or number input.
     """
     if value == default:
         return  # absent from the URL is right
     if isinstance(value, bool):
         raw = str(value).lower()
-    elif widget_name in ("selectbox", "radio", "segmented_control", "select_slider"):
-        raw = format_func(value)
     elif widget_name == "number_input":
         raw = repr(float(value))
     else:
@@ -258,23 +311,31 @@ def current(key: str, default: Any) -> Any:
     return st.session_state.get(VALUES_KEY, {}).get(key, default)
 
 
+def link_id(value: Any) -> str:
+    """How a link writes a choice's value: the option itself (an id such as ``rmsnorm``, a number as ``0.02``)."""
+    return f"{value:g}" if isinstance(value, float) else str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def translated_choice(widget: Callable, label: str, key: str, default: Any, options: list,
-                      format_func: Callable[[Any], str], on_pick: Callable[[], None] | None = None,
+                      format_func: Callable[[Any], str] = str, on_pick: Callable[[], None] | None = None,
                       url: bool = False, aliases: dict[str, Any] | None = None, always_linked: bool = False,
                       **kwargs) -> Any:
-    """A radio / select box whose option labels are translated; returns its value.
+    """Every choice control (select box, radio, segmented control, select slider); returns its value.
 
     The browser knows a selection by its label, so after a language switch a widget under the same key has
     no selection (the old label is not among the new ones). The value therefore lives in ``st.session_state[key]``
     (a plain value: code and tests may set it) and the widget, keyed ``"<key>.<lang>"``, only shows it: a new
-    language draws a new widget at that value; an edit is copied back by the widget's callback.
+    language draws a new widget at that value; an edit is copied back by the widget's callback. A click on a
+    segmented control's selected segment (which would deselect it) keeps the selection.
 
-    With ``url`` the value is also in the link, as its stable id (the option itself, never a label), so a link
-    opens the same view in either language: :func:`link_choice` reads it once per session (``aliases`` maps
-    older links' labels to ids) and :func:`sync_url` writes it on every run. A bound widget cannot do this:
-    Streamlit writes a bound widget's displayed label into the URL. ``always_linked`` writes the value even when
-    it is the default: for a list that grows (the checkpoints), where "absent" would name whichever entry comes
-    first on the server that opens the link.
+    With ``url`` the value is also in the link, as its stable id (:func:`link_id`: the option itself, never a
+    label), so a link opens the same view in either language: :func:`link_choice` reads it once per session
+    (the option's label in either language, and ``aliases`` such as older links' labels, are read as its id)
+    and :func:`sync_url` writes it on every run. A bound widget cannot do this: Streamlit writes a bound
+    widget's displayed label into the URL. ``always_linked`` writes the value even when it is the default: for
+    a list that grows (the checkpoints), where "absent" would name whichever entry comes first on the server
+    that opens the link. ``format_func`` may be a :func:`ui.i18n.labeler` (its labels in every language are
+    then read as aliases).
     """
     if url:
         link_choice(key, label, default, options, format_func, aliases or {})
@@ -287,19 +348,47 @@ def translated_choice(widget: Callable, label: str, key: str, default: Any, opti
         st.session_state[wkey] = value
 
     def picked() -> None:
+        if st.session_state[wkey] is None:  # a segmented control's selected segment clicked again
+            st.session_state[wkey] = st.session_state[key]
+            return
         st.session_state[key] = st.session_state[wkey]
         if on_pick:
             on_pick()
 
-    widget(label, options, index=options.index(value), key=wkey, format_func=format_func, on_change=picked, **kwargs)
+    name = getattr(widget, "__name__", "")
+    shown = {"index": options.index(value)} if name in ("selectbox", "radio") else \
+        {"default": value} if name in ("segmented_control", "pills") else {"value": value}
+    widget(label, options, key=wkey, format_func=format_func, on_change=picked, **shown, **kwargs)
     if url:
         sync_url(key, st.session_state[key], _MISSING if always_linked else default)
     return st.session_state[key]
 
 
+def choice_aliases(options: list, format_func: Callable[[Any], str], aliases: dict[str, Any]) -> dict[str, Any]:
+    """Every string a link may write for an option: its id, its label (in every language for a
+    :func:`ui.i18n.labeler`) and ``aliases``."""
+    found = {link_id(o): o for o in options}
+    per_lang = getattr(format_func, "in_lang", None)
+    for fmt in [per_lang(lang) for lang in LANGS] if per_lang else [format_func]:
+        for o in options:
+            found.setdefault(str(fmt(o)), o)
+    return {**aliases, **found}
+
+
+def _numeric(raw: str, options: list) -> Any:
+    """The numeric option a link's number names (``4000.0``, ``1e+20`` with its ``+`` decoded as a space)."""
+    try:
+        x = float(raw.replace(" ", "+"))
+    except ValueError:
+        return _MISSING
+    return next((o for o in options if isinstance(o, (int, float)) and not isinstance(o, bool)
+                 and math.isclose(o, x, rel_tol=1e-9, abs_tol=0.0)), _MISSING)
+
+
 def link_choice(key: str, label: str, default: Any, options: list, format_func: Callable[[Any], str],
                 aliases: dict[str, Any]) -> None:
-    """Once per session: take the link's value id for ``key`` into the session, or name it and drop it."""
+    """Once per session: take the link's value for ``key`` (an id or an alias) into the session, or name it and
+    drop it."""
     checked = st.session_state.setdefault(CHECKED_KEY, set())
     if key in checked:
         return
@@ -307,13 +396,17 @@ def link_choice(key: str, label: str, default: Any, options: list, format_func: 
     raw = st.query_params.get_all(key)
     if not raw:
         return
-    value = aliases.get(raw[-1], raw[-1])
-    if len(raw) == 1 and value in options:
+    value = choice_aliases(options, format_func, aliases).get(raw[-1], _MISSING)
+    if value is _MISSING:
+        value = _numeric(raw[-1], options)
+    if len(raw) == 1 and value is not _MISSING:
         st.session_state[key] = value
         return
-    problem = t("state.link.repeated") if len(raw) > 1 else t("state.link.choice", options=", ".join(map(str, options)))
+    ids = [link_id(o) for o in options]
+    problem = t("state.link.repeated") if len(raw) > 1 else \
+        t("state.link.choice", options=", ".join(ids[:12]) + (" …" if len(ids) > 12 else ""))
     add_message(t("state.link.bad", name=label, param=key, value=md(show(raw[-1])), why=problem,
-                  default=md(show(format_func(default)))))
+                  default=md(show(link_id(default)))))
     del st.query_params[key]
     st.rerun()  # the message box is drawn above this control
 
@@ -323,8 +416,8 @@ def sync_url(key: str, value: Any, default: Any) -> None:
     if value == default:
         if key in st.query_params:
             del st.query_params[key]
-    elif st.query_params.get_all(key) != [str(value)]:
-        st.query_params[key] = str(value)
+    elif st.query_params.get_all(key) != [link_id(value)]:
+        st.query_params[key] = link_id(value)
 
 
 def unlink(key: str) -> None:

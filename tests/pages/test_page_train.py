@@ -306,11 +306,11 @@ def test_training_settings_survive_a_visit_to_another_page():
     at = open_page("train")
     at.number_input(key="train.steps").set_value(120).run()
     lr = LR_OPTIONS[0]  # not the default learning rate
-    at.select_slider(key="train.lr").set_value(lr).run()
+    at.select_slider(key="train.lr.en").set_value(lr).run()
     at.switch_page("pages/attention.py").run()
     at.switch_page("pages/train.py").run()
     assert at.number_input(key="train.steps").value == 120
-    assert at.select_slider(key="train.lr").value == lr
+    assert at.select_slider(key="train.lr.en").value == lr
     assert not at.exception
 
 

@@ -157,7 +157,7 @@ def test_upload_builds_exactly_its_config_and_restores_seed_and_text(wrapped):
         exported = json.loads(at.code[1].value)  # the download carries them back out
         assert exported["seed"] == 42 and exported["input"]["text"] == "白日依山尽，黄河入海流。"
         assert ModelConfig.from_dict(exported["config"]) == EVERY_FIELD
-    at.sidebar.select_slider(key="cfg.intermediate_size").set_value(256).run()
+    at.sidebar.select_slider(key="cfg.intermediate_size.en").set_value(256).run()
     assert _built(at) == EVERY_FIELD.replace(intermediate_size=256)
 
 
