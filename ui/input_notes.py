@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from engine.config import PRESET_INPUT_LABELS
 from engine.tokenizer import GPT2_VOCAB_SIZE, TextTokenizer
+from engine.tokenizer.pieces import visible_char
+from ui.escape import md_code
 from ui.i18n import t
+
+SHOWN_UNKNOWN = 20  # distinct unknown characters named at most
 
 
 def tokenizer_note(tok: TextTokenizer) -> str:
@@ -24,3 +28,27 @@ def random_input_tokens(preset: str | None, ids: list[int]) -> tuple[list[str], 
     if words is not None and len(words) == len(ids):
         return list(words), t("input.tutorial_words", words=" ".join(words), ids=" ".join(f"#{i}" for i in ids))
     return [f"#{i}" for i in ids], None
+
+
+def unknown_summary(tok: TextTokenizer, text: str, max_tokens: int | None = None) -> tuple[int, list[str]]:
+    """How many characters of ``text`` the tokenizer turns into its unknown token, and which (distinct, in order
+    of first appearance)."""
+    chars = tok.unknown_characters(text, max_tokens)
+    return len(chars), list(dict.fromkeys(chars))
+
+
+def unknown_note(tok: TextTokenizer, text: str, max_tokens: int | None = None, sliders: bool = True) -> str | None:
+    """The page's notice when characters of the input became ``[UNK]`` (None when none did): how many, which, and
+    what to do. ``sliders``: the model is built from the sidebar (so a larger vocabulary is one choice)."""
+    n, distinct = unknown_summary(tok, text, max_tokens)
+    if not n:
+        return None
+    shown = " ".join(md_code(visible_char(c)) for c in distinct[:SHOWN_UNKNOWN])
+    if len(distinct) > SHOWN_UNKNOWN:
+        shown += " " + t("input.unknown.more", n=len(distinct) - SHOWN_UNKNOWN)
+    if sliders:
+        fix = t("input.unknown.fix_sliders", vocab=t("cfg.vocab_size.label"), model=t("model.source.label"),
+                checkpoint=t("model.source.checkpoint"))
+    else:
+        fix = t("input.unknown.fix_checkpoint", v=f"{tok.vocab_size:,}")
+    return t("input.unknown", n=f"{n:,}", k=f"{len(distinct):,}", chars=shown, v=f"{tok.vocab_size:,}") + " " + fix

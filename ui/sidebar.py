@@ -27,7 +27,7 @@ from ui.context import Explorer, trace
 from ui.escape import md_code
 from ui.examples import declared_languages, example_buttons
 from ui.i18n import LANGS, browser_lang, labeler, t
-from ui.input_notes import random_input_tokens, tokenizer_note
+from ui.input_notes import random_input_tokens, tokenizer_note, unknown_note
 from ui.legacy_pages import leave_legacy_multipage_mode
 from ui.options import (DEFAULT_TEXT, DEFAULTS, FFN_KINDS, FFN_OPTIONS, HIDDEN_OPTIONS, INIT_OPTIONS, LEGACY_LABELS,
                         MAX_LAYERS, MAX_TOKENS, POSITION_OPTIONS, VOCAB_OPTIONS, config_to_widgets,
@@ -191,6 +191,9 @@ def input_widgets(config: ModelConfig, notes: list[str], tokenizer: TextTokenize
     unk = tok.unk_token_id
     if unk is not None and all(i == unk for i in ids):
         notes.append(t("input.all_unknown"))
+    unknown = unknown_note(tok, text, len(ids), sliders=tokenizer is None)
+    if unknown:  # shown above every page's charts, with the other input notes
+        notes.append(unknown)
     pieces = tok.token_strings(ids)
     sb.caption(t("input.pieces", n=len(ids)) + " " + " · ".join(md_code(p) for p in pieces[:64]))
     sb.caption(tokenizer_note(tok))

@@ -104,6 +104,19 @@ class TextTokenizer:
         ids = list(self.tokenizer.encode(text, add_special_tokens=False).ids)
         return [self.bos_token_id, *ids] if self.add_bos_token else ids
 
+    def unknown_characters(self, text: str, max_tokens: int | None = None) -> list[str]:
+        """The characters of ``text`` that this tokenizer encodes as :attr:`unk_token_id`, in text order, one entry
+        per character (read from the tokenizer's own offsets); only over the first ``max_tokens`` ids of
+        :meth:`encode` when given. Empty for a tokenizer without an unknown token (byte-level BPE)."""
+        unk = self.unk_token_id
+        if unk is None:
+            return []
+        enc = self.tokenizer.encode(text, add_special_tokens=False)
+        pairs = list(zip(enc.ids, enc.offsets))
+        if max_tokens is not None:
+            pairs = pairs[:max(0, max_tokens - int(bool(self.add_bos_token)))]
+        return [ch for i, (a, b) in pairs if i == unk for ch in text[a:b]]
+
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = False) -> str:
         """Decode token ids back to text.
 

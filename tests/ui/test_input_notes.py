@@ -42,3 +42,38 @@ def test_sidebar_names_the_tokenizer_in_use():
     # 床 = E5 BA 8A, one byte per token: each named by its character and which of its 3 tokens it is
     pieces = " · ".join(md_code(p) for p in ["‹E5›床₁/₃", "‹BA›床₂/₃", "‹8A›床₃/₃"])
     assert pieces in note
+
+
+UNK_TEXT = "模型的注意力😀：床前明月光，的确。"
+
+
+def _expected_unknown(text: str, vocab: int) -> list[str]:
+    """The characters the bundled tokenizer itself encodes as [UNK], each encoded on its own (independent of the
+    offsets the app reads)."""
+    from engine.tokenizer import bundled_tokenizer
+
+    tok = bundled_tokenizer(vocab)
+    return [c for c in text if tok.raw_tokens(tok.encode(c)) == ["[UNK]"]]
+
+
+@pytest.mark.parametrize("page, lang", [("attention", "en"), ("generate", "zh")])
+def test_characters_that_became_unk_are_named_on_the_page(page, lang):
+    """Issue 22: 的, 模, 型, 注 and emoji became [UNK] and only the sidebar's token list showed it. The page says
+    how many characters, which, and what to do."""
+    expected = _expected_unknown(UNK_TEXT, 4000)
+    assert {"模", "型", "的", "注", "😀"} <= set(expected)  # the issue's characters (the test would be empty else)
+    at = open_page(page, **{"ui.lang": lang, "input.text": UNK_TEXT})
+    assert not at.exception, at.exception
+    note = next(c.value for c in at.main.caption if "[UNK]" in c.value)  # on the page, not only the sidebar
+    distinct = list(dict.fromkeys(expected))
+    count = f"{len(expected)} character(s) of the text ({len(distinct)} different)" if lang == "en" else \
+        f"文本中有 {len(expected)} 个字符（{len(distinct)} 种）"
+    assert count in note, note
+    assert " ".join(md_code(c) for c in distinct) in note, note
+    assert ("SmolLM2" in note) and (("larger vocabulary" in note) if lang == "en" else ("更大的词表" in note))
+
+
+def test_no_unk_notice_for_text_the_tokenizer_knows():
+    at = open_page("attention", **{"input.text": "床前明月光"})
+    assert _expected_unknown("床前明月光", 4000) == []
+    assert not any("[UNK]" in c.value for c in at.main.caption)
