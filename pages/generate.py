@@ -39,31 +39,40 @@ prompt = ctx.input_ids[0].tolist()
 settings = st.expander(t("gen.settings"), expanded=False) if presenting else st.container()  # room for the run
 c = settings.columns(6)
 do_sample = control(c[0].toggle, t("gen.sample"), "gen.sample", True, kind="bool", help=t("gen.sample_help"))
+greedy = not do_sample  # the filters and the seed only shape a draw: greyed out when greedy
 sampling = Sampling(
     do_sample=bool(do_sample),
     temperature=float(control(c[1].slider, t("gen.temperature"), "gen.temperature", 0.8, kind="float", lo=0.1,
-                              hi=3.0, step=0.1)),
-    top_k=int(control(c[2].slider, t("gen.top_k"), "gen.top_k", 20, kind="int", lo=0, hi=100,
+                              hi=3.0, step=0.1, disabled=greedy)),
+    top_k=int(control(c[2].slider, t("gen.top_k"), "gen.top_k", 20, kind="int", lo=0, hi=100, disabled=greedy,
                       help=t("gen.top_k_help"))),
     top_p=float(control(c[3].slider, t("gen.top_p"), "gen.top_p", 0.9, kind="float", lo=0.05, hi=1.0, step=0.05,
-                        help=t("gen.top_p_help"))),
+                        disabled=greedy, help=t("gen.top_p_help"))),
     min_p=float(control(c[4].slider, t("gen.min_p"), "gen.min_p", 0.05, kind="float", lo=0.0, hi=0.5, step=0.01,
-                        help=t("gen.min_p_help"))),
+                        disabled=greedy, help=t("gen.min_p_help"))),
     seed=int(control(c[5].number_input, t("gen.seed"), "gen.seed", 0, kind="int", lo=0, hi=2**31 - 1, min_value=0,
-                     max_value=2**31 - 1, step=1)),
+                     max_value=2**31 - 1, step=1, disabled=greedy)),
 )
+if greedy:
+    settings.caption(t("gen.sampling_only"))
 
 # ---- the run: prefill once, then one step per click (PageDown) ----
 limit = config.max_position_embeddings if config.has_position_limit else None
 max_steps = MAX_STEPS if limit is None else max(0, min(MAX_STEPS, limit - len(prompt)))
-# The step count is in the link (a link replays the run to its step); a new prompt or model starts at step 0.
+# The step count is in the link (a link replays the run to its step); a new prompt, model or sampling setting
+# starts a new run at step 0 (step 1 when "Next token" was pressed in the same run as the change).
 steps = linked_int("gen.steps", t("gen.steps_label"), 0, 0, MAX_STEPS)
 key = (ctx.model_key, tuple(prompt), sampling)
-st.session_state["gen.steps"] = 0 if new_run(key) else min(max(0, int(steps)), max_steps)
+pressed = st.session_state.pop("gen._pressed", None)  # the button this run answers (its callback ran first)
+if new_run(key):
+    st.session_state["gen.steps"] = min(1, max_steps) if pressed == 1 else 0
+else:
+    st.session_state["gen.steps"] = min(max(0, int(steps)), max_steps)
 sync_url("gen.steps", st.session_state["gen.steps"], 0)
 
 
 def _step(delta: int | None) -> None:
+    st.session_state["gen._pressed"] = delta
     st.session_state["gen.steps"] = 0 if delta is None else min(st.session_state["gen.steps"] + delta, max_steps)
 
 
@@ -114,11 +123,11 @@ if n:
     one = qdf[qdf["head"] == head - 1]
     fig = query_row_heatmap(one, labels, run.prefill_len, t("gen.row_title", layer=layer, head=head, s=S),
                             t("gen.row_x"), t("gen.row_y", pos=last["position"]), t("gen.weight"))
-    chart(fig, one.assign(head=head), "gen.query_row")
+    chart(fig, one.assign(head=head), "gen.query_row", view={"step": n, "layer": layer, "head": head})
     top = one.loc[one["weight"].idxmax()]
     st.caption(t("gen.row_caption", s=S, pos=last["position"], j=int(top["key_position"]),
                  tok=phrase(pieces[int(top["key_position"])]), w=f"{top['weight']:.3f}", total=f"{one['weight'].sum():.4f}",
-                 full=S * (S + 1) // 2))
+                 square=f"{S * S:,}", masked=f"{S * (S - 1) // 2:,}"))
 else:
     st.caption(t("gen.press", n=run.prefill_len))  # a caption, not a box: the first chart stays on a projector screen
 

@@ -9,8 +9,8 @@ re-measures it as it grows), and only grows. A session keeps just its key and it
 of the shared run's first n steps (the KV cache cut to the prompt + n positions, no copy). A run the store has
 dropped is replayed from the prefill when a session asks for it again.
 
-A new prompt or model starts the page at step 0 (:func:`new_run`); a session's first run (a link's) and a change
-of the sampling settings go to the session's step count (a link's step count replays the same run).
+A new prompt, model or sampling setting starts the page at step 0 (:func:`new_run`); a session's first run (a
+link's) goes to the link's step count (a link's step count replays the same run).
 """
 
 from __future__ import annotations
@@ -128,11 +128,11 @@ def advance(model: CausalLM, run: SharedRun, sampling: Sampling, strings_after) 
 
 
 def new_run(key: tuple) -> bool:
-    """True when this session's run was made for another model or prompt than ``key``'s (its first two parts):
-    the page then starts again at step 0. A session's first run (a link's) is not new: it replays to the
-    link's step."""
+    """True when this session's run was made for another model, prompt or sampling setting (temperature, top-k,
+    top-p, min-p, sampling on/off, seed) than ``key``'s: the page then starts a new run at step 0. A session's
+    first run (a link's) is not new: it replays to the link's step."""
     run = st.session_state.get("gen._run")
-    return run is not None and run.key[:2] != key[:2]
+    return run is not None and run.key != key
 
 
 def current_run(model: CausalLM, key: tuple, prompt: list[int], wanted: int, sampling: Sampling, strings_after,

@@ -125,14 +125,15 @@ def test_greedy_replay_and_restart():
     _, seq, probs = reference_run(4, sample=False)
     assert at.session_state["gen._run"].ids == seq
     assert "Greedy pick" in texts(at)
-    # another seed and back: sampling runs are replayed, the same seed gives the same tokens
+    # another setting starts a new run at step 0 (issue 22); the same seed and settings give the same tokens
     rerun(at, **{"gen.sample": True})
-    first = list(at.session_state["gen._run"].ids)
+    assert at.session_state["gen._run"].ids == seq[:-4]
+    first = list(press(at, 4).session_state["gen._run"].ids)
     assert first == reference_run(4)[1]
     rerun(at, **{"gen.seed": 5})
-    assert at.session_state["gen._run"].ids == reference_run(4, seed=5)[1]
+    assert press(at, 4).session_state["gen._run"].ids == reference_run(4, seed=5)[1]
     rerun(at, **{"gen.seed": 0})
-    assert at.session_state["gen._run"].ids == first
+    assert press(at, 4).session_state["gen._run"].ids == first
     at.button(key="gen.restart").click().run()
     assert len(at.session_state["gen._run"].ids) == len(seq) - 4 and "Step" not in texts(at).split("\n")[1]
 
@@ -244,3 +245,57 @@ def test_a_bad_step_count_in_a_link_is_named_and_dropped(bad):
     assert "(`gen.steps`)" in warning and "whole number from 0 to 64" in warning, warning
     assert "gen.steps" not in at.query_params and at.session_state["gen.steps"] == 0
     assert at.session_state["gen._run"].ids == reference()[1][0].tolist()  # the prompt, no step
+
+
+# ---- issue 22 ----
+def test_a_new_prompt_or_sampling_setting_starts_a_new_run_at_step_0():
+    """Step 4 times, change the sidebar text and press Next in the same run: one step of the new prompt (before:
+    the click was lost, step 0). A sampling setting (temperature, top-k, top-p, min-p, sampling on/off, seed) kept
+    the old step count and replayed the new settings to it: now each starts a new run at step 0."""
+    at = press(open_page("generate"), 4)
+    assert at.session_state["gen.steps"] == 4
+    at.sidebar.text_area(key="input.text").set_value("白日依山尽")
+    at.button(key="gen.next").click().run()
+    assert not at.exception
+    prompt = reference(**{"input.text": "白日依山尽"})[1][0].tolist()
+    assert at.session_state["gen.steps"] == 1 and len(at.session_state["gen._run"].ids) == len(prompt) + 1
+    assert "decode steps: **1**" in texts(at)
+    for key, value in (("gen.temperature", 1.5), ("gen.top_k", 5), ("gen.top_p", 0.5), ("gen.min_p", 0.2),
+                       ("gen.seed", 9), ("gen.sample", False)):
+        press(at, 3)
+        assert at.session_state["gen.steps"] >= 3, key
+        widget = at.toggle(key=key) if key == "gen.sample" else at.number_input(key=key) if key == "gen.seed" \
+            else at.slider(key=key)
+        widget.set_value(value).run()
+        assert not at.exception, key
+        assert at.session_state["gen.steps"] == 0 and at.session_state["gen._run"].ids == prompt, key
+        assert "decode steps: **0**" in texts(at) and "gen.steps" not in at.query_params, key
+        at.toggle(key="gen.sample").set_value(True).run()  # sampling back on for the next setting
+
+
+def test_sampling_off_greys_out_the_sampling_settings():
+    at = open_page("generate")
+    keys = ("gen.temperature", "gen.top_k", "gen.top_p", "gen.min_p")
+    assert not any(at.slider(key=k).disabled for k in keys) and not at.number_input(key="gen.seed").disabled
+    at.toggle(key="gen.sample").set_value(False).run()
+    assert all(at.slider(key=k).disabled for k in keys) and at.number_input(key="gen.seed").disabled
+    assert "apply only to sampling" in texts(at)
+    zh = rerun(at, **{"ui.lang": "zh"})
+    assert "只在采样时起作用" in texts(zh)
+
+
+def test_the_flops_badge_and_its_caption_count_the_same_square():
+    """The badge counted recomputed attention over the full S × S square (what the eager code computes: Q K^T
+    for every pair, then the mask) while the caption spoke of the causal triangle's S(S+1)/2 pairs. Both now say
+    the square; the badge's numbers are checked against a hand count of the default model's matrix products."""
+    at = press(open_page("generate"), 1)
+    S = len(at.session_state["gen._run"].ids)
+    H, I, V, L, nh, hd = 64, 256, 4000, 2, 4, 16  # the default sidebar model (non-gated GELU, MHA)
+    per_token = 2 * (H * nh * hd) * 3 + 2 * (nh * hd * H) + 2 * (H * I) * 2  # q, k, v, o; up, down
+    lm_head = 2 * H * V
+    cached = L * (per_token + 2 * 2 * nh * 1 * S * hd) + lm_head
+    full = L * (S * per_token + 2 * 2 * nh * S * S * hd) + lm_head
+    badge = next(m for m in texts(at).split("\n") if "FLOPs of this step" in m)
+    assert f"{cached:,} with the cache vs {full:,} recomputing" in badge, badge
+    caption = next(c.value for c in at.caption if "only query computed" in c.value)
+    assert f"S × S = {S * S:,} query–key scores" in caption and f"discards the {S * (S - 1) // 2:,}" in caption

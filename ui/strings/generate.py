@@ -22,6 +22,7 @@ EN = {
     "gen.order": "Filters run in this order: temperature → top-k → top-p → min-p, each on what the previous one left.",
     "gen.replay": "Step n draws with a generator seeded from seed {seed} and n: the same seed and settings replay "
                   "the same run (press Restart and step again, or share the link).",
+    "gen.sampling_only": "Sampling is off (greedy): temperature, top-k, top-p, min-p and the seed apply only to sampling, so they are greyed out.",
     "gen.greedy_note": "Greedy: the filters are shown below but never change the most probable token.",
     "gen.replaying": "Replaying the run with the new settings…",
     "gen.nonfinite": "The logits contain NaN or Inf, so there is nothing to sample from. Lower the init std.",
@@ -44,7 +45,9 @@ EN = {
     "gen.weight": "weight",
     "gen.row_caption": "The new token (position {pos}) is the only query computed. It attends over all {s} cached keys; "
                        "the largest weight, {w}, goes to key {j} ({tok}), and the weights sum to {total}. Recomputing "
-                       "without a cache would score all {full} query–key pairs of the causal triangle again.",
+                       "without a cache would compute all S × S = {square} query–key scores again, as this code does "
+                       "(the causal mask discards the {masked} above the diagonal only after they are computed); the "
+                       "FLOPs badge counts that square.",
     "gen.press": "The prompt ({n} tokens) is prefilled: the cache holds its keys and values. Press “Next token” "
                  "(or PageDown) to decode one step.",
     "gen.src.prefill": "prefill (prompt)",
@@ -127,6 +130,7 @@ ZH = {
     "gen.settings": "采样设置",
     "gen.order": "过滤顺序：温度 → top-k → top-p → min-p，每一步都作用在上一步留下的分布上。",
     "gen.replay": "第 n 步的随机数由种子 {seed} 和 n 决定：种子和设置相同，就能重放同一次生成（按“重新开始”再逐步生成，或分享链接）。",
+    "gen.sampling_only": "采样已关闭（贪心）：温度、top-k、top-p、min-p 和随机种子只在采样时起作用，因此显示为灰色。",
     "gen.greedy_note": "贪心：下方仍显示各个过滤器，但它们不会改变概率最高的 token。",
     "gen.replaying": "正在按新设置重放这次生成…",
     "gen.nonfinite": "logits 中有 NaN 或 Inf，无法从中采样。请调小初始化标准差。",
@@ -148,7 +152,8 @@ ZH = {
     "gen.row_y": "查询 {pos}",
     "gen.weight": "权重",
     "gen.row_caption": "只计算新 token（位置 {pos}）这一个查询。它关注全部 {s} 个已缓存的键；最大的权重 {w} 落在键 {j}"
-                       "（{tok}）上，权重之和为 {total}。如果不用缓存，要把因果三角形里全部 {full} 个查询–键对重新算一遍。",
+                       "（{tok}）上，权重之和为 {total}。如果不用缓存，就要像这里的代码那样把 S × S = {square} 个查询–键分数"
+                       "全部重新算一遍（因果掩码在算完之后才丢掉对角线以上的 {masked} 个）；FLOPs 徽章统计的就是这个方阵。",
     "gen.press": "提示词（{n} 个 token）已预填充：缓存里存着它的键和值。按“下一个 token”（或 PageDown）解码一步。",
     "gen.src.prefill": "预填充（提示词）",
     "gen.src.decode": "解码（生成部分）",
