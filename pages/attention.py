@@ -63,7 +63,7 @@ df = pd.DataFrame(mat, index=labels[:n_draw], columns=labels[:n_draw])
 unit = t("attn.unit_prob") if stage == "softmax" else t("attn.unit_score")
 fig = attention_heatmap(df, labels[:n_draw], stage, t("attn.heatmap_title", stage=t(f"attn.stage.{stage}"), layer=layer,
                                                       head=head), t("attn.x"), t("attn.y"), unit)
-chart(fig, df.reset_index(names=t("attn.y")), "attn.heatmap")
+chart(fig, df.reset_index(names=t("attn.y")), "attn.heatmap", view={"layer": layer, "head": head, "stage": stage})
 st.caption(t("attn.caption_masked") if stage in ("masked", "softmax") else t("attn.caption_unmasked"))
 if stage == "softmax" and T > 1:
     st.caption(t("attn.row0", tok=phrase(ctx.pieces[0])))

@@ -124,7 +124,7 @@ pattern = np.where(np.triu(np.ones_like(pattern, dtype=bool), 1), np.nan, patter
 df = pd.DataFrame(pattern, index=labels[:n_draw], columns=labels[:n_draw])
 fig = attention_heatmap(df, labels[:n_draw], "softmax", t("heads.heatmap_title", layer=layer, head=head),
                         t("heads.x"), t("heads.y"), t("heads.unit_prob"))
-chart(fig, df.reset_index(names=t("heads.y")), "heads.heatmap")
+chart(fig, df.reset_index(names=t("heads.y")), "heads.heatmap", view={"layer": layer, "head": head})
 
 with st.expander(t("heads.repeat_title", n=period), expanded=score == "induction"):
     rp = rep[layer - 1][0, head - 1].float().cpu().numpy()  # (2n, 2n)

@@ -241,7 +241,8 @@ def before_after_view(ctx: Explorer, job: jobs.TrainJob) -> None:
             if n > HALF_WIDTH_CELL_TEXT:  # half-width charts: cell numbers would overlap (hover still shows them)
                 fig.update_traces(text=None, texttemplate=None)
                 fig.update_xaxes(**position_axis(labels, max_ticks=12), tickangle=-90)  # labels must not run together
-            chart(fig, mat.reset_index(names=t("train.query_y")), f"train.ba_attn_{which}", columns=2)
+            chart(fig, mat.reset_index(names=t("train.query_y")), f"train.ba_attn_{which}", columns=2,
+                  view={"layer": layer, "head": head})
     top = max(float(np.nanmax(data[w]["loss"]["contribution"].to_numpy())) if len(data[w]["loss"]) else 0.0
               for w in ("init", "trained"))
     cols = st.columns(2)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
+import re
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -39,23 +39,42 @@ def csv_bytes(data: pd.DataFrame) -> bytes:
     return data.to_csv(index=False).encode("utf-8-sig")
 
 
-def export_name(key: str, ext: str) -> str:
-    """A descriptive download name: page, chart and a digest of the model and input shown, e.g.
-    ``attention-heatmap-3f9c2a1b.csv`` (the same view always gets the same name, another view another one)."""
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+PAGE_NAMES = {"attn": "attention", "gen": "generate", "next": "next-token", "tokcmp": "lens"}  # key prefix -> file name
+
+
+def _safe(text) -> str:
+    return _UNSAFE.sub("-", str(text)).strip("-")
+
+
+def export_name(key: str, ext: str, view: dict | None = None) -> str:
+    """A download name that says what the file holds: page, chart and the view shown (e.g. the layer, head and
+    stage), safe characters only: ``attention-heatmap-layer1-head2-softmax.csv`` for key ``attn.heatmap`` and
+    view ``{"layer": 1, "head": 2, "stage": "softmax"}``. Layers and heads as the page numbers them (from 1); a
+    text value (a stage) stands alone."""
     page, _, chart_name = key.partition(".")
-    state = st.session_state
-    view = "|".join(f"{k}={state[k]}" for k in sorted(state) if isinstance(k, str) and k.startswith(("cfg.", "input.", "model.")))
-    digest = hashlib.sha1(view.encode("utf-8")).hexdigest()[:8]
-    return f"{page}-{chart_name.replace('.', '-').replace('_', '-') or 'chart'}-{digest}.{ext}"
+    parts = [PAGE_NAMES.get(page, page), _safe(chart_name.replace("_", "-").replace(".", "-")) or "chart"]
+    for name, value in (view or {}).items():
+        parts.append(_safe(value) if isinstance(value, str) else f"{_safe(name)}{_safe(value)}")
+    return "-".join(p for p in parts if p) + f".{ext}"
+
+
+def with_view(data: pd.DataFrame, view: dict | None) -> pd.DataFrame:
+    """The table with the view as its first columns (``layer``, ``head``, ``stage``...), one value on every row,
+    so the file itself says which view it is; columns the table already has are left as they are."""
+    extra = {name: value for name, value in (view or {}).items() if name not in data.columns}
+    return pd.concat([pd.DataFrame({n: [v] * len(data) for n, v in extra.items()}, index=data.index), data], axis=1) \
+        if extra else data
 
 
 def chart(fig: go.Figure, data: pd.DataFrame | None, key: str, on_select=None,
-          presenter_height: int | None = None, columns: int = 1) -> None:
+          presenter_height: int | None = None, columns: int = 1, view: dict | None = None) -> None:
     """Show a Plotly figure with its data as CSV and the figure as standalone HTML (PNG: Plotly toolbar).
 
     ``key`` is a namespaced, stable widget key, e.g. ``"norms.residual"``. With ``on_select`` (a callback) a
     click on a point selects it; the selection is in ``st.session_state[key + ".chart"].selection``.
-    ``presenter_height``, ``columns``: see :func:`show_figure`.
+    ``presenter_height``, ``columns``: see :func:`show_figure`. ``view``: what the chart shows of several (its
+    layer, head, stage): in the file names and as the CSV's first columns.
     """
     hide, spot = chart_gate(key)
     if hide:  # a lesson's open question is about this chart: predict first
@@ -67,10 +86,10 @@ def chart(fig: go.Figure, data: pd.DataFrame | None, key: str, on_select=None,
     if data is None:
         return
     row = st.container(horizontal=True, gap="small")  # buttons keep their natural width, even in narrow columns
-    row.download_button(t("common.download_csv"), lambda: csv_bytes(data), file_name=export_name(key, "csv"),
-                        mime="text/csv", key=f"{key}.csv", on_click="ignore")
+    row.download_button(t("common.download_csv"), lambda: csv_bytes(with_view(data, view)),
+                        file_name=export_name(key, "csv", view), mime="text/csv", key=f"{key}.csv", on_click="ignore")
     row.download_button(t("common.download_html"), lambda: fig.to_html(include_plotlyjs=True, full_html=True),
-                        file_name=export_name(key, "html"), mime="text/html", key=f"{key}.html", on_click="ignore")
+                        file_name=export_name(key, "html", view), mime="text/html", key=f"{key}.html", on_click="ignore")
 
 
 def explain(text: str) -> None:

@@ -23,15 +23,45 @@ def test_csv_is_utf8_with_bom_and_round_trips_chinese():
     assert back["token"].tolist() == ["床", "前", "明月"]
 
 
-def test_export_name_names_page_chart_and_view(monkeypatch):
-    state = {"cfg.hidden_size": 64, "input.text": "床前明月光", "ui.lang": "zh"}
-    monkeypatch.setattr(widgets.st, "session_state", state)
-    name = widgets.export_name("attn.entropy_map", "csv")
-    assert re.fullmatch(r"attn-entropy-map-[0-9a-f]{8}\.csv", name), name
-    state["ui.lang"] = "en"  # the language is not part of the view
-    assert widgets.export_name("attn.entropy_map", "csv") == name
-    state["cfg.hidden_size"] = 128  # another model: another name
-    assert widgets.export_name("attn.entropy_map", "csv") != name
+def test_export_name_names_page_chart_and_view():
+    """Issue 22: downloads were named by a digest (``attn-heatmap-b0eb7ca3.csv``): the name now says the view."""
+    assert widgets.export_name("attn.entropy_map", "csv") == "attention-entropy-map.csv"
+    name = widgets.export_name("attn.heatmap", "csv", {"layer": 1, "head": 2, "stage": "softmax"})
+    assert name == "attention-heatmap-layer1-head2-softmax.csv"
+    odd = widgets.export_name("gen.query_row", "html", {"step": 3, "layer": "1/../x", "stage": "a b?"})
+    assert re.fullmatch(r"[A-Za-z0-9_.-]+", odd) and odd.endswith(".html") and "/" not in odd, odd
+
+
+def test_csv_names_its_view_in_columns_and_keeps_the_bom():
+    data = pd.DataFrame({"query": ["0 床", "1 前"], "0 床": [1.0, 0.4], "1 前": [0.0, 0.6]})
+    raw = widgets.csv_bytes(widgets.with_view(data, {"layer": 1, "head": 2, "stage": "softmax"}))
+    assert raw.startswith(b"\xef\xbb\xbf")
+    back = pd.read_csv(io.BytesIO(raw), encoding="utf-8-sig")
+    assert list(back.columns) == ["layer", "head", "stage", "query", "0 床", "1 前"]
+    assert back[["layer", "head", "stage"]].values.tolist() == [[1, 2, "softmax"]] * 2
+    assert back["query"].tolist() == ["0 床", "1 前"]
+    # a column the table already has is left as it is (the generate table has its own 1-based head)
+    kept = widgets.with_view(pd.DataFrame({"head": [3], "weight": [0.5]}), {"layer": 1, "head": 3})
+    assert list(kept.columns) == ["layer", "head", "weight"]
+
+
+def test_pages_pass_the_view_shown(monkeypatch):
+    """The attention page's heatmap download is named by, and its CSV names, the layer, head and stage shown."""
+    from tests.page_helpers import open_page
+
+    calls = {}
+    real = widgets.chart
+
+    def recording(fig, data, key, *args, **kwargs):
+        calls[key] = (data, kwargs.get("view"))
+        return real(fig, data, key, *args, **kwargs)
+
+    monkeypatch.setattr(widgets, "chart", recording)
+    open_page("attention", **{"attn.layer": 2, "attn.head": 3, "attn.stage": "masked"})
+    data, view = calls["attn.heatmap"]
+    assert widgets.export_name("attn.heatmap", "csv", view) == "attention-heatmap-layer2-head3-masked.csv"
+    back = pd.read_csv(io.BytesIO(widgets.csv_bytes(widgets.with_view(data, view))), encoding="utf-8-sig")
+    assert set(back["layer"]) == {2} and set(back["head"]) == {3} and set(back["stage"]) == {"masked"}
 
 
 def test_presenter_scaling_reaches_ticks_titles_colorbars_and_cells():
