@@ -185,9 +185,11 @@ def test_navigation_keeps_the_sidebar_after_opening_a_share_link(server, browser
         assert values[zh["input.text.label"]] == params["input.text"]
         assert values[zh["cfg.position_embedding.label"]] == zh["cfg.position_embedding.rope"]
         click_through_pages(page, before)
-        # the link is still complete after the clicks, translated options (kept in the URL by id) included
+        # the link is still complete after the clicks, every choice by its id (the link's labels RMSNorm, SwiGLU
+        # and 中文 were read as aliases of rmsnorm, swiglu and zh)
         query = urlsplit(page.url).query
-        assert all(urlencode({k: v}) in query for k, v in params.items() if k != "ui.lang"), query
+        ids = {**params, "ui.lang": "zh", "cfg.norm_type": "rmsnorm", "cfg.ffn": "swiglu"}
+        assert all(urlencode({k: v}) in query for k, v in ids.items()), query
     finally:
         ctx.close()
 
@@ -308,12 +310,10 @@ TRANSLATED = ("cfg.position_embedding", "input.mode")  # shown in the interface 
 
 
 def link_value(key: str, value) -> str:
-    """How the URL writes a value: the id of translated options, the label of technical ones, lower-case
-    booleans, numbers as Python writes them."""
-    if key in TRANSLATED:
-        return value
+    """How the URL writes a value: the option's id for every choice (issue 22), lower-case booleans, numbers as
+    Python writes them."""
     if key in CHOICES:
-        return fixed_label(value)
+        return value
     if isinstance(value, bool):
         return str(value).lower()
     return str(value)
