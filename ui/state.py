@@ -198,6 +198,7 @@ LINK_PARAMS: set[str] = {
     "attn.layer", "attn.head", "attn.stage", "heads.layer", "heads.head", "lens.start", "loss.prompt_len",
     "loss.masked", "next.position", "prepost.depth", "train.layer", "train.head",
     "gen.sample", "gen.temperature", "gen.top_k", "gen.top_p", "gen.min_p", "gen.seed", "gen.steps",
+    "lesson", "step",  # a lesson's step (ui/lessons.py)
 }
 UNKNOWN_CHECKED_KEY = "state.unknown_checked"
 
