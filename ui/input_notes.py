@@ -47,8 +47,7 @@ def unknown_note(tok: TextTokenizer, text: str, max_tokens: int | None = None, s
     if len(distinct) > SHOWN_UNKNOWN:
         shown += " " + t("input.unknown.more", n=len(distinct) - SHOWN_UNKNOWN)
     if sliders:
-        fix = t("input.unknown.fix_sliders", vocab=t("cfg.vocab_size.label"), model=t("model.source.label"),
-                checkpoint=t("model.source.checkpoint"))
+        fix = t("input.unknown.fix_sliders", vocab=t("cfg.vocab_size.label"), model=t("model.source.label"))
     else:
         fix = t("input.unknown.fix_checkpoint", v=f"{tok.vocab_size:,}")
     return t("input.unknown", n=f"{n:,}", k=f"{len(distinct):,}", chars=shown, v=f"{tok.vocab_size:,}") + " " + fix

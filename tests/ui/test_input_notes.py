@@ -70,7 +70,7 @@ def test_characters_that_became_unk_are_named_on_the_page(page, lang):
         f"文本中有 {len(expected)} 个字符（{len(distinct)} 种）"
     assert count in note, note
     assert " ".join(md_code(c) for c in distinct) in note, note
-    assert ("SmolLM2" in note) and (("larger vocabulary" in note) if lang == "en" else ("更大的词表" in note))
+    assert ("SmolLM2" in note) and (("a larger “Vocabulary size V”" in note) if lang == "en" else ("调大“词表大小 V”" in note))
 
 
 def test_no_unk_notice_for_text_the_tokenizer_knows():

@@ -9,14 +9,13 @@ EN = {
                             "bytes: here 3 tokens per character (GPT-2's own vocabulary: 1 to 3). It is not GPT-2's "
                             "{gpt2}-token vocabulary, which is not bundled; the model's other ids are never produced.",
     "tokenizer.checkpoint": "Tokenizer: the checkpoint's own ({name}, {n} tokens).",
-    "input.unknown": "{n} character(s) of the text ({k} different) became [UNK]: the tokenizer's {v} tokens have "
-                     "none for {chars}. The model sees the same [UNK] token for each of them, so it cannot tell them apart.",
+    "input.unknown": "{n} character(s) of the text ({k} different) became [UNK], one token the model cannot tell "
+                     "apart: the tokenizer's {v} tokens have none for {chars}.",
     "input.unknown.more": "and {n} more",
-    "input.unknown.fix_sliders": "To keep them, pick a larger vocabulary (“{vocab}” in the model settings), or a "
-                                 "model with a byte-level tokenizer, such as SmolLM2 (“{model}” → “{checkpoint}”), "
-                                 "which never produces [UNK].",
-    "input.unknown.fix_checkpoint": "To keep them, use a model with a byte-level tokenizer, such as SmolLM2, which "
-                                    "never produces [UNK] ({v} tokens here).",
+    "input.unknown.fix_sliders": "Fix: a larger “{vocab}”, or a byte-level tokenizer "
+                                 "that never gives [UNK], such as SmolLM2's (under “{model}”).",
+    "input.unknown.fix_checkpoint": "Fix: a model with a byte-level tokenizer that never "
+                                    "gives [UNK], such as SmolLM2 ({v} tokens here).",
     "input.tutorial_words": "Rows {words}, as in the tutorial: it feeds its three words as random vectors, and so "
                             "does this model (random ids {ids}, whose embeddings are random at initialisation).",
 }
@@ -28,12 +27,11 @@ ZH = {
                             "中文被拆成 UTF-8 字节：这里每个汉字 3 个 token（GPT-2 自己的词表为 1 到 3 个）。"
                             "这不是 GPT-2 的 {gpt2} 词表（未随项目提供）；模型的其余 id 不会出现。",
     "tokenizer.checkpoint": "分词器：检查点自带的（{name}，{n} 个 token）。",
-    "input.unknown": "文本中有 {n} 个字符（{k} 种）变成了 [UNK]：分词器的 {v} 个 token 里没有 {chars}。"
-                     "模型看到的每一个都是同一个 [UNK] token，无法区分它们。",
+    "input.unknown": "文本中有 {n} 个字符（{k} 种）变成了同一个 [UNK]，模型无法区分：分词器的 {v} 个 token 里没有 {chars}。",
     "input.unknown.more": "另有 {n} 种",
-    "input.unknown.fix_sliders": "要保留它们，请选更大的词表（模型设置中的“{vocab}”），或换用字节级分词器的模型，"
-                                 "例如 SmolLM2（“{model}” → “{checkpoint}”），它从不产生 [UNK]。",
-    "input.unknown.fix_checkpoint": "要保留它们，请换用字节级分词器的模型，例如 SmolLM2，它从不产生 [UNK]（这里只有 {v} 个 token）。",
+    "input.unknown.fix_sliders": "解决：调大“{vocab}”，或换用从不产生 [UNK] 的字节级分词器，"
+                                 "例如 SmolLM2（在“{model}”中选择）。",
+    "input.unknown.fix_checkpoint": "解决：换用从不产生 [UNK] 的字节级分词器的模型，例如 SmolLM2（这里只有 {v} 个 token）。",
     "input.tutorial_words": "各行为 {words}，与教程一致：教程把这三个词作为随机向量输入，本模型也是如此"
                             "（随机 id {ids}，初始化时它们的嵌入就是随机向量）。",
 }
