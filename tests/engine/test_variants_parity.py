@@ -143,3 +143,62 @@ def test_kv_cache_decode_equals_full_forward(saved, family):
     for layer, attn in enumerate(ours.layers):
         window = attn.self_attn.cache_window
         assert cache.num_cached(layer) == (T if window is None else min(T, window - 1)), layer
+
+
+# ---- gpt-oss attention: the learned sink logit per head ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gpt_oss_attention():
+    """[(transformers GptOssAttention, our CausalSelfAttention with the same weights), ...] for a sliding layer and
+    a full one, plus our model (for the per-forward context)."""
+    from transformers.models.gpt_oss.modeling_gpt_oss import GptOssAttention
+
+    from engine import ModelConfig
+
+    types = ["sliding_attention", "full_attention"]
+    hf_cfg = transformers.GptOssConfig(**_common(attention_bias=True, sliding_window=WINDOW, layer_types=types,
+                                                 num_local_experts=2, num_experts_per_tok=1))
+    ours = CausalLM(ModelConfig(vocab_size=V, hidden_size=H, num_hidden_layers=2, num_attention_heads=N_HEADS,
+                                num_key_value_heads=N_KV, head_dim=HD, intermediate_size=64, position_embedding="rope",
+                                max_position_embeddings=N_POS, norm_type="rmsnorm", bias=True, attention_sinks=True,
+                                sliding_window=WINDOW, layer_types=tuple(types)))
+    pairs = []
+    for i in range(2):
+        torch.manual_seed(10 + i)
+        hf = GptOssAttention(hf_cfg, i).eval()
+        hf.config._attn_implementation = "eager"
+        with torch.no_grad():
+            for p in hf.parameters():
+                p.copy_(torch.randn(p.shape) * 0.5)  # sinks too: some heads sink much, some little
+        ours.layers[i].self_attn.load_state_dict(hf.state_dict())
+        pairs.append((hf, ours.layers[i].self_attn))
+    return pairs, ours
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("T", LENGTHS)
+@pytest.mark.parametrize("layer", [0, 1])
+def test_attention_sinks_match_gpt_oss(gpt_oss_attention, T, layer):
+    from engine.recorder import ActivationRecorder
+
+    pairs, model = gpt_oss_attention
+    hf, attn = pairs[layer]
+    x = torch.randn(2, T, H, generator=torch.Generator().manual_seed(T))
+    position_ids = torch.arange(T)
+    ctx = model.attention_context(position_ids, None, "eager", eager=True)
+    cos, sin = ctx.rope
+    blocked = ctx.mask(attn.layer_type)  # (T, T)
+    additive = torch.zeros(T, T).masked_fill(blocked, torch.finfo(torch.float32).min)[None, None]  # (1, 1, T, T)
+    record: dict = {}
+    with torch.no_grad():
+        ref_out, ref_w = hf(x, position_embeddings=(cos[None, :, :HD // 2], sin[None, :, :HD // 2]),
+                            attention_mask=additive)
+        out = attn(x, ctx, ActivationRecorder(record))
+        fused = attn(x, model.attention_context(position_ids, None, "sdpa", eager=False))
+    assert (ref_out - out).abs().max().item() <= RTOL * ref_out.abs().max().item()
+    assert (fused - out).abs().max().item() <= RTOL * ref_out.abs().max().item()
+    assert (ref_w - record["hook_pattern"]).abs().max().item() <= ATOL_ATTN
+    sink_share = 1 - ref_w.sum(-1)  # transformers drops the sink column: what is missing from each row
+    assert (sink_share - record["hook_sink"]).abs().max().item() <= ATOL_ATTN
+    assert sink_share.max().item() > 0.5 and sink_share.mean().item() > 0.05  # the sinks take a visible share

@@ -212,3 +212,16 @@ def test_soft_capping_bounds_the_logits_and_is_identity_without_a_cap():
     scores = out.activations["blocks.0.attn.hook_attn_scores"]
     assert scores[torch.isfinite(scores)].abs().max() < 0.25
     assert torch.allclose(capped(_ids(6)).logits, out.logits, atol=1e-6)  # the SDPA request falls back to eager
+
+
+def test_sinks_with_a_sliding_window_decode_exactly():
+    model = _model(attention_sinks=True, sliding_window=3, layer_types=("sliding_attention", "full_attention"))
+    with torch.no_grad():
+        for layer in model.layers:
+            layer.self_attn.sinks.copy_(torch.tensor([-1.0, 0.5, 2.0, 0.0]))
+    ids = _ids(9, seed=4)
+    full = model(ids).logits
+    cache = KVCache()
+    steps = [model(ids[:, :4], past_key_values=cache).logits]
+    steps += [model(ids[:, t:t + 1], past_key_values=cache, output_attentions=True).logits for t in range(4, 9)]
+    assert torch.allclose(torch.cat(steps, 1), full, atol=1e-5)
