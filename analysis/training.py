@@ -65,7 +65,7 @@ FORWARD_SHARE = 1 / 3  # a forward pass's share of a training step (forward, bac
 
 
 def time_left(history: Sequence, cfg, after_tokens: int = 0, phase: str | None = None, phase_elapsed: float = 0.0,
-              window: int = ETA_WINDOW) -> float | None:
+              window: int = ETA_WINDOW, after_scale: float = 1.0) -> float | None:
     """Seconds until a run (or race) has ended, from its own log, or None before it can be told (no two steps yet).
 
     ``history``: its ``StepInfo`` objects so far (``elapsed_s`` counts from the start, validation included;
@@ -86,6 +86,8 @@ def time_left(history: Sequence, cfg, after_tokens: int = 0, phase: str | None =
       times a validation, plus the measurement after the steps: ``after_tokens`` forward tokens at the
       validation's cost per token (``eval_batches * batch_size * seq_len`` tokens), or at a step's cost per
       token times :data:`FORWARD_SHARE` when no validation was measured;
+      ``after_scale`` corrects that estimate by what earlier measurements took against theirs (its fixed
+      costs, such as building the tokenizer, do not grow with the tokens);
     * in a phase after the steps: what is left of it (never below 0) and of the phases after it.
 
     With ``eval_every == 1`` no step is free of validation: the pace of all steps then includes it.
@@ -110,6 +112,7 @@ def time_left(history: Sequence, cfg, after_tokens: int = 0, phase: str | None =
         after_s = after_tokens / (cfg.eval_batches * tokens) * eval_s
     else:
         after_s = after_tokens / tokens * FORWARD_SHARE * step_s
+    after_s *= after_scale
     if phase == "after":
         return max(0.0, after_s - phase_elapsed)
     if phase == "final_eval":

@@ -70,6 +70,7 @@ def publish_finished_job() -> None:
     if job is None or not job.done or job.published:
         return
     job.published = True
+    learn_after_cost(job)
     if job.error is None and job.result is not None and job.result.steps_done > 0:
         st.session_state[TRAINED_KEY] = {"model": job.model, "id": job.id, "source": job.source_key}
         st.session_state["model.source"] = "trained"
@@ -114,11 +115,34 @@ def queue_note(job: jobs.BackgroundJob) -> bool:
     return True
 
 
+# measured / estimated seconds of the latest runs' measurements after their steps, in this server process
+AFTER_RATIOS: list[float] = []
+AFTER_RATIOS_KEPT = 5
+
+
+def after_scale() -> float:
+    """How much longer than estimated the latest measurements after the steps took (median; 1 before any)."""
+    ratios = sorted(AFTER_RATIOS[-AFTER_RATIOS_KEPT:])
+    return ratios[len(ratios) // 2] if ratios else 1.0
+
+
+def learn_after_cost(job: jobs.BackgroundJob) -> None:
+    """Once a run with a measurement after its steps has ended: what it took against its estimate."""
+    tokens = getattr(job, "after_tokens", 0)
+    if not (tokens and job.done and job.phase == "after" and job.error is None):
+        return
+    estimate = analysis.training.time_left(list(job.progress_history), job.cfg, after_tokens=tokens, phase="after")
+    if estimate:
+        AFTER_RATIOS.append((job.finished - job.phase_started) / estimate)
+        del AFTER_RATIOS[:-AFTER_RATIOS_KEPT]
+
+
 def time_left(job: jobs.BackgroundJob, hist: list[StepInfo]) -> float | None:
-    """:func:`analysis.training.time_left` of ``job`` now: its steps so far, its phase, its measurement after."""
+    """:func:`analysis.training.time_left` of ``job`` now: its steps so far, its phase, its measurement after
+    (corrected by what the latest ones took: :func:`after_scale`)."""
     phase_s = time.perf_counter() - job.phase_started if job.phase is not None else 0.0
     return analysis.training.time_left(hist, job.cfg, after_tokens=getattr(job, "after_tokens", 0), phase=job.phase,
-                                       phase_elapsed=phase_s)
+                                       phase_elapsed=phase_s, after_scale=after_scale())
 
 
 def progress_text(job: jobs.BackgroundJob, hist: list[StepInfo]) -> str:

@@ -38,6 +38,12 @@ def test_the_measurement_after_the_steps_is_costed_like_a_validation_per_token()
     assert time_left(log(SEVEN), CFG, after_tokens=2 * EVAL_TOKENS) == pytest.approx(2.2 + 0.6)
 
 
+def test_what_earlier_measurements_took_against_their_estimate_scales_the_next():
+    assert time_left(log(SEVEN), CFG, after_tokens=2 * EVAL_TOKENS, after_scale=1.5) == pytest.approx(2.2 + 0.9)
+    assert time_left(log(SEVEN), CFG, 2 * EVAL_TOKENS, phase="after", phase_elapsed=0.4,
+                     after_scale=1.5) == pytest.approx(0.5)
+
+
 def test_before_any_validation_in_the_run_the_first_steps_extra_is_its_cost():
     # 3 steps: pace 0.1 s (steps 2, 3); validation cost = 0.6 - 0.1 = 0.5 s (start-up and the first validation)
     # 17 steps x 0.1 + validations at 5, 10, 15, 20 x 0.5

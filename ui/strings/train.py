@@ -65,7 +65,7 @@ EN = {
     "train.progress": "Step {step} / {total} · {elapsed} elapsed · about {eta} left",
     "train.stopping": "Stopping… the step in progress is the last one ({step} done).",
     "train.phase.final_eval": "Stopped at step {done} of {total} · measuring the final validation loss · about {eta} left",
-    "train.phase.after": "All {done} of {total} steps done · measuring what the model learned about the poems · "
+    "train.phase.after": "Step {done} / {total} · all steps done · measuring what the model learned about the poems · "
                          "about {eta} left",
     "train.phase.after_stopped": "Stopped at step {done} of {total} · measuring what the model learned about the "
                                  "poems · about {eta} left",
@@ -238,7 +238,7 @@ ZH = {
     "train.progress": "第 {step} / {total} 步 · 已用 {elapsed} · 约剩 {eta}",
     "train.stopping": "正在停止……正在进行的这一步是最后一步（已完成 {step} 步）。",
     "train.phase.final_eval": "已在第 {done} / {total} 步停止 · 正在测量最终的验证损失 · 约剩 {eta}",
-    "train.phase.after": "{total} 步已全部完成（{done} / {total}）· 正在测量模型从诗里学到了什么 · 约剩 {eta}",
+    "train.phase.after": "第 {done} / {total} 步 · 训练已全部完成 · 正在测量模型从诗里学到了什么 · 约剩 {eta}",
     "train.phase.after_stopped": "已在第 {done} / {total} 步停止 · 正在测量模型从诗里学到了什么 · 约剩 {eta}",
     "train.cancelled": "在开始之前就已停止：这次训练立刻离开了队列，一步也没有训练，因此没有训练好的模型。",
     "train.run_lost": "本页地址里记录的那次训练（{ago} 前开始）已经丢失：它运行到第 {step} / {total} 步时服务器重启了，"
