@@ -81,6 +81,14 @@ class ModelConfig:
         rope_local_base_freq: RoPE base of the "sliding_attention" layers (Gemma 3: 10,000 there, ``rope_theta`` =
             1,000,000 on the full layers); ``None`` means ``rope_theta`` everywhere.
 
+    Mixture of experts (the FFN of every block becomes ``engine.layers.MoE`` when ``num_local_experts`` > 0):
+        num_local_experts: E experts (Mixtral's name; Qwen3-MoE's ``num_experts``); 0 = one dense FFN.
+        num_experts_per_tok: k, the experts each token is routed to (top-k of the router's softmax).
+        norm_topk_prob: renormalise the k chosen probabilities to sum to 1 (Mixtral: always; Qwen3-MoE: a flag).
+        moe_intermediate_size: width of each expert's FFN; ``None`` means ``intermediate_size`` (Mixtral).
+        shared_expert_intermediate_size: width of an expert every token also goes through, scaled by
+            ``sigmoid(shared_expert_gate(x))`` (Qwen2-MoE); 0 = none.
+
     Raises:
         ValueError: on non-positive sizes, hidden size not divisible by heads, heads not divisible by KV
             heads, odd head dimension with RoPE, or unknown option strings (the message lists valid ones);
@@ -116,6 +124,11 @@ class ModelConfig:
     final_logit_softcapping: float | None = None
     embedding_multiplier: float = 1.0
     rope_local_base_freq: float | None = None
+    num_local_experts: int = 0
+    num_experts_per_tok: int = 2
+    norm_topk_prob: bool = True
+    moe_intermediate_size: int | None = None
+    shared_expert_intermediate_size: int = 0
 
     def __post_init__(self) -> None:
         if isinstance(self.layer_types, list):  # from JSON: stored as a tuple so the frozen config stays hashable
@@ -185,6 +198,23 @@ class ModelConfig:
         if not (self.initializer_range >= 0):
             raise ValueError(f"initializer_range must be >= 0, got {self.initializer_range!r}")
         self._check_attention_layout()
+        self._check_experts()
+
+    def _check_experts(self) -> None:
+        """The mixture-of-experts fields: sizes, and top-k no larger than the number of experts."""
+        E, k = self.num_local_experts, self.num_experts_per_tok
+        for name, value, least in (("num_local_experts", E, 0), ("num_experts_per_tok", k, 1),
+                                   ("shared_expert_intermediate_size", self.shared_expert_intermediate_size, 0)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+        width = self.moe_intermediate_size
+        if width is not None and (isinstance(width, bool) or not isinstance(width, int) or width <= 0):
+            raise ValueError(f"moe_intermediate_size must be a positive integer or null, got {width!r}")
+        if not isinstance(self.norm_topk_prob, bool):
+            raise ValueError(f"norm_topk_prob must be true or false, got {self.norm_topk_prob!r}")
+        if E and k > E:
+            raise ValueError(f"num_experts_per_tok={k} is larger than num_local_experts={E}: top-k cannot choose "
+                             "more experts than there are")
 
     def _check_attention_layout(self) -> None:
         """``sliding_window`` and ``layer_types``: see the class docstring (Raises)."""
@@ -222,6 +252,11 @@ class ModelConfig:
         if self.layer_types is not None:
             return self.layer_types[layer_idx]
         return "full_attention" if self.sliding_window is None else "sliding_attention"
+
+    @property
+    def expert_intermediate_size(self) -> int:
+        """Width of one routed expert's FFN (``moe_intermediate_size``, else ``intermediate_size``)."""
+        return self.moe_intermediate_size or self.intermediate_size
 
     @property
     def has_position_limit(self) -> bool:

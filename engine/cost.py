@@ -43,13 +43,29 @@ def parameter_count(config: ModelConfig) -> int:
     attn += (nh * hd + 2 * nkv * hd if qkv_b else 0) + (H if b else 0)
     attn += {"none": 0, "per_head": 2 * hd, "per_projection": (nh + nkv) * hd}[config.qk_norm]  # q_norm, k_norm
     attn += nh if config.attention_sinks else 0  # one sink logit per head
-    n_mats = 3 if config.mlp_gated else 2
-    mlp = n_mats * H * I + ((n_mats - 1) * I + H if b else 0)
+    mlp = _ffn_parameters(config, I)
+    if config.num_local_experts:  # E experts of their own width, the router, a shared expert and its gate
+        mlp = config.num_local_experts * _ffn_parameters(config, config.expert_intermediate_size) + H * config.num_local_experts
+        if config.shared_expert_intermediate_size:
+            mlp += _ffn_parameters(config, config.shared_expert_intermediate_size) + H
     n_norms = {"pre": 2, "post": 2, "sandwich": 4, "post_sublayer": 2}[config.norm_position]
     block = n_norms * norm + attn + mlp
     positions = config.max_position_embeddings * H if config.position_embedding == "learned" else 0
     head = 0 if config.tie_word_embeddings else V * H
     return V * H + positions + L * block + norm + head
+
+
+def _ffn_parameters(config: ModelConfig, width: int) -> int:
+    """Parameters of one :class:`engine.layers.MLP` of hidden width ``width``."""
+    n_mats = 3 if config.mlp_gated else 2
+    return n_mats * config.hidden_size * width + ((n_mats - 1) * width + config.hidden_size if config.bias else 0)
+
+
+def active_parameter_count(config: ModelConfig) -> int:
+    """Parameters one token passes through: with a mixture of experts, k of the E routed experts (all the rest
+    counted as in :func:`parameter_count`); without one, :func:`parameter_count` itself."""
+    idle = config.num_local_experts - config.num_experts_per_tok if config.num_local_experts else 0
+    return parameter_count(config) - config.num_hidden_layers * idle * _ffn_parameters(config, config.expert_intermediate_size)
 
 
 def buffer_count(config: ModelConfig) -> int:
@@ -60,7 +76,12 @@ def buffer_count(config: ModelConfig) -> int:
 def _matmul_weights_per_layer(config: ModelConfig) -> int:
     H, I, hd = config.hidden_size, config.intermediate_size, config.head_dim
     nh, nkv = config.num_attention_heads, config.kv_heads
-    return H * nh * hd + 2 * H * nkv * hd + nh * hd * H + (3 if config.mlp_gated else 2) * H * I
+    mats = 3 if config.mlp_gated else 2
+    ffn = mats * H * I
+    if config.num_local_experts:  # the k experts a token is routed to, the router, the shared expert and its gate
+        ffn = config.num_experts_per_tok * mats * H * config.expert_intermediate_size + H * config.num_local_experts
+        ffn += (mats * H * config.shared_expert_intermediate_size + H) if config.shared_expert_intermediate_size else 0
+    return H * nh * hd + 2 * H * nkv * hd + nh * hd * H + ffn
 
 
 def forward_flops(config: ModelConfig, tokens: int, batch: int = 1) -> float:
@@ -81,12 +102,15 @@ def record_numbers(config: ModelConfig, tokens: int, batch: int = 1) -> int:
 
     Per block: 7 residual-width tensors (resid pre/mid/post, two normalised inputs, attention and MLP outputs; 9
     with the sandwich's two post-norms), q, k, v (k and v repeated to n_heads) and z (``4 * n_heads * head_dim``,
-    plus the sinks' share ``n_heads``), the MLP's pre- and
-    post-activation (``2 * I``, 3 when gated); plus L+1 hidden states, the final norm's output and the logits.
+    plus the sinks' share ``n_heads``), the MLP's pre- and post-activation (``2 * I``, 3 when gated; with experts
+    instead the router logits ``E``, the expert weights ``k`` and the int64 indices ``2k``); plus L+1 hidden states,
+    the final norm's output and the logits.
     """
     T, H, L, I = tokens, config.hidden_size, config.num_hidden_layers, config.intermediate_size
     width = 4 * config.num_attention_heads * config.head_dim + (config.num_attention_heads if config.attention_sinks else 0)
     mlp = (3 if config.mlp_gated else 2) * I
+    if config.num_local_experts:  # no pre/post activations recorded; router logits, weights, int64 expert indices
+        mlp = config.num_local_experts + 3 * config.num_experts_per_tok
     residual = 9 if config.norm_position == "sandwich" else 7  # the sandwich also records both post-norm outputs
     per_block = T * (residual * H + width + mlp)
     return batch * (L * per_block + (L + 2) * T * H + T * config.vocab_size + T)

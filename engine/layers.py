@@ -486,9 +486,9 @@ class MLP(nn.Module):
     Shapes: ``[B, T, H] -> [B, T, I] -> [B, T, H]``.
     """
 
-    def __init__(self, config: ModelConfig):
+    def __init__(self, config: ModelConfig, intermediate_size: int | None = None):
         super().__init__()
-        H, I = config.hidden_size, config.intermediate_size
+        H, I = config.hidden_size, intermediate_size or config.intermediate_size
         self.act_fn = ACT2FN[config.hidden_act]
         self.gate_proj = Linear(H, I, bias=config.bias) if config.mlp_gated else None
         self.up_proj = Linear(H, I, bias=config.bias)
@@ -502,3 +502,84 @@ class MLP(nn.Module):
             pre = rec("hook_pre", self.up_proj(x))  # (B, T, I)
             post = rec("hook_post", self.act_fn(pre))  # (B, T, I)
         return self.down_proj(post)  # (B, T, H)
+
+
+class MoE(nn.Module):
+    """Mixture-of-experts FFN: a router picks k of E expert FFNs per token (Shazeer et al. 2017; Fedus et al. 2021,
+    "Switch Transformers"; Jiang et al. 2024, Mixtral), plus an optional shared expert every token goes through
+    (Qwen2-MoE, DeepSeekMoE).
+
+    ``probs = softmax(gate(x))`` ``[B, T, E]``; the top-k probabilities (renormalised to sum 1 when
+    ``norm_topk_prob``) weight the chosen experts' outputs: ``y = sum_j w_j * expert_{i_j}(x)``; with a shared
+    expert, ``y += sigmoid(shared_expert_gate(x)) * shared_expert(x)``. Each expert is an :class:`MLP` of width
+    ``config.expert_intermediate_size`` and runs only on the tokens routed to it (transformers' loop over the
+    experts that were hit). Names: ``gate`` (router ``[E, H]``), ``experts.{e}.{gate,up,down}_proj``,
+    ``shared_expert``, ``shared_expert_gate`` (Qwen-MoE's; Mixtral's files are renamed on load).
+
+    Records ``hook_router_logits`` ``[B, T, E]``, ``hook_expert_indices`` and ``hook_expert_weights`` ``[B, T, k]``
+    (TransformerLens' names); :func:`router_load` turns router logits into load statistics.
+    Shapes: ``[B, T, H] -> [B, T, H]``.
+    """
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        H, E = config.hidden_size, config.num_local_experts
+        self.top_k, self.norm_topk_prob = config.num_experts_per_tok, config.norm_topk_prob
+        self.gate = Linear(H, E, bias=False)  # router: (E, H)
+        self.experts = nn.ModuleList(MLP(config, config.expert_intermediate_size) for _ in range(E))
+        shared = config.shared_expert_intermediate_size
+        self.shared_expert = MLP(config, shared) if shared else None
+        self.shared_expert_gate = Linear(H, 1, bias=False) if shared else None
+
+    def forward(self, x: torch.Tensor, rec: ActivationRecorder = NO_RECORDING) -> torch.Tensor:
+        B, T, H = x.shape
+        flat = x.reshape(B * T, H)  # (N, H), N = B*T tokens
+        logits = rec("hook_router_logits", self.gate(x)).reshape(B * T, -1)  # (N, E)
+        probs = torch.softmax(logits.float(), dim=-1)  # (N, E), float32 as transformers
+        weights, indices = torch.topk(probs, self.top_k, dim=-1)  # (N, k) each
+        if self.norm_topk_prob:
+            weights = weights / weights.sum(dim=-1, keepdim=True)  # (N, k): the chosen k sum to 1
+        weights = weights.to(x.dtype)
+        rec("hook_expert_indices", indices.view(B, T, -1))  # (B, T, k)
+        rec("hook_expert_weights", weights.view(B, T, -1))  # (B, T, k)
+        out = torch.zeros_like(flat)  # (N, H)
+        for e in indices.unique().tolist():  # only the experts some token was routed to
+            token, slot = torch.where(indices == e)  # (n_e,) each
+            y = self.experts[e](flat[token]) * weights[token, slot, None]  # (n_e, H)
+            out.index_add_(0, token, y)
+        if self.shared_expert is not None:
+            out = out + torch.sigmoid(self.shared_expert_gate(flat)) * self.shared_expert(flat)  # (N, H)
+        return out.view(B, T, H)
+
+
+#: The FFN of a block: "dense" (:class:`MLP`) or "moe" (:class:`MoE`, when ``num_local_experts`` > 0).
+FEED_FORWARDS: dict[str, type[nn.Module]] = {"dense": MLP, "moe": MoE}
+
+
+def build_feed_forward(config: ModelConfig) -> nn.Module:
+    """The FFN ``config`` asks for (registry lookup; ``num_local_experts`` > 0 selects "moe")."""
+    return FEED_FORWARDS["moe" if config.num_local_experts else "dense"](config)
+
+
+def router_load(router_logits: list[torch.Tensor] | tuple[torch.Tensor, ...], top_k: int) -> dict[str, torch.Tensor]:
+    """Load statistics of a mixture-of-experts model from its routers' logits (one ``[..., E]`` tensor per MoE layer).
+
+    Returns:
+        ``tokens_per_expert`` ``[E]``: routed slots per token going to each expert (sums to k), over all layers;
+        ``prob_per_expert`` ``[E]``: mean router probability of each expert; ``aux_loss``: the Switch Transformer
+        load-balancing loss ``E * sum_e tokens_per_expert[e] * prob_per_expert[e]`` (k when perfectly even:
+        ``E * sum_e (k/E) * (1/E) = k``), as transformers' ``load_balancing_loss_func`` (Fedus et al. 2021, eq. 4).
+    """
+    flat = [g.reshape(-1, g.shape[-1]).float() for g in router_logits]  # per layer (N, E)
+    E = flat[0].shape[-1]
+    counts = torch.zeros(E)
+    prob_sum = torch.zeros(E)
+    rows = 0
+    for logits in flat:
+        probs = torch.softmax(logits, dim=-1)  # (N, E)
+        chosen = torch.topk(probs, top_k, dim=-1).indices  # (N, k)
+        counts += torch.bincount(chosen.reshape(-1).cpu(), minlength=E).float()
+        prob_sum += probs.sum(dim=0).cpu()
+        rows += probs.shape[0]
+    tokens, prob = counts / rows, prob_sum / rows  # (E,) each
+    return {"tokens_per_expert": tokens, "prob_per_expert": prob, "aux_loss": E * (tokens * prob).sum()}

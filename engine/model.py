@@ -22,11 +22,11 @@ from .layers import (
     ADDITIVE_POSITIONS,
     ATTENTION_FUNCTIONS,
     ATTENTION_MASKS,
-    MLP,
     AttentionContext,
     CausalSelfAttention,
     Embedding,
     Linear,
+    build_feed_forward,
     build_norm,
     causal_future_mask,
     rope_cos_sin,
@@ -169,7 +169,7 @@ class TransformerBlock(nn.Module):
         self.self_attn = CausalSelfAttention(config, layer_idx)
         for name in norms[1:] if "input_layernorm" in norms else norms:
             setattr(self, name, build_norm(config))
-        self.mlp = MLP(config)
+        self.mlp = build_feed_forward(config)  # MLP, or MoE with num_local_experts > 0
 
     def forward(self, x: torch.Tensor, ctx: AttentionContext, rec: ActivationRecorder = NO_RECORDING) -> torch.Tensor:
         """``[B, T, H] -> [B, T, H]``. ``ctx`` holds what every layer's attention shares in this forward pass (causal

@@ -12,12 +12,13 @@ import torch
 
 from ..config import ModelConfig
 from ..model import CausalLM
-from . import explorer, gemma2, gemma3, gpt2, llama, mistral, olmo2, qwen2, qwen3
+from . import explorer, gemma2, gemma3, gpt2, llama, mistral, mixtral, olmo2, qwen2, qwen3, qwen3_moe
 from .errors import CheckpointError, UnsupportedCheckpointError
 from .family import TRANSFORMS, Family, reject_unsupported_common
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (gpt2.FAMILY, llama.FAMILY, qwen2.FAMILY, qwen3.FAMILY, mistral.FAMILY,
-                                                   olmo2.FAMILY, gemma2.FAMILY, gemma3.FAMILY, explorer.FAMILY)}
+                                                   olmo2.FAMILY, gemma2.FAMILY, gemma3.FAMILY, mixtral.FAMILY,
+                                                   qwen3_moe.FAMILY, qwen3_moe.QWEN2_MOE, explorer.FAMILY)}
 
 #: ``architectures`` entry in config.json -> family name; ``model_type`` is the fallback when it is absent.
 SUPPORTED_ARCHITECTURES: dict[str, str] = {a: f.name for f in FAMILIES.values() for a in f.architectures}

@@ -57,6 +57,22 @@ def _mistral():
                                                                               tie_word_embeddings=True)))
 
 
+def _mixtral():
+    return transformers.MixtralForCausalLM(transformers.MixtralConfig(**_common(
+        num_local_experts=4, num_experts_per_tok=2, sliding_window=WINDOW)))
+
+
+def _qwen3_moe():
+    return transformers.Qwen3MoeForCausalLM(transformers.Qwen3MoeConfig(**_common(
+        num_experts=4, num_experts_per_tok=2, moe_intermediate_size=16, norm_topk_prob=False)))
+
+
+def _qwen2_moe():
+    return transformers.Qwen2MoeForCausalLM(transformers.Qwen2MoeConfig(**_common(
+        num_experts=4, num_experts_per_tok=3, moe_intermediate_size=16, shared_expert_intermediate_size=24,
+        norm_topk_prob=True)))
+
+
 #: family -> (builder, what our loaded config must say)
 BUILDERS = {
     "qwen3": (_qwen3, dict(qk_norm="per_head", sliding_window=WINDOW,
@@ -68,7 +84,13 @@ BUILDERS = {
                              hidden_act="gelu_new", layer_types=("sliding_attention", "full_attention"))),
     "gemma3": (_gemma3, dict(norm_position="sandwich", qk_norm="per_head", rope_theta=5000.0,
                              rope_local_base_freq=100.0, attn_logit_softcapping=None, head_dim=16)),
+    "mixtral": (_mixtral, dict(num_local_experts=4, num_experts_per_tok=2, norm_topk_prob=True, sliding_window=WINDOW)),
+    "qwen3_moe": (_qwen3_moe, dict(num_local_experts=4, norm_topk_prob=False, moe_intermediate_size=16,
+                                   qk_norm="per_head")),
+    "qwen2_moe": (_qwen2_moe, dict(num_local_experts=4, num_experts_per_tok=3, shared_expert_intermediate_size=24,
+                                   attention_bias=True)),
 }
+MOE = ("mixtral", "qwen3_moe", "qwen2_moe")
 
 
 def _perturb(model: torch.nn.Module, seed: int) -> None:
@@ -202,3 +224,27 @@ def test_attention_sinks_match_gpt_oss(gpt_oss_attention, T, layer):
     sink_share = 1 - ref_w.sum(-1)  # transformers drops the sink column: what is missing from each row
     assert (sink_share - record["hook_sink"]).abs().max().item() <= ATOL_ATTN
     assert sink_share.max().item() > 0.5 and sink_share.mean().item() > 0.05  # the sinks take a visible share
+
+
+
+# ---- mixture of experts: routing and load statistics ------------------------------------------------
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("family", MOE)
+def test_router_logits_and_load_balancing_loss_match_transformers(saved, family):
+    from engine.layers import router_load
+
+    hf, ours = saved[family]
+    ids = _ids(LENGTHS[-1], seed=2)
+    with torch.no_grad():
+        ref = hf(ids, output_router_logits=True)
+        rec = ours(ids, output_activations=True).activations
+    ours_logits = [rec[f"blocks.{i}.mlp.hook_router_logits"] for i in range(len(ours.layers))]  # (B, T, E) each
+    for a, b in zip(ref.router_logits, ours_logits):
+        assert (a - b.reshape(a.shape)).abs().max().item() <= 1e-5
+    load = router_load(ours_logits, ours.config.num_experts_per_tok)
+    assert abs(load["aux_loss"].item() - ref.aux_loss.item()) <= 1e-5 * ref.aux_loss.item()
+    assert torch.isclose(load["tokens_per_expert"].sum(), torch.tensor(float(ours.config.num_experts_per_tok)))
+    counts = torch.bincount(rec["blocks.0.mlp.hook_expert_indices"].reshape(-1), minlength=4)
+    assert (counts > 0).sum() >= 2  # the tokens really spread over experts

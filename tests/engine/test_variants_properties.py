@@ -225,3 +225,63 @@ def test_sinks_with_a_sliding_window_decode_exactly():
     steps = [model(ids[:, :4], past_key_values=cache).logits]
     steps += [model(ids[:, t:t + 1], past_key_values=cache, output_attentions=True).logits for t in range(4, 9)]
     assert torch.allclose(torch.cat(steps, 1), full, atol=1e-5)
+
+
+# ---- mixture of experts ----------------------------------------------------------------------------
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 5), gated=st.booleans())
+def test_one_expert_top1_equals_the_dense_ffn_of_that_expert(seed, gated):
+    from engine.layers import MLP, MoE
+
+    config = ModelConfig(**(BASE | dict(num_local_experts=1, num_experts_per_tok=1, mlp_gated=gated)))
+    torch.manual_seed(seed)
+    moe = MoE(config)
+    dense = MLP(config)
+    dense.load_state_dict(moe.experts[0].state_dict())
+    x = torch.randn(2, 5, 32, generator=torch.Generator().manual_seed(seed))
+    assert torch.allclose(moe(x), dense(x), atol=1e-6)
+
+
+def test_all_experts_chosen_is_the_probability_weighted_sum():
+    from engine.layers import MoE
+
+    config = ModelConfig(**(BASE | dict(num_local_experts=3, num_experts_per_tok=3, shared_expert_intermediate_size=8)))
+    torch.manual_seed(1)
+    moe = MoE(config)
+    x = torch.randn(2, 4, 32, generator=torch.Generator().manual_seed(1))
+    probs = torch.softmax(moe.gate(x), -1)  # (B, T, E)
+    expected = sum(probs[..., e:e + 1] * moe.experts[e](x) for e in range(3))
+    expected = expected + torch.sigmoid(moe.shared_expert_gate(x)) * moe.shared_expert(x)
+    assert torch.allclose(moe(x), expected, atol=1e-6)
+
+
+def test_moe_model_records_routing_and_counts_parameters():
+    from engine.cost import active_parameter_count, parameter_count
+
+    model = _model(num_local_experts=4, num_experts_per_tok=2, moe_intermediate_size=16)
+    rec = model(_ids(6), output_activations=True).activations
+    idx, w = rec["blocks.0.mlp.hook_expert_indices"], rec["blocks.0.mlp.hook_expert_weights"]
+    assert idx.shape == w.shape == (2, 6, 2) and rec["blocks.0.mlp.hook_router_logits"].shape == (2, 6, 4)
+    assert torch.allclose(w.sum(-1), torch.ones(2, 6))  # norm_topk_prob: the chosen two sum to 1
+    assert parameter_count(model.config) == model.num_parameters()
+    expert = 3 * 32 * 16  # gate, up, down of one expert
+    assert parameter_count(model.config) - active_parameter_count(model.config) == 2 * 2 * expert  # 2 idle x 2 layers
+    cache = KVCache()
+    ids = _ids(7, seed=5)
+    steps = [model(ids[:, :3], past_key_values=cache).logits] + [
+        model(ids[:, t:t + 1], past_key_values=cache).logits for t in range(3, 7)]
+    assert torch.allclose(torch.cat(steps, 1), model(ids).logits, atol=1e-5)
+
+
+@pytest.mark.parametrize("fields, words", [
+    (dict(num_local_experts=2, num_experts_per_tok=3), ["num_experts_per_tok=3", "num_local_experts=2"]),
+    (dict(num_local_experts=-1), ["num_local_experts", "-1"]),
+    (dict(num_local_experts=2, moe_intermediate_size=0), ["moe_intermediate_size", "0"]),
+])
+def test_invalid_expert_settings_name_the_values(fields, words):
+    with pytest.raises(ValueError) as err:
+        ModelConfig(**(BASE | fields))
+    for word in words:
+        assert word in str(err.value)
