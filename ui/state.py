@@ -199,6 +199,7 @@ LINK_PARAMS: set[str] = {
     "loss.masked", "next.position", "prepost.depth", "train.layer", "train.head",
     "gen.sample", "gen.temperature", "gen.top_k", "gen.top_p", "gen.min_p", "gen.seed", "gen.steps",
     "lesson", "step",  # a lesson's step (ui/lessons.py)
+    "train.run", "train.race_run",  # the id of the session's latest run / race (ui/train_common.py: lost_run_note)
 }
 UNKNOWN_CHECKED_KEY = "state.unknown_checked"
 
