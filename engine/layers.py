@@ -448,7 +448,7 @@ class CausalSelfAttention(nn.Module):
             x: ``[B, T, H]`` normalised (Pre-Norm) or raw (Post-Norm) residual stream.
             ctx: the forward pass's shared inputs (attention function, causal mask, RoPE tables, KV cache).
             rec: records ``hook_q/k/v`` (after RoPE, k and v repeated for GQA), the eager path's scores and
-                pattern, and ``hook_z``.
+                pattern, and ``hook_z`` (what it returns for ``hook_z`` goes on to ``o_proj``: interventions).
         Returns:
             ``[B, T, H]``.
         """
@@ -468,8 +468,8 @@ class CausalSelfAttention(nn.Module):
         q, k, v = rec("hook_q", q), rec("hook_k", k), rec("hook_v", v)  # (B, nh, T or S, hd)
         z = ctx.attention(q, k, v, ctx.mask(self.layer_type), rec, sinks=self.sinks, causal=self.causal,
                           scale=self.scale, softcap=self.softcap)  # (B, nh, T, hd)
-        rec("hook_z", z.transpose(1, 2))  # (B, T, nh, hd), TransformerLens layout
-        out = z.transpose(1, 2).reshape(B, T, self.n_heads * self.head_dim)  # (B, T, nh*hd)
+        z = rec("hook_z", z.transpose(1, 2))  # (B, T, nh, hd), TransformerLens layout; where head ablations act
+        out = z.reshape(B, T, self.n_heads * self.head_dim)  # (B, T, nh*hd)
         return self.o_proj(out)  # (B, T, H)
 
 

@@ -11,12 +11,13 @@ References:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 import torch
 import torch.nn as nn
 
 from .config import ModelConfig
+from .interventions import Intervention, compile_interventions
 from .kv_cache import KVCache
 from .layers import (
     ADDITIVE_POSITIONS,
@@ -174,7 +175,7 @@ class TransformerBlock(nn.Module):
     def forward(self, x: torch.Tensor, ctx: AttentionContext, rec: ActivationRecorder = NO_RECORDING) -> torch.Tensor:
         """``[B, T, H] -> [B, T, H]``. ``ctx`` holds what every layer's attention shares in this forward pass (causal
         mask, RoPE tables, KV cache, eager or SDPA); ``rec`` records under ``blocks.{i}.`` names."""
-        rec("hook_resid_pre", x)
+        x = rec("hook_resid_pre", x)  # (B, T, H); an intervention may replace it (engine.interventions)
         mid, out = self._placement(self, x, ctx, rec)  # (B, T, H) each
         rec("hook_resid_mid", mid)  # (B, T, H)
         return rec("hook_resid_post", out)  # (B, T, H)
@@ -299,6 +300,7 @@ class CausalLM(nn.Module):
         past_key_values: KVCache | None = None,
         use_cache: bool = False,
         attn_implementation: str | None = None,
+        interventions: Sequence[Intervention] = (),
     ) -> CausalLMOutput:
         """Run the model.
 
@@ -316,12 +318,17 @@ class CausalLM(nn.Module):
             attn_implementation: a key of :data:`engine.layers.ATTENTION_FUNCTIONS` (``"eager"``, ``"sdpa"``);
                 default ``"eager"`` when attentions or activations are requested (only it has weights), else
                 ``"sdpa"``.
+            interventions: :class:`engine.interventions.HeadAblation` / ``ActivationPatch`` objects applied in this
+                call only (where the block records the activation they name; the record holds the edited values).
+                Positions are absolute; with a KV cache each call patches the positions it computes.
         Returns:
             :class:`CausalLMOutput`.
         Raises:
             ValueError: invalid ``input_ids`` (see :meth:`check_input_ids`), negative ``logits_to_keep``,
-                ``labels`` together with ``logits_to_keep > 0``, labels of the wrong shape or range, or an unknown
-                ``attn_implementation`` (or ``"sdpa"`` with attentions or activations requested).
+                ``labels`` together with ``logits_to_keep > 0``, labels of the wrong shape or range, an unknown
+                ``attn_implementation`` (or ``"sdpa"`` with attentions or activations requested), or an intervention
+                the model cannot apply (layer, head, position or value shape); ``TypeError`` for a list entry that is
+                not an intervention.
         """
         if use_cache and past_key_values is None:
             past_key_values = KVCache()
@@ -335,7 +342,9 @@ class CausalLM(nn.Module):
         position_ids = torch.arange(past_length, past_length + T, device=input_ids.device)  # (T,): after the cache
         wanted = None if output_activations else ("attn.hook_pattern",)  # attentions alone: record only the patterns
         record: dict[str, torch.Tensor] | None = {} if output_activations or output_attentions else None
-        rec = ActivationRecorder(record, only=wanted)  # one dict per call: nothing is kept on the (shared) modules
+        edits = compile_interventions(interventions, self.config, past_length, cached=past_key_values is not None) \
+            if interventions else None
+        rec = ActivationRecorder(record, only=wanted, edits=edits)  # per call: nothing is kept on the (shared) modules
         ctx = self.attention_context(position_ids, past_key_values, attn_implementation, eager=record is not None)
 
         x = rec("hook_embed", self.embed_tokens(input_ids) * self.config.embedding_multiplier)  # (B, T, H)

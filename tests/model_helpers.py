@@ -16,3 +16,11 @@ def checksum(model: torch.nn.Module) -> str:
         h.update(f"{name}|{t.dtype}|{tuple(t.shape)}".encode())
         h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
     return h.hexdigest()
+
+
+def perturb(model: torch.nn.Module, seed: int) -> None:
+    """Move every parameter away from its init (norm weights off 1, biases off 0) so parity means something."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn(p.shape, generator=g) * 0.3)

@@ -24,6 +24,7 @@ from engine.checkpoints import (
     resolve_checkpoint,
     save_model,
 )
+from tests.model_helpers import perturb
 
 transformers = pytest.importorskip("transformers")
 transformers.logging.set_verbosity_error()
@@ -33,14 +34,6 @@ except Exception:  # pragma: no cover
     pass
 
 V, H, L, N_HEADS, N_POS, T = 99, 32, 2, 4, 64, 11
-
-
-def _perturb(model: torch.nn.Module, seed: int) -> None:
-    """Move every parameter away from its init (norm weights off 1, biases off 0) so parity means something."""
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.add_(torch.randn(p.shape, generator=g) * 0.3)
 
 
 def _hf_gpt2():
@@ -73,7 +66,7 @@ def hf_saved(tmp_path_factory):
     for i, (family, build) in enumerate(BUILDERS.items()):
         torch.manual_seed(i)
         model = build().eval()
-        _perturb(model, seed=100 + i)
+        perturb(model, seed=100 + i)
         folder = tmp_path_factory.mktemp(family)
         model.save_pretrained(folder)
         out[family] = (model, folder)
@@ -313,7 +306,7 @@ def test_folder_without_config_or_weights(hf_saved, tmp_path):
 def test_own_format_round_trip(tmp_path, config):
     torch.manual_seed(0)
     model = CausalLM(config)
-    _perturb(model, seed=7)
+    perturb(model, seed=7)
     model.save_pretrained(tmp_path / "m")
     cfg_json = json.loads((tmp_path / "m" / "config.json").read_text())
     assert cfg_json["model_type"] == "explorer"

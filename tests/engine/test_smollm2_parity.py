@@ -248,6 +248,73 @@ def test_badge_checks_turn_red_on_a_wrong_model(ours):
     assert not any(r["ok"] for r in rows), rows
 
 
+# ------------------------------------------------------------------------------------------------- interventions
+# The same ablation and patch done in transformers by forward hooks (a pre-hook on o_proj zeroing one head's slice;
+# a pre-hook on a decoder layer replacing hidden_states at a position) on the same GGUF.
+
+FACT_CLEAN, FACT_CORRUPT = "The capital of France is", "The capital of Italy is"
+
+
+def _hf_hooked_logits(hf_model, ids, hooks) -> torch.Tensor:
+    handles = [module.register_forward_pre_hook(fn, with_kwargs=True) for module, fn in hooks]
+    try:
+        with torch.no_grad():
+            return hf_model(ids).logits
+    finally:
+        for h in handles:
+            h.remove()
+
+
+def _zero_head(head: int, head_dim: int):
+    def hook(module, args, kwargs):
+        x = args[0].clone()  # (B, T, nh*hd)
+        x[..., head * head_dim:(head + 1) * head_dim] = 0
+        return (x, *args[1:]), kwargs
+    return hook
+
+
+def test_head_ablation_matches_transformers_hooks(ours, hf):
+    """Two heads at once (layer 4 head 5, layer 19 head 1; SmolLM2 has 3 query heads per KV head)."""
+    from engine.interventions import HeadAblation
+
+    model, _ = ours
+    hf_model, hf_tok = hf
+    ids = hf_tok(PROMPTS["en"], return_tensors="pt").input_ids
+    hd = model.config.head_dim
+    layers = hf_model.model.layers
+    ref = _hf_hooked_logits(hf_model, ids, [(layers[4].self_attn.o_proj, _zero_head(5, hd)),
+                                            (layers[19].self_attn.o_proj, _zero_head(1, hd))])
+    with torch.no_grad():
+        got = model(ids, interventions=[HeadAblation(4, 5), HeadAblation(19, 1)]).logits
+    assert rel_err(got, ref) <= PARITY_RTOL
+
+
+@pytest.mark.parametrize("layer, position", [(0, 3), (12, 3), (29, 4)])
+def test_resid_pre_patch_matches_transformers_hooks(ours, hf, layer, position):
+    """France's residual stream patched into the Italy prompt at one (layer, position)."""
+    from engine.interventions import ActivationPatch
+
+    model, _ = ours
+    hf_model, hf_tok = hf
+    clean, corrupt = (hf_tok(t, return_tensors="pt").input_ids for t in (FACT_CLEAN, FACT_CORRUPT))
+    assert clean.shape == corrupt.shape and int((clean != corrupt).sum()) == 1
+    with torch.no_grad():
+        clean_hf = hf_model(clean, output_hidden_states=True).hidden_states[layer]  # (1, T, H): layer's input
+        record = model(clean, output_activations=True).activations
+
+    def replace(module, args, kwargs):
+        key = "hidden_states" if "hidden_states" in kwargs else None
+        x = (kwargs[key] if key else args[0]).clone()
+        x[:, position] = clean_hf[:, position]
+        return (args, {**kwargs, key: x}) if key else ((x, *args[1:]), kwargs)
+
+    ref = _hf_hooked_logits(hf_model, corrupt, [(hf_model.model.layers[layer], replace)])
+    name = f"blocks.{layer}.hook_resid_pre"
+    with torch.no_grad():
+        got = model(corrupt, interventions=[ActivationPatch(name, [position], record[name])]).logits
+    assert rel_err(got, ref) <= PARITY_RTOL
+
+
 if __name__ == "__main__" and "--write-reference" in sys.argv:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
