@@ -29,7 +29,7 @@ from typing import Any, Optional
 
 ENV_DIR = "EXPLORER_RUNS_DIR"
 KEEP_S = 2 * 24 * 3600  # records older than two days are removed
-WRITE_EVERY_S = 5.0  # a running job's progress is written at most this often
+WRITE_EVERY_S = 2.0  # a running job's progress is written at most this often
 _ID = re.compile(r"[0-9a-f]{8,64}")
 #: This server process: its pid and a random id (a pid can be reused after a reboot, the id cannot).
 SERVER = {"pid": os.getpid(), "server": uuid.uuid4().hex}

@@ -147,12 +147,15 @@ def time_left(job: jobs.BackgroundJob, hist: list[StepInfo]) -> float | None:
 
 def progress_text(job: jobs.BackgroundJob, hist: list[StepInfo]) -> str:
     """The progress bar's words for the job's state (running, stopping, a phase after the steps)."""
-    step, eta = len(hist), duration(time_left(job, hist))
+    step, left = len(hist), time_left(job, hist)
     if job.phase is not None:
         stopped = "_stopped" if job.stop_event.is_set() and job.phase == "after" else ""
-        return t(f"train.phase.{job.phase}{stopped}", done=step, total=job.total, eta=eta)
+        late = left is not None and left <= 0  # the phase has run past its estimate: never "0 s left" for long
+        words = (t("train.left_late", over=duration(time.perf_counter() - job.phase_started)) if late
+                 else t("train.left", eta=duration(left)))
+        return t(f"train.phase.{job.phase}{stopped}", done=step, total=job.total, left=words)
     return t("train.progress", step=step, total=job.total, elapsed=duration(time.perf_counter() - job.started),
-             eta=eta)
+             eta=duration(left))
 
 
 def progress(job: jobs.BackgroundJob | None) -> list[StepInfo] | None:

@@ -96,7 +96,7 @@ def test_the_record_names_the_run_as_lost_and_the_page_says_so(killed, monkeypat
     assert runs.fate(record) == "lost"
     at = open_page("train", query={"train.run": killed["run"]})
     warnings = [w.value for w in at.warning]
-    assert any("was lost" in w and "restarted" in w and "of 100,000" in w for w in warnings), warnings
+    assert any("was lost" in w and "restarted" in w and "around step" in w and "of 100,000" in w for w in warnings), warnings
     assert not any("No run yet" in c.value for c in at.caption)
     at.button(key="train.train_restore").click().run()
     assert at.session_state["train.steps"] == 4000 and at.session_state["train.seq_len"] == 8

@@ -64,15 +64,17 @@ EN = {
     # ---- live panel ----
     "train.progress": "Step {step} / {total} · {elapsed} elapsed · about {eta} left",
     "train.stopping": "Stopping… the step in progress is the last one ({step} done).",
-    "train.phase.final_eval": "Stopped at step {done} of {total} · measuring the final validation loss · about {eta} left",
+    "train.phase.final_eval": "Stopped at step {done} of {total} · measuring the final validation loss · {left}",
     "train.phase.after": "Step {done} / {total} · all steps done · measuring what the model learned about the poems · "
-                         "about {eta} left",
+                         "{left}",
     "train.phase.after_stopped": "Stopped at step {done} of {total} · measuring what the model learned about the "
-                                 "poems · about {eta} left",
+                                 "poems · {left}",
+    "train.left": "about {eta} left",
+    "train.left_late": "taking longer than estimated, {over} so far",
     "train.cancelled": "Stopped before it started: the run left the line at once and never trained, so there is no "
                        "trained model.",
     "train.run_lost": "The run named in this page's address (started {ago} ago) was lost: the server was restarted "
-                      "while it ran, at step {step} of {total}, and nothing of it was kept. Press Start to run it "
+                      "while it ran, around step {step} of {total}, and nothing of it was kept. Press Start to run it "
                       "again (“Restore its settings” puts its settings back first).",
     "train.run_closed": "The run named in this page's address (started {ago} ago) stopped at step {step} of {total} "
                         "when its tab was closed or reloaded: a run lasts only as long as its tab. Press Start to "
@@ -237,15 +239,17 @@ ZH = {
     # ---- live panel ----
     "train.progress": "第 {step} / {total} 步 · 已用 {elapsed} · 约剩 {eta}",
     "train.stopping": "正在停止……正在进行的这一步是最后一步（已完成 {step} 步）。",
-    "train.phase.final_eval": "已在第 {done} / {total} 步停止 · 正在测量最终的验证损失 · 约剩 {eta}",
-    "train.phase.after": "第 {done} / {total} 步 · 训练已全部完成 · 正在测量模型从诗里学到了什么 · 约剩 {eta}",
-    "train.phase.after_stopped": "已在第 {done} / {total} 步停止 · 正在测量模型从诗里学到了什么 · 约剩 {eta}",
+    "train.phase.final_eval": "已在第 {done} / {total} 步停止 · 正在测量最终的验证损失 · {left}",
+    "train.phase.after": "第 {done} / {total} 步 · 训练已全部完成 · 正在测量模型从诗里学到了什么 · {left}",
+    "train.phase.after_stopped": "已在第 {done} / {total} 步停止 · 正在测量模型从诗里学到了什么 · {left}",
+    "train.left": "约剩 {eta}",
+    "train.left_late": "比预计的久，已用 {over}",
     "train.cancelled": "在开始之前就已停止：这次训练立刻离开了队列，一步也没有训练，因此没有训练好的模型。",
-    "train.run_lost": "本页地址里记录的那次训练（{ago} 前开始）已经丢失：它运行到第 {step} / {total} 步时服务器重启了，"
+    "train.run_lost": "本页地址里记录的那次训练（{ago}前开始）已经丢失：它运行到大约第 {step} / {total} 步时服务器重启了，"
                       "什么都没有保留下来。点击“开始”重新训练（先点“恢复它的设置”可以把当时的设置填回来）。",
-    "train.run_closed": "本页地址里记录的那次训练（{ago} 前开始）在第 {step} / {total} 步时停止了，因为它的标签页被关闭或刷新："
+    "train.run_closed": "本页地址里记录的那次训练（{ago}前开始）在第 {step} / {total} 步时停止了，因为它的标签页被关闭或刷新："
                         "训练只在它的标签页打开期间运行。点击“开始”重新训练。",
-    "train.run_ended": "本页地址里记录的那次训练（{ago} 前开始，完成 {step} / {total} 步）已经结束，但结果只保存在运行它的那个"
+    "train.run_ended": "本页地址里记录的那次训练（{ago}前开始，完成 {step} / {total} 步）已经结束，但结果只保存在运行它的那个"
                        "浏览器会话里，而那个会话已经结束了（刷新或关闭标签页都会结束会话）。点击“开始”重新训练。",
     "train.run_restore": "↺ 恢复它的设置",
     "train.first_step": "正在准备第一步（先测量初始化时的验证损失）…",
