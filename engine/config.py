@@ -23,6 +23,8 @@ POSITION_EMBEDDINGS = ("learned", "sinusoidal", "rope", "none")
 # QK-norm: "none"; "per_head" (an RMSNorm over head_dim, shared by the heads: Qwen3, Gemma 3); "per_projection"
 # (one RMSNorm over the whole q or k projection, n_heads*head_dim wide: OLMo-2). Keys of ``engine.layers.QK_NORMS``.
 QK_NORMS = ("none", "per_head", "per_projection")
+# RoPE frequency schemes (keys of ``engine.layers.ROPE_INIT``): the plain one, and YaRN (Peng et al. 2023).
+ROPE_TYPES = ("default", "yarn")
 # Per-layer attention kinds, Hugging Face ``layer_types`` values. Keys of ``engine.layers.ATTENTION_MASKS``.
 LAYER_TYPES = ("full_attention", "sliding_attention")
 
@@ -88,6 +90,16 @@ class ModelConfig:
         moe_intermediate_size: width of each expert's FFN; ``None`` means ``intermediate_size`` (Mixtral).
         shared_expert_intermediate_size: width of an expert every token also goes through, scaled by
             ``sigmoid(shared_expert_gate(x))`` (Qwen2-MoE); 0 = none.
+        router_bias: the router ``mlp.gate`` has a bias (gpt-oss).
+
+    gpt-oss's details:
+        swiglu_limit, swiglu_alpha: with a limit L the gated FFN is ``(clamp(up, -L, L) + 1) * g * sigmoid(alpha * g)``
+            with ``g = clamp(gate, max=L)`` (gpt-oss: L = 7, alpha = 1.702); ``None`` is the plain ``act(gate) * up``.
+        rope_type: "default" or "yarn" (YaRN, Peng et al. 2023: frequencies between ``rope_beta_fast`` and
+            ``rope_beta_slow`` rotations over ``rope_original_max_position_embeddings`` are blended towards
+            ``1 / rope_factor`` of themselves, and cos/sin are scaled by ``0.1 ln(factor) + 1``); the ``rope_*``
+            fields are the keys of transformers' ``rope_parameters`` (``factor``, ``original_max_position_embeddings``,
+            ``beta_fast``, ``beta_slow``, ``truncate``).
 
     Raises:
         ValueError: on non-positive sizes, hidden size not divisible by heads, heads not divisible by KV
@@ -129,6 +141,15 @@ class ModelConfig:
     norm_topk_prob: bool = True
     moe_intermediate_size: int | None = None
     shared_expert_intermediate_size: int = 0
+    router_bias: bool = False
+    swiglu_limit: float | None = None
+    swiglu_alpha: float = 1.702
+    rope_type: str = "default"
+    rope_factor: float = 1.0
+    rope_original_max_position_embeddings: int | None = None
+    rope_beta_fast: float = 32.0
+    rope_beta_slow: float = 1.0
+    rope_truncate: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.layer_types, list):  # from JSON: stored as a tuple so the frozen config stays hashable
@@ -149,18 +170,21 @@ class ModelConfig:
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         for name in ("query_pre_attn_scalar", "attn_logit_softcapping", "final_logit_softcapping",
-                     "rope_local_base_freq"):
+                     "rope_local_base_freq", "swiglu_limit"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
                                       or not math.isfinite(value) or value <= 0):
                 raise ValueError(f"{name} must be a positive number or null, got {value!r}")
         for name, value in (("norm_eps", self.norm_eps), ("rope_theta", self.rope_theta),
                             ("initializer_range", self.initializer_range),
-                            ("embedding_multiplier", self.embedding_multiplier)):
+                            ("embedding_multiplier", self.embedding_multiplier), ("swiglu_alpha", self.swiglu_alpha),
+                            ("rope_factor", self.rope_factor), ("rope_beta_fast", self.rope_beta_fast),
+                            ("rope_beta_slow", self.rope_beta_slow)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isinf(value):
                 raise ValueError(f"{name} must be a finite number, got {value!r}")
         for name, value in (("mlp_gated", self.mlp_gated), ("bias", self.bias),
-                            ("tie_word_embeddings", self.tie_word_embeddings), ("attention_sinks", self.attention_sinks)):
+                            ("tie_word_embeddings", self.tie_word_embeddings), ("attention_sinks", self.attention_sinks),
+                            ("router_bias", self.router_bias), ("rope_truncate", self.rope_truncate)):
             if not isinstance(value, bool):
                 raise ValueError(f"{name} must be true or false, got {value!r}")
         if self.attention_bias is not None and not isinstance(self.attention_bias, bool):
@@ -171,6 +195,7 @@ class ModelConfig:
             ("norm_position", self.norm_position, NORM_POSITIONS),
             ("position_embedding", self.position_embedding, POSITION_EMBEDDINGS),
             ("qk_norm", self.qk_norm, QK_NORMS),
+            ("rope_type", self.rope_type, ROPE_TYPES),
         ):
             if value not in valid:
                 raise ValueError(f"unknown {name}={value!r}; valid values: {', '.join(valid)}")
@@ -199,6 +224,14 @@ class ModelConfig:
             raise ValueError(f"initializer_range must be >= 0, got {self.initializer_range!r}")
         self._check_attention_layout()
         self._check_experts()
+        if self.rope_type == "yarn":
+            if self.position_embedding != "rope":
+                raise ValueError(f"rope_type='yarn' needs position_embedding='rope', got {self.position_embedding!r}")
+            original = self.rope_original_max_position_embeddings
+            if isinstance(original, bool) or not isinstance(original, int) or original <= 0:
+                raise ValueError(f"rope_type='yarn' needs rope_original_max_position_embeddings > 0, got {original!r}")
+            if not self.rope_factor >= 1:
+                raise ValueError(f"rope_factor must be >= 1 for YaRN, got {self.rope_factor!r}")
 
     def _check_experts(self) -> None:
         """The mixture-of-experts fields: sizes, and top-k no larger than the number of experts."""

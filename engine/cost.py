@@ -45,7 +45,8 @@ def parameter_count(config: ModelConfig) -> int:
     attn += nh if config.attention_sinks else 0  # one sink logit per head
     mlp = _ffn_parameters(config, I)
     if config.num_local_experts:  # E experts of their own width, the router, a shared expert and its gate
-        mlp = config.num_local_experts * _ffn_parameters(config, config.expert_intermediate_size) + H * config.num_local_experts
+        mlp = config.num_local_experts * (_ffn_parameters(config, config.expert_intermediate_size) + H
+                                          + (1 if config.router_bias else 0))
         if config.shared_expert_intermediate_size:
             mlp += _ffn_parameters(config, config.shared_expert_intermediate_size) + H
     n_norms = {"pre": 2, "post": 2, "sandwich": 4, "post_sublayer": 2}[config.norm_position]

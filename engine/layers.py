@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable, Optional
 
 import torch
@@ -226,22 +227,67 @@ ADDITIVE_POSITIONS: dict[str, type[nn.Module]] = {
 }
 
 
-def rope_cos_sin(position_ids: torch.Tensor, head_dim: int, theta: float) -> tuple[torch.Tensor, torch.Tensor]:
+def rope_cos_sin(position_ids: torch.Tensor, head_dim: int, theta: float,
+                 inv_freq: torch.Tensor | None = None, scaling: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
     """cos and sin tables for RoPE in the Hugging Face "rotate half" layout.
 
     Args:
         position_ids: ``[T]`` integer positions.
         head_dim: even head dimension.
         theta: base frequency (``rope_theta``).
+        inv_freq: ``[head_dim/2]`` frequencies to use instead of ``theta^(-2i/head_dim)`` (YaRN's, :data:`ROPE_INIT`).
+        scaling: factor on cos and sin (YaRN's attention factor; 1 otherwise).
     Returns:
         ``(cos, sin)``, each ``[T, head_dim]`` float32: frequency i is repeated at columns i and
         i + head_dim/2, matching transformers ``LlamaRotaryEmbedding``.
     """
-    even = torch.arange(0, head_dim, 2, dtype=torch.float32, device=position_ids.device)  # (hd/2,): 0, 2, 4 ...
-    inv_freq = 1.0 / (theta ** (even / head_dim))  # (hd/2,)
-    freqs = position_ids.float()[:, None] * inv_freq[None, :]  # (T, hd/2)
+    if inv_freq is None:
+        even = torch.arange(0, head_dim, 2, dtype=torch.float32, device=position_ids.device)  # (hd/2,): 0, 2, 4 ...
+        inv_freq = 1.0 / (theta ** (even / head_dim))  # (hd/2,)
+    freqs = position_ids.float()[:, None] * inv_freq.to(position_ids.device)[None, :]  # (T, hd/2)
     emb = torch.cat([freqs, freqs], dim=-1)  # (T, hd)
-    return emb.cos(), emb.sin()
+    if scaling == 1.0:
+        return emb.cos(), emb.sin()
+    return emb.cos() * scaling, emb.sin() * scaling
+
+
+def yarn_inv_freq(config: ModelConfig, theta: float) -> tuple[torch.Tensor, float]:
+    """YaRN's frequencies and attention factor (Peng et al. 2023, "YaRN"; transformers ``_compute_yarn_parameters``).
+
+    Dimensions that turn fewer than ``rope_beta_slow`` times over the original context are interpolated (divided by
+    ``rope_factor``), those turning more than ``rope_beta_fast`` times are kept, with a linear ramp between; cos and
+    sin are multiplied by ``0.1 ln(factor) + 1``. Returns ``(inv_freq [head_dim/2], attention factor)``.
+    """
+    dim, factor = config.head_dim, config.rope_factor
+    original = config.rope_original_max_position_embeddings
+
+    def correction_dim(rotations: float) -> float:  # the dimension index that turns `rotations` times
+        return dim * math.log(original / (rotations * 2 * math.pi)) / (2 * math.log(theta))
+
+    low, high = correction_dim(config.rope_beta_fast), correction_dim(config.rope_beta_slow)
+    if config.rope_truncate:
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dim - 1)
+    if low == high:
+        high += 0.001  # no singular ramp
+    ramp = ((torch.arange(dim // 2, dtype=torch.float32) - low) / (high - low)).clamp(0, 1)  # (hd/2,)
+    pos_freqs = theta ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim)  # (hd/2,): 1 / the plain frequencies
+    keep = 1 - ramp  # 1 for fast dimensions (kept), 0 for slow ones (interpolated)
+    inv_freq = 1.0 / (factor * pos_freqs) * (1 - keep) + 1.0 / pos_freqs * keep  # (hd/2,)
+    return inv_freq, (0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0)
+
+
+#: RoPE frequencies by ``config.rope_type``: ``(config, theta) -> (inv_freq [hd/2] or None, cos/sin factor)``.
+ROPE_INIT: dict[str, Callable[[ModelConfig, float], tuple[Optional[torch.Tensor], float]]] = {
+    "default": lambda config, theta: (None, 1.0),
+    "yarn": yarn_inv_freq,
+}
+
+
+def rope_tables(config: ModelConfig, position_ids: torch.Tensor, theta: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`rope_cos_sin` with ``config``'s frequency scheme (:data:`ROPE_INIT`) and base ``theta``."""
+    inv_freq, scaling = ROPE_INIT[config.rope_type](config, theta)
+    return rope_cos_sin(position_ids, config.head_dim, theta, inv_freq, scaling)
 
 
 def rotate_half(x: torch.Tensor) -> torch.Tensor:
@@ -478,6 +524,18 @@ class CausalSelfAttention(nn.Module):
 # ---------------------------------------------------------------------------------------------------
 
 
+def plain_glu(gate: torch.Tensor, up: torch.Tensor, act: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+    """``act(gate) * up`` (GLU variants; silu: SwiGLU)."""
+    return act(gate) * up
+
+
+def clamped_swiglu(gate: torch.Tensor, up: torch.Tensor, limit: float, alpha: float) -> torch.Tensor:
+    """gpt-oss's SwiGLU: ``(clamp(up, -L, L) + 1) * g * sigmoid(alpha * g)`` with ``g = clamp(gate, max=L)``
+    (transformers ``GptOssExperts._apply_gate``). Shapes unchanged."""
+    g = gate.clamp(max=limit)
+    return (up.clamp(-limit, limit) + 1) * g * torch.sigmoid(g * alpha)
+
+
 class MLP(nn.Module):
     """Position-wise feed-forward network.
 
@@ -490,6 +548,9 @@ class MLP(nn.Module):
         super().__init__()
         H, I = config.hidden_size, intermediate_size or config.intermediate_size
         self.act_fn = ACT2FN[config.hidden_act]
+        # how the gate and up projections combine: act(gate) * up, or gpt-oss's clamped SwiGLU
+        self.glu = (partial(clamped_swiglu, limit=config.swiglu_limit, alpha=config.swiglu_alpha)
+                    if config.swiglu_limit is not None else partial(plain_glu, act=self.act_fn))
         self.gate_proj = Linear(H, I, bias=config.bias) if config.mlp_gated else None
         self.up_proj = Linear(H, I, bias=config.bias)
         self.down_proj = Linear(I, H, bias=config.bias)
@@ -497,7 +558,7 @@ class MLP(nn.Module):
     def forward(self, x: torch.Tensor, rec: ActivationRecorder = NO_RECORDING) -> torch.Tensor:
         if self.gate_proj is not None:
             pre = rec("hook_pre", self.gate_proj(x))  # (B, T, I)
-            post = rec("hook_post", self.act_fn(pre) * self.up_proj(x))  # (B, T, I)
+            post = rec("hook_post", self.glu(pre, self.up_proj(x)))  # (B, T, I)
         else:
             pre = rec("hook_pre", self.up_proj(x))  # (B, T, I)
             post = rec("hook_post", self.act_fn(pre))  # (B, T, I)
@@ -525,7 +586,7 @@ class MoE(nn.Module):
         super().__init__()
         H, E = config.hidden_size, config.num_local_experts
         self.top_k, self.norm_topk_prob = config.num_experts_per_tok, config.norm_topk_prob
-        self.gate = Linear(H, E, bias=False)  # router: (E, H)
+        self.gate = Linear(H, E, bias=config.router_bias)  # router: (E, H) (+ (E,) for gpt-oss)
         self.experts = nn.ModuleList(MLP(config, config.expert_intermediate_size) for _ in range(E))
         shared = config.shared_expert_intermediate_size
         self.shared_expert = MLP(config, shared) if shared else None

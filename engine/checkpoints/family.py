@@ -58,7 +58,19 @@ TRANSFORMS: dict[str, Callable[[torch.Tensor, int], list[torch.Tensor]]] = {
     "t": lambda t, n: [t.t().contiguous()],  # Conv1D [in, out] -> Linear [out, in]
     "split_t": lambda t, n: [c.contiguous() for c in t.t().chunk(n, dim=0)],  # c_attn [H, 3H] -> q, k, v [H, H]
     "split": lambda t, n: [c.clone() for c in t.chunk(n, dim=0)],  # c_attn bias [3H] -> q, k, v [H]
+    # gpt-oss stores all experts of a layer in one tensor, gate and up interleaved (columns 0, 2, 4 ... are the gate):
+    "experts_gate_up": lambda t, n: [w[:, j::2].t().contiguous() for w in t for j in (0, 1)],  # [E, H, 2I] -> [I, H]s
+    "experts_gate_up_bias": lambda t, n: [b[j::2].clone() for b in t for j in (0, 1)],  # [E, 2I] -> [I]s
+    "experts_down": lambda t, n: [w.t().contiguous() for w in t],  # [E, I, H] -> E x [H, I]
+    "experts_rows": lambda t, n: [r.clone() for r in t],  # [E, H] -> E x [H]
 }
+
+
+def expand_targets(targets: list[str], count: int) -> list[str]:
+    """Targets holding ``{e}`` (one per expert) repeated for experts 0, 1, ... until ``count`` names are listed."""
+    if not any("{e}" in t for t in targets):
+        return targets
+    return [t.format(e=e) for e in range(count // len(targets)) for t in targets]
 
 _MOE_FIELDS = ("num_experts", "num_local_experts", "n_routed_experts", "n_shared_experts", "moe_num_experts",
                "num_experts_per_tok", "moe_intermediate_size", "use_moe")

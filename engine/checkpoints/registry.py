@@ -12,13 +12,14 @@ import torch
 
 from ..config import ModelConfig
 from ..model import CausalLM
-from . import explorer, gemma2, gemma3, gpt2, llama, mistral, mixtral, olmo2, qwen2, qwen3, qwen3_moe
+from . import explorer, gemma2, gemma3, gpt2, gpt_oss, llama, mistral, mixtral, olmo2, qwen2, qwen3, qwen3_moe
 from .errors import CheckpointError, UnsupportedCheckpointError
-from .family import TRANSFORMS, Family, reject_unsupported_common
+from .family import TRANSFORMS, Family, expand_targets, reject_unsupported_common
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (gpt2.FAMILY, llama.FAMILY, qwen2.FAMILY, qwen3.FAMILY, mistral.FAMILY,
                                                    olmo2.FAMILY, gemma2.FAMILY, gemma3.FAMILY, mixtral.FAMILY,
-                                                   qwen3_moe.FAMILY, qwen3_moe.QWEN2_MOE, explorer.FAMILY)}
+                                                   qwen3_moe.FAMILY, qwen3_moe.QWEN2_MOE, gpt_oss.FAMILY,
+                                                   explorer.FAMILY)}
 
 #: ``architectures`` entry in config.json -> family name; ``model_type`` is the fallback when it is absent.
 SUPPORTED_ARCHITECTURES: dict[str, str] = {a: f.name for f in FAMILIES.values() for a in f.architectures}
@@ -134,7 +135,8 @@ def convert_state_dict(
             mismatched.append(f"{name} {tuple(tensor.shape)} (Conv1D weight must be [H, 3H] = "
                               f"[{config.hidden_size}, {3 * config.hidden_size}])")
             continue
-        for target, value in zip(targets, TRANSFORMS[kind](tensor, len(targets))):
+        values = TRANSFORMS[kind](tensor, len(targets))
+        for target, value in zip(expand_targets(targets, len(values)), values):
             if target not in expected:
                 unexpected.append(name)
                 break

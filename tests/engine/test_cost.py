@@ -45,7 +45,8 @@ def configs(draw) -> ModelConfig:
         qk_norm=draw(st.sampled_from(QK_NORMS)), attention_sinks=draw(st.booleans()),
         sliding_window=draw(st.sampled_from([None, 3])),
         **draw(st.sampled_from([{}, dict(num_local_experts=3, num_experts_per_tok=2, moe_intermediate_size=6),
-                                dict(num_local_experts=2, num_experts_per_tok=1, shared_expert_intermediate_size=5)])),
+                                dict(num_local_experts=2, num_experts_per_tok=1, shared_expert_intermediate_size=5),
+                                dict(num_local_experts=2, num_experts_per_tok=1, router_bias=True, swiglu_limit=1.0)])),
     )
 
 

@@ -8,7 +8,7 @@ import torch
 
 import engine.model
 from engine import CausalLM, ModelConfig
-from engine.layers import ATTENTION_FUNCTIONS, rope_cos_sin
+from engine.layers import ATTENTION_FUNCTIONS, rope_tables
 from engine.recorder import NO_RECORDING, ActivationRecorder
 
 V, H, L, N_HEADS, T = 99, 32, 3, 4, 6
@@ -53,11 +53,11 @@ def test_attentions_alone_record_only_the_patterns_and_equal_the_full_record():
 def test_rope_tables_are_built_once_per_forward(monkeypatch):
     calls = []
 
-    def counting(*args, **kwargs):
-        calls.append(args[0].shape)
-        return rope_cos_sin(*args, **kwargs)
+    def counting(config, position_ids, theta):
+        calls.append(position_ids.shape)
+        return rope_tables(config, position_ids, theta)
 
-    monkeypatch.setattr(engine.model, "rope_cos_sin", counting)
+    monkeypatch.setattr(engine.model, "rope_tables", counting)
     model = tiny()
     with torch.no_grad():
         model(ids())

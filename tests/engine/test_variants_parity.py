@@ -73,6 +73,14 @@ def _qwen2_moe():
         norm_topk_prob=True)))
 
 
+def _gpt_oss():
+    # swiglu_limit small enough that the clamps bite; YaRN with a partial ramp over a 64-position original context
+    return transformers.GptOssForCausalLM(transformers.GptOssConfig(**_common(
+        head_dim=16, intermediate_size=16, num_local_experts=4, num_experts_per_tok=2, sliding_window=WINDOW,
+        swiglu_limit=0.5, rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0, "beta_fast": 32.0,
+                                           "beta_slow": 1.0, "truncate": False, "original_max_position_embeddings": 64})))
+
+
 #: family -> (builder, what our loaded config must say)
 BUILDERS = {
     "qwen3": (_qwen3, dict(qk_norm="per_head", sliding_window=WINDOW,
@@ -89,8 +97,10 @@ BUILDERS = {
                                    qk_norm="per_head")),
     "qwen2_moe": (_qwen2_moe, dict(num_local_experts=4, num_experts_per_tok=3, shared_expert_intermediate_size=24,
                                    attention_bias=True)),
+    "gpt_oss": (_gpt_oss, dict(attention_sinks=True, router_bias=True, swiglu_limit=0.5, rope_type="yarn",
+                               rope_factor=4.0, rope_truncate=False, layer_types=("sliding_attention", "full_attention"))),
 }
-MOE = ("mixtral", "qwen3_moe", "qwen2_moe")
+MOE = ("mixtral", "qwen3_moe", "qwen2_moe", "gpt_oss")
 
 
 def _perturb(model: torch.nn.Module, seed: int) -> None:

@@ -285,3 +285,48 @@ def test_invalid_expert_settings_name_the_values(fields, words):
         ModelConfig(**(BASE | fields))
     for word in words:
         assert word in str(err.value)
+
+
+# ---- gpt-oss: YaRN and the clamped SwiGLU ------------------------------------------------------------
+
+
+def test_yarn_with_factor_one_is_plain_rope():
+    from engine.layers import rope_cos_sin, rope_tables
+
+    config = ModelConfig(**(BASE | dict(rope_type="yarn", rope_factor=1.0, rope_original_max_position_embeddings=32)))
+    pos = torch.arange(20)
+    for a, b in zip(rope_tables(config, pos, 10000.0), rope_cos_sin(pos, 8, 10000.0)):
+        assert torch.allclose(a, b, atol=1e-6)
+
+
+def test_yarn_interpolates_slow_dimensions_and_keeps_fast_ones():
+    from engine.layers import yarn_inv_freq
+
+    config = ModelConfig(**(BASE | dict(head_dim=32, rope_type="yarn", rope_factor=8.0,
+                                        rope_original_max_position_embeddings=64)))
+    inv_freq, scaling = yarn_inv_freq(config, 10000.0)
+    plain = 1.0 / 10000.0 ** (torch.arange(0, 32, 2) / 32)
+    assert torch.allclose(inv_freq[0], plain[0]) and torch.allclose(inv_freq[-1], plain[-1] / 8)
+    assert scaling == pytest.approx(0.1 * math.log(8) + 1)
+
+
+def test_clamped_swiglu_without_reaching_the_limit_is_swish_times_up_plus_one():
+    from engine.layers import clamped_swiglu
+
+    g = torch.linspace(-3, 3, 25)
+    u = torch.linspace(-2, 2, 25)
+    assert torch.allclose(clamped_swiglu(g, u, limit=10.0, alpha=1.702), g * torch.sigmoid(1.702 * g) * (u + 1))
+    big = clamped_swiglu(torch.tensor([50.0]), torch.tensor([50.0]), limit=7.0, alpha=1.702)
+    assert torch.allclose(big, torch.tensor([8 * 7 * torch.sigmoid(torch.tensor(7 * 1.702)).item()]))
+
+
+@pytest.mark.parametrize("fields, words", [
+    (dict(rope_type="yarn"), ["rope_original_max_position_embeddings"]),
+    (dict(rope_type="ntk"), ["rope_type", "ntk", "yarn"]),
+    (dict(swiglu_limit=0.0), ["swiglu_limit"]),
+])
+def test_invalid_gpt_oss_settings_name_the_values(fields, words):
+    with pytest.raises(ValueError) as err:
+        ModelConfig(**(BASE | fields))
+    for word in words:
+        assert word in str(err.value)
