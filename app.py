@@ -28,7 +28,8 @@ PAGES = [
     ("pages/generate.py", "nav.generate", "generate", "💬"),
     ("pages/lens.py", "nav.lens", "lens", "🔍"),
     ("pages/train.py", "nav.train", "train", "🏋️"),
-    ("pages/lessons.py", "nav.lessons", "lessons", "🎓"),
+    # not pages/lessons.py: a page test puts pages/ first on sys.path, where that file would hide the lessons package
+    ("pages/lesson_list.py", "nav.lessons", "lessons", "🎓"),
 ]
 
 warm_up(path for path, *_ in PAGES)  # compile every page once, before sessions can race (server/startup.py)

@@ -6,6 +6,7 @@ technical options, and :func:`config_to_widgets` (a preset or an upload -> the v
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import streamlit as st
@@ -48,8 +49,13 @@ DEFAULTS = {
 }
 # Config fields without a slider, and their values when no preset or upload has set them (``bias`` None: no
 # biases exactly when the FFN is gated, as in Llama). A preset or upload stores its own in FIXED_KEY.
-FIXED_DEFAULTS = {"max_position_embeddings": MAX_TOKENS, "rope_theta": 10000.0, "norm_eps": 1e-5, "bias": None,
-                  "attention_bias": None}
+# Every ModelConfig field that no slider sets is one of them (the block variants' fields included), so an upload
+# or a preset of any config the engine builds comes back whole.
+SLIDER_FIELDS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+                 "intermediate_size", "hidden_act", "mlp_gated", "norm_type", "norm_position", "position_embedding",
+                 "tie_word_embeddings", "initializer_range")
+FIXED_DEFAULTS = {**{f.name: f.default for f in dataclasses.fields(ModelConfig) if f.name not in SLIDER_FIELDS},
+                  "max_position_embeddings": MAX_TOKENS, "bias": None}
 POSITION_OPTIONS = ["learned", "sinusoidal", "rope", "none"]
 # Labels of technical options: names, the same in both languages. Every choice control is linked by its option's
 # id (ui.state.translated_choice), whatever its label; a link may also name an option by its label in either
@@ -111,6 +117,8 @@ def config_to_widgets(c: ModelConfig) -> tuple[dict, list[str]]:
         "cfg.tie_word_embeddings": c.tie_word_embeddings, "cfg.initializer_range": c.initializer_range,
         FIXED_KEY: {name: getattr(c, name) for name in FIXED_DEFAULTS},
     }
+    if c.head_dim * c.num_attention_heads == c.hidden_size:  # the derived width: it follows the sliders
+        values[FIXED_KEY]["head_dim"] = None
     notes = []
     if c.num_hidden_layers > MAX_LAYERS:
         notes.append(t("common.clamped", name=t("cfg.num_hidden_layers.label"), old=c.num_hidden_layers, new=MAX_LAYERS))
@@ -143,17 +151,16 @@ def widgets_to_config(values: dict, fixed: dict | None = None) -> ModelConfig:
     """The ``ModelConfig`` the sidebar builds from its values (``cfg.*`` keys, as in DEFAULTS) and the fields
     without a slider (``fixed``, default FIXED_DEFAULTS); the inverse of :func:`config_to_widgets`. Raises the
     config's ``ValueError`` for an impossible combination."""
-    fixed = {**FIXED_DEFAULTS, **(fixed or {})}
+    fixed = {**FIXED_DEFAULTS, **{k: v for k, v in (fixed or {}).items() if k in FIXED_DEFAULTS}}
     act, gated = FFN_KINDS[values["cfg.ffn"]]
     return ModelConfig(
         vocab_size=values["cfg.vocab_size"], hidden_size=values["cfg.hidden_size"],
         num_hidden_layers=values["cfg.num_hidden_layers"], num_attention_heads=values["cfg.num_attention_heads"],
         num_key_value_heads=values["cfg.num_key_value_heads"], intermediate_size=values["cfg.intermediate_size"],
         hidden_act=act, mlp_gated=gated, norm_type=values["cfg.norm_type"], norm_position=values["cfg.norm_position"],
-        position_embedding=values["cfg.position_embedding"], max_position_embeddings=fixed["max_position_embeddings"],
-        rope_theta=fixed["rope_theta"], norm_eps=fixed["norm_eps"],
-        bias=(not gated) if fixed["bias"] is None else fixed["bias"], attention_bias=fixed["attention_bias"],
+        position_embedding=values["cfg.position_embedding"],
         tie_word_embeddings=values["cfg.tie_word_embeddings"], initializer_range=float(values["cfg.initializer_range"]),
+        **{**fixed, "bias": (not gated) if fixed["bias"] is None else fixed["bias"]},
     )
 
 

@@ -109,7 +109,7 @@ def test_apptest_reports_exceptions_with_redacted_details(tmp_path):
 @pytest.mark.parametrize("kwargs, named", [
     (dict(hidden_size=48, num_attention_heads=32), ["hidden_size=48", "num_attention_heads=32"]),
     (dict(hidden_size=64, num_attention_heads=8, num_key_value_heads=3), ["num_attention_heads=8", "num_key_value_heads=3"]),
-    (dict(hidden_size=48, num_attention_heads=16, position_embedding="rope"), ["RoPE", "hidden_size=48", "num_attention_heads=16", "= 3"]),
+    (dict(hidden_size=48, num_attention_heads=16, position_embedding="rope"), ["RoPE", "hidden_size=48", "num_attention_heads=16", "head_dim=3"]),
 ])
 def test_engine_refuses_impossible_heads(kwargs, named):
     with pytest.raises(ValueError) as err:

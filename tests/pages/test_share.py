@@ -132,9 +132,14 @@ def test_preset_builds_exactly_its_config_and_keeps_unslidden_fields(name):
 
 EVERY_FIELD = ModelConfig(  # every field differs from ModelConfig's defaults and from the app's
     vocab_size=1000, hidden_size=32, num_hidden_layers=3, num_attention_heads=8, num_key_value_heads=2,
-    intermediate_size=128, hidden_act="gelu_new", mlp_gated=True, norm_type="rmsnorm", norm_position="post",
+    head_dim=8, intermediate_size=128, hidden_act="gelu_new", mlp_gated=True, norm_type="rmsnorm", norm_position="post",
     position_embedding="rope", max_position_embeddings=1024, rope_theta=500000.0, norm_eps=1e-6, bias=False,
     attention_bias=True, tie_word_embeddings=False, initializer_range=0.05,
+    # the block variants (no sidebar control: an upload keeps them as fixed fields)
+    qk_norm="per_head", sliding_window=16, layer_types=("sliding_attention", "full_attention", "sliding_attention"),
+    attention_sinks=True, query_pre_attn_scalar=16.0, attn_logit_softcapping=50.0, final_logit_softcapping=30.0,
+    embedding_multiplier=2.0, rope_local_base_freq=10000.0, num_local_experts=4, num_experts_per_tok=1,
+    norm_topk_prob=False, moe_intermediate_size=64, shared_expert_intermediate_size=32,
 )
 
 
