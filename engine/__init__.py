@@ -16,7 +16,7 @@ Entry points: :class:`ModelConfig` (with :data:`PRESETS`) and :class:`CausalLM`;
 with the :class:`KVCache` (``model(ids, use_cache=True).past_key_values``).
 """
 
-from .config import PRESET_SOURCES, PRESETS, ModelConfig
+from .config import PRESET_SOURCES, PRESETS, VARIANT_PRESET_SOURCES, VARIANT_PRESETS, ModelConfig
 from .kv_cache import KVCache
 from .loss import IGNORE_INDEX
 from .model import ACTIVATION_KEYS_PER_BLOCK, CausalLM, CausalLMOutput, TransformerBlock
@@ -32,4 +32,6 @@ __all__ = [
     "PRESETS",
     "PRESET_SOURCES",
     "TransformerBlock",
+    "VARIANT_PRESETS",
+    "VARIANT_PRESET_SOURCES",
 ]

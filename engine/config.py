@@ -380,3 +380,59 @@ PRESET_SOURCES: dict[str, str] = {
     "gpt2_small": "GPT-2 small (Radford et al. 2019), 124M parameters",
     "llama_small": "Llama-family layout (Touvron et al. 2023), scaled down",
 }
+
+
+# ---- variant presets ------------------------------------------------------------------------------
+# Small models of the 2024-2026 families (the block of each, at explorer sizes). Kept apart from PRESETS until the
+# sidebar can show their fields (norm placements beyond Pre/Post, sliding windows, sinks, experts).
+VARIANT_PRESETS: dict[str, ModelConfig] = {
+    # Qwen3: QK-norm per head, GQA, SwiGLU, RoPE base 1,000,000, heads wider than H / n_heads (like Qwen3-0.6B).
+    "qwen3_like": ModelConfig(
+        vocab_size=2000, hidden_size=128, num_hidden_layers=4, num_attention_heads=8, num_key_value_heads=4,
+        head_dim=32, intermediate_size=384, hidden_act="silu", mlp_gated=True, norm_type="rmsnorm",
+        position_embedding="rope", rope_theta=1_000_000.0, max_position_embeddings=512, norm_eps=1e-6, bias=False,
+        tie_word_embeddings=True, qk_norm="per_head",
+    ),
+    # Gemma 3 (270M's layout): sandwich norms with (1 + w), QK-norm, 5 sliding : 1 full, local RoPE base 10,000.
+    "gemma3_like": ModelConfig(
+        vocab_size=2000, hidden_size=128, num_hidden_layers=6, num_attention_heads=4, num_key_value_heads=1,
+        head_dim=64, intermediate_size=512, hidden_act="gelu_new", mlp_gated=True, norm_type="gemma_rmsnorm",
+        norm_position="sandwich", position_embedding="rope", rope_theta=1_000_000.0, rope_local_base_freq=10_000.0,
+        max_position_embeddings=512, norm_eps=1e-6, bias=False, tie_word_embeddings=True, qk_norm="per_head",
+        sliding_window=64, layer_types=("sliding_attention",) * 5 + ("full_attention",), query_pre_attn_scalar=64,
+        embedding_multiplier=128 ** 0.5,
+    ),
+    # OLMo-2: the norm after each sub-layer inside the residual, QK-norm over the whole projection.
+    "olmo2_like": ModelConfig(
+        vocab_size=2000, hidden_size=128, num_hidden_layers=4, num_attention_heads=8, intermediate_size=344,
+        hidden_act="silu", mlp_gated=True, norm_type="rmsnorm", norm_position="post_sublayer", position_embedding="rope",
+        rope_theta=500_000.0, max_position_embeddings=512, norm_eps=1e-6, bias=False, tie_word_embeddings=False,
+        qk_norm="per_projection",
+    ),
+    # gpt-oss: sinks, alternating sliding (128) and full layers, biases, 8 experts top-2 with a biased router and the
+    # clamped SwiGLU (YaRN is left out: it matters only beyond the original context).
+    "gpt_oss_like": ModelConfig(
+        vocab_size=2000, hidden_size=128, num_hidden_layers=4, num_attention_heads=8, num_key_value_heads=2,
+        head_dim=16, intermediate_size=128, hidden_act="silu", mlp_gated=True, norm_type="rmsnorm",
+        position_embedding="rope", rope_theta=150_000.0, max_position_embeddings=512, norm_eps=1e-5, bias=True,
+        tie_word_embeddings=False, attention_sinks=True, sliding_window=128,
+        layer_types=("sliding_attention", "full_attention") * 2, num_local_experts=8, num_experts_per_tok=2,
+        router_bias=True, swiglu_limit=7.0,
+    ),
+    # MiniMind-MoE: MiniMind's small block with 4 routed experts (top-2) and one shared expert (here gated by
+    # sigmoid(shared_expert_gate(x)) as in Qwen2-MoE; MiniMind adds its shared expert ungated).
+    "minimind_moe": ModelConfig(
+        vocab_size=6400, hidden_size=128, num_hidden_layers=4, num_attention_heads=8, num_key_value_heads=2,
+        intermediate_size=344, hidden_act="silu", mlp_gated=True, norm_type="rmsnorm", position_embedding="rope",
+        rope_theta=1_000_000.0, max_position_embeddings=512, norm_eps=1e-5, bias=False, tie_word_embeddings=True,
+        num_local_experts=4, num_experts_per_tok=2, moe_intermediate_size=344, shared_expert_intermediate_size=344,
+    ),
+}
+
+VARIANT_PRESET_SOURCES: dict[str, str] = {
+    "qwen3_like": "Qwen3 (Qwen team 2025): QK-norm per head, scaled down",
+    "gemma3_like": "Gemma 3 (Gemma team 2025), the 270M layout scaled down: sandwich norms, 5 local : 1 global",
+    "olmo2_like": "OLMo 2 (OLMo team 2024): norms after the sub-layers, QK-norm, scaled down",
+    "gpt_oss_like": "gpt-oss (OpenAI 2025): sinks, sliding windows, mixture of experts, scaled down",
+    "minimind_moe": "MiniMind-MoE: MiniMind's block with routed and shared experts",
+}

@@ -91,3 +91,20 @@ def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, seq_len: i
                    batch_size: int = 1) -> int:
     """Size of a full cache: ``2 (K and V) * L * n_kv_heads * head_dim * T * bytes per value`` (times B)."""
     return 2 * num_layers * num_kv_heads * head_dim * seq_len * bytes_per_value * batch_size
+
+
+def cached_positions(config, seq_len: int) -> list[int]:
+    """Positions each layer of ``config`` (a :class:`engine.config.ModelConfig`) keeps after ``seq_len`` tokens:
+    ``seq_len`` for a full layer, ``min(seq_len, sliding_window - 1)`` for a sliding one (what
+    :meth:`KVCache.num_cached` reports)."""
+    return [seq_len if config.layer_type(i) == "full_attention" else min(seq_len, config.sliding_window - 1)
+            for i in range(config.num_hidden_layers)]
+
+
+def config_kv_cache_bytes(config, seq_len: int, bytes_per_value: int, batch_size: int = 1) -> int:
+    """Size of the cache of ``config`` after ``seq_len`` tokens, with the sliding layers' windows: the sum over
+    layers of ``2 * n_kv_heads * head_dim * cached positions * bytes per value`` (times B). Gemma 3's 5 sliding
+    : 1 full layers with a 512-token window keep under a fifth of the full cache at 32k tokens
+    ((5 * 511 + 32768) / (6 * 32768) = 0.18)."""
+    per_position = 2 * config.kv_heads * config.head_dim * bytes_per_value * batch_size
+    return per_position * sum(cached_positions(config, seq_len))

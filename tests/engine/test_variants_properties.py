@@ -330,3 +330,39 @@ def test_invalid_gpt_oss_settings_name_the_values(fields, words):
         ModelConfig(**(BASE | fields))
     for word in words:
         assert word in str(err.value)
+
+
+# ---- variant presets and the windowed cache size ----------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["qwen3_like", "gemma3_like", "olmo2_like", "gpt_oss_like", "minimind_moe"])
+def test_variant_presets_build_count_and_decode(name):
+    from engine import VARIANT_PRESET_SOURCES, VARIANT_PRESETS
+    from engine.cost import parameter_count
+    from engine.kv_cache import config_kv_cache_bytes
+
+    config = VARIANT_PRESETS[name]
+    assert VARIANT_PRESET_SOURCES[name]
+    torch.manual_seed(0)
+    model = CausalLM(config)
+    assert parameter_count(config) == model.num_parameters()
+    ids = torch.randint(0, config.vocab_size, (1, 9), generator=torch.Generator().manual_seed(0))
+    cache = KVCache()
+    steps = [model(ids[:, :5], past_key_values=cache).logits] + [
+        model(ids[:, t:t + 1], past_key_values=cache).logits for t in range(5, 9)]
+    assert torch.allclose(torch.cat(steps, 1), model(ids).logits, atol=1e-4)
+    assert cache.num_bytes() == config_kv_cache_bytes(config, 9, 4)
+
+
+def test_windowed_cache_size_matches_a_real_cache_and_gemma3s_saving():
+    from engine.kv_cache import config_kv_cache_bytes, kv_cache_bytes
+
+    model = _model(sliding_window=3, layer_types=("sliding_attention", "full_attention"))
+    cache = KVCache()
+    model(_ids(10), past_key_values=cache)
+    assert cache.num_bytes() == config_kv_cache_bytes(model.config, 10, 4, batch_size=2)  # (2 + 10) positions
+    gemma3 = ModelConfig(**(BASE | dict(num_hidden_layers=6, sliding_window=512, max_position_embeddings=32768,
+                                        layer_types=("sliding_attention",) * 5 + ("full_attention",))))
+    full = kv_cache_bytes(6, gemma3.kv_heads, gemma3.head_dim, 32768, 2)
+    windowed = config_kv_cache_bytes(gemma3, 32768, 2)
+    assert windowed / full == pytest.approx((5 * 511 + 32768) / (6 * 32768))  # about 0.18 of the full cache
