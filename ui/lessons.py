@@ -16,6 +16,7 @@ is computed once per step settings (:func:`frozen_key`) on the very model the pa
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 from urllib.parse import quote
 
@@ -23,12 +24,13 @@ import streamlit as st
 
 import lessons as lesson_files
 from lessons import Key, Lesson, Step, compute_key, settings_digest, sidebar_values
-from analysis.lessons import StepInputs
+from analysis.lessons import NeedsRun, StepInputs
 from ui.i18n import current_lang, t
 from ui.state import FIXED_KEY, VALUES_KEY, apply_pending, current, register_params, repair
 
 ACTIVE_KEY = "lessons.active"  # {"lesson": id, "step": n} or absent
 PROGRESS_KEY = "lessons.progress"  # {lesson id: {"step": furthest n, "answers": {"n": {"picked", "right", "skipped"}}}}
+PREV_KEY = "lessons._prev"  # the step shown before the current one (the back button's target, see lesson_hook)
 MOVED_KEY = "lessons._moved"  # set by a button: this run's step is the session's, not the address bar's
 COOKIE = "explorer_lessons"
 PARAMS = ("lesson", "step")
@@ -119,6 +121,7 @@ def go(lesson_id: str, n: int) -> None:
     if lesson is None:
         return
     n = min(max(1, int(n)), len(lesson.steps) + 1)
+    st.session_state[PREV_KEY] = st.session_state.get(ACTIVE_KEY)
     st.session_state[ACTIVE_KEY] = {"lesson": lesson.id, "step": n}
     st.session_state[MOVED_KEY] = True
     p = progress(lesson.id)
@@ -137,6 +140,13 @@ def restart(lesson_id: str) -> None:
     go(lesson_id, 1)
 
 
+def _page_of(lesson_id: str, n: int) -> str | None:
+    lesson = lesson_files.by_id(lesson_id)
+    if lesson is None:
+        return None
+    return LESSONS_PAGE if n > len(lesson.steps) else lesson.step(n).page
+
+
 def _url_step() -> tuple[str, int] | None:
     raw_id, raw_n = st.query_params.get("lesson"), st.query_params.get("step")
     if not raw_id or lesson_files.by_id(raw_id) is None:
@@ -151,6 +161,8 @@ def lesson_hook(pages: dict[str, Any], here: str) -> None:
     """app.py, after the navigation is built and before the page runs: follow the address bar (a link, the back
     button) or the session (a button), switch to the step's page, and keep ``lesson``/``step`` in the address."""
     restore_from_cookie()
+    first = not st.session_state.get("lessons._ran")
+    st.session_state["lessons._ran"] = True
     moved = st.session_state.pop(MOVED_KEY, False)
     url = _url_step()
     a = st.session_state.get(ACTIVE_KEY)
@@ -159,6 +171,15 @@ def lesson_hook(pages: dict[str, Any], here: str) -> None:
         st.session_state.pop(MOVED_KEY, None)
         apply_pending()  # no widget is drawn yet in this run
         moved = True
+    elif not moved and url and a and (a["lesson"], a["step"]) == url and _page_of(*url) != here:
+        # Back from a step on another page: Streamlit wrote the new step's number into the old page's address
+        # before it switched pages, so that entry names the new step on the previous step's page.
+        prev = st.session_state.get(PREV_KEY)
+        if prev and prev["lesson"] == url[0] and _page_of(prev["lesson"], prev["step"]) == here:
+            go(prev["lesson"], prev["step"])
+            st.session_state.pop(MOVED_KEY, None)
+            apply_pending()
+            moved = True
     found = active()
     if found is None:
         if moved:
@@ -169,8 +190,11 @@ def lesson_hook(pages: dict[str, Any], here: str) -> None:
     lesson, n = found
     page = LESSONS_PAGE if n > len(lesson.steps) else lesson.step(n).page
     if moved and page != here and page in pages:
-        # only the lesson's own: the controls write theirs as they are drawn (Streamlit refuses bound ones here)
-        st.switch_page(pages[page], query_params={"lesson": lesson.id, "step": str(n)})
+        params = {"lesson": lesson.id, "step": str(n)}
+        if first:  # a link's other values (language, presenter mode) go along: no widget has bound them yet
+            params = {**st.query_params.to_dict(), **params}
+        # later only the lesson's own (Streamlit refuses bound ones): the controls write theirs as they are drawn
+        st.switch_page(pages[page], query_params=params)
     if page == here and (moved or url):
         if st.query_params.get("lesson") != lesson.id or st.query_params.get("step") != str(n):
             st.query_params["lesson"] = lesson.id
@@ -221,6 +245,7 @@ def drifted(step: Step) -> list[str]:
 # ---- the banner -------------------------------------------------------------------------------------------
 def _pick(lesson_id: str, n: int, picked: Any, right: bool, skipped: bool = False) -> None:
     progress(lesson_id)["answers"][str(n)] = {"picked": picked, "right": bool(right), "skipped": skipped}
+    st.session_state.pop(f"lessons._shown.{lesson_id}.{n}", None)
 
 
 def nav_buttons(lesson: Lesson, n: int, box) -> None:
@@ -234,11 +259,27 @@ def nav_buttons(lesson: Lesson, n: int, box) -> None:
     row.button(t("lessons.leave"), key="lessons.leave", on_click=leave, type="tertiary")
 
 
+# One browser history entry per step: Streamlit pushes an entry whenever the query string changes, and the controls
+# a step sets write theirs one after the other, so the back button would first walk through the same step's
+# entries. While the address names the same lesson, step and page, a push replaces the current entry instead.
+HISTORY_JS = """<script>(() => { if (window.__lessonHistory) return; window.__lessonHistory = true;
+  const push = history.pushState.bind(history);
+  const same = (url) => { try { const a = new URL(url, location.href), b = new URL(location.href);
+    const la = a.searchParams.get('lesson');
+    return !!la && la === b.searchParams.get('lesson') && a.searchParams.get('step') === b.searchParams.get('step')
+      && a.pathname === b.pathname; } catch (e) { return false; } };
+  history.pushState = (state, title, url) => same(url) ? history.replaceState(state, title, url) : push(state, title, url);
+})();</script>"""
+
+
 def banner(here: str) -> None:
     """Above the page: the open step's progress, text, question and result (or a way back to the lesson)."""
     found = active()
     if found is None:
         return
+    if not st.session_state.get("lessons._history"):
+        st.session_state["lessons._history"] = True
+        st.html(HISTORY_JS, unsafe_allow_javascript=True)
     lesson, n = found
     lang = current_lang()
     if n > len(lesson.steps):
@@ -272,6 +313,10 @@ def _question(box, lesson: Lesson, step: Step, lang: str) -> None:
     q = step.question
     try:
         key = frozen_key(lesson, step)
+    except NeedsRun as wait:  # the Training lab's lesson: predict, then start the run; graded when it has finished
+        box.markdown(f"**{q.prompt[lang]}**")
+        box.info(t(f"lessons.needs_run.{wait.what}"))
+        return
     except Exception as err:  # noqa: BLE001 -- a broken key must not hide the page; the lesson check names it
         box.error(t("lessons.key_failed", error=str(err)))
         return
@@ -305,6 +350,20 @@ def _question(box, lesson: Lesson, step: Step, lang: str) -> None:
     else:
         box.error(t("lessons.wrong", answer=shown))
     box.markdown(key.explanation(q, lang))
+    _scroll_to_chart(lesson, step)
+
+
+def _scroll_to_chart(lesson: Lesson, step: Step) -> None:
+    """Once per answer: bring the revealed chart into view (on a 1280 × 720 projector it sits below the banner)."""
+    flag = f"lessons._shown.{lesson.id}.{step.number}"
+    if not step.chart or st.session_state.get(flag):
+        return
+    st.session_state[flag] = True
+    css = "st-key-" + re.sub(r"[^a-zA-Z0-9_-]", "-", f"{step.chart[0]}.chart")
+    st.html(f"""<script>(() => {{ let n = 0; const t = setInterval(() => {{
+      const el = document.querySelector('.{css}');
+      if (el || ++n > 60) {{ clearInterval(t); if (el) el.scrollIntoView({{behavior: 'smooth', block: 'center'}}); }}
+    }}, 250); }})();</script>""", unsafe_allow_javascript=True)
 
 
 def chart_gate(key: str) -> tuple[bool, dict | None]:
@@ -317,6 +376,12 @@ def chart_gate(key: str) -> tuple[bool, dict | None]:
     if key not in step.chart or step.question is None:
         return False, None
     if answered(lesson, step) is None:
+        try:
+            frozen_key(lesson, step)
+        except NeedsRun:  # the key comes from the run on screen: the chart shows it running
+            return False, None
+        except Exception:  # noqa: BLE001 -- the banner says so
+            pass
         return True, None
     if key != step.chart[0]:
         return False, None

@@ -43,6 +43,8 @@ EN = {
     "lessons.how.skipped": "skipped",
     "lessons.how.open": "not answered",
     "lessons.none": "No lesson files found.",
+    "lessons.needs_run.train": "This question is about the run on screen: start it below; the answer is graded once it has finished.",
+    "lessons.needs_run.race": "This question is about the race on screen: start it below; the answer is graded once it has finished.",
 }
 
 ZH = {
@@ -85,4 +87,6 @@ ZH = {
     "lessons.how.skipped": "跳过",
     "lessons.how.open": "未作答",
     "lessons.none": "没有找到课程文件。",
+    "lessons.needs_run.train": "这个问题针对屏幕上的这次训练：请在下方开始训练；训练结束后再评判你的答案。",
+    "lessons.needs_run.race": "这个问题针对屏幕上的这场比赛：请在下方开始比赛；比赛结束后再评判你的答案。",
 }
