@@ -366,3 +366,25 @@ def test_windowed_cache_size_matches_a_real_cache_and_gemma3s_saving():
     full = kv_cache_bytes(6, gemma3.kv_heads, gemma3.head_dim, 32768, 2)
     windowed = config_kv_cache_bytes(gemma3, 32768, 2)
     assert windowed / full == pytest.approx((5 * 511 + 32768) / (6 * 32768))  # about 0.18 of the full cache
+
+
+# ---- RoPE up close --------------------------------------------------------------------------------
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(m=st.integers(0, 64), n=st.integers(0, 64), shift=st.integers(0, 64), theta=st.sampled_from([1e4, 1e5, 1e6]))
+def test_rope_score_depends_only_on_the_distance(m, n, shift, theta):
+    """q_m . k_n after rotation equals q_{m+s} . k_{n+s} for any shift s: the score sees only m - n, to 1e-5 for
+    unit q and k (the cos/sin tables are float32, as transformers': an angle p * freq carries ~p * 6e-8 rad)."""
+    from engine.layers import apply_rope, rope_cos_sin
+
+    g = torch.Generator().manual_seed(m * 1000 + n)
+    q, k = (torch.nn.functional.normalize(torch.randn(1, 1, 1, 16, generator=g, dtype=torch.float64), dim=-1)
+            for _ in range(2))
+
+    def score(a: int, b: int) -> float:
+        cq, sq = (t.double() for t in rope_cos_sin(torch.tensor([a]), 16, theta))
+        ck, sk = (t.double() for t in rope_cos_sin(torch.tensor([b]), 16, theta))
+        return float((apply_rope(q, cq, sq) * apply_rope(k, ck, sk)).sum())
+
+    assert score(m, n) == pytest.approx(score(m + shift, n + shift), abs=1e-5)
