@@ -18,7 +18,7 @@ from ui.format import scientific
 from ui.i18n import current_lang, labeler, t
 from ui.sidebar import explorer, trace
 from ui.state import control
-from ui.widgets import chart, explain
+from ui.widgets import chart, first_screen, screen_heading
 from ui.tokens import phrase
 
 GRID_MAX_CELLS = 144  # layers x heads small heatmaps drawn at most (GPT-2 small: 12 x 12)
@@ -33,37 +33,37 @@ FORMULAS = {  # math, not words: the same in every language (HD = head_dim, fill
 }
 
 ctx = explorer()
-st.title(t("attn.title"))
-explain(t("attn.explain"))
-language_notice(ctx)
+with first_screen(t("attn.title"), t("attn.explain")):
+    language_notice(ctx)
 
-out = trace(ctx)
-L = ctx.config.num_hidden_layers
-nh = ctx.config.num_attention_heads
-T = int(ctx.input_ids.shape[1])
-labels = ctx.tick_labels()
-n_draw = min(T, HEATMAP_MAX_TOKENS)
+    out = trace(ctx)
+    L = ctx.config.num_hidden_layers
+    nh = ctx.config.num_attention_heads
+    T = int(ctx.input_ids.shape[1])
+    labels = ctx.tick_labels()
+    n_draw = min(T, HEATMAP_MAX_TOKENS)
 
-# ---- which head, which stage ----
-# Math, not words: the same in both languages, so a shared link (the URL holds the label) opens in either.
-c1, c2, c3 = st.columns([1, 1, 2])  # one row of controls: the heatmap starts high on a projector
-layer = index_slider(t("attn.layer"), 1, L, "attn.layer", container=c1)
-head = index_slider(t("attn.head"), 1, nh, "attn.head", container=c2)
-stage = control(c3.segmented_control, t("attn.stage"), "attn.stage", "softmax", kind="choice",
-                options=list(analysis.ATTENTION_STAGES), format_func=labeler("attn.stage."), required=True,
-                help=t("attn.stage_help")) or "softmax"
+    # ---- which head, which stage ----
+    # Math, not words: the same in both languages, so a shared link (the URL holds the label) opens in either.
+    c1, c2, c3 = st.columns([1, 1, 2])  # one row of controls: the heatmap starts high on a projector
+    layer = index_slider(t("attn.layer"), 1, L, "attn.layer", container=c1)
+    head = index_slider(t("attn.head"), 1, nh, "attn.head", container=c2)
+    stage = control(c3.segmented_control, t("attn.stage"), "attn.stage", "softmax", kind="choice",
+                    options=list(analysis.ATTENTION_STAGES), format_func=labeler("attn.stage."), required=True,
+                    help=t("attn.stage_help")) or "softmax"
 
-# ---- one head ----
-st.subheader(t("attn.head_title", layer=layer, head=head))
-st.latex(FORMULAS[stage].replace("HD", str(ctx.config.head_dim)))
-mat = analysis.attention_stage(out, layer - 1, head - 1, stage)[:n_draw, :n_draw]  # (T, T) float32
-if n_draw < T:
-    st.warning(t("attn.capped", n=n_draw, total=T))
-df = pd.DataFrame(mat, index=labels[:n_draw], columns=labels[:n_draw])
-unit = t("attn.unit_prob") if stage == "softmax" else t("attn.unit_score")
-fig = attention_heatmap(df, labels[:n_draw], stage, t("attn.heatmap_title", stage=t(f"attn.stage.{stage}"), layer=layer,
-                                                      head=head), t("attn.x"), t("attn.y"), unit)
-chart(fig, df.reset_index(names=t("attn.y")), "attn.heatmap", view={"layer": layer, "head": head, "stage": stage})
+    # ---- one head ----
+    screen_heading(t("attn.head_title", layer=layer, head=head))
+    st.latex(FORMULAS[stage].replace("HD", str(ctx.config.head_dim)))
+    mat = analysis.attention_stage(out, layer - 1, head - 1, stage)[:n_draw, :n_draw]  # (T, T) float32
+    if n_draw < T:
+        st.warning(t("attn.capped", n=n_draw, total=T))
+    df = pd.DataFrame(mat, index=labels[:n_draw], columns=labels[:n_draw])
+    unit = t("attn.unit_prob") if stage == "softmax" else t("attn.unit_score")
+    fig = attention_heatmap(df, labels[:n_draw], stage, t("attn.heatmap_title", stage=t(f"attn.stage.{stage}"), layer=layer,
+                                                          head=head), t("attn.x"), t("attn.y"), unit)
+    chart(fig, df.reset_index(names=t("attn.y")), "attn.heatmap", view={"layer": layer, "head": head, "stage": stage},
+          fill_screen=True)
 st.caption(t("attn.caption_masked") if stage in ("masked", "softmax") else t("attn.caption_unmasked"))
 if stage == "softmax" and T > 1:
     st.caption(t("attn.row0", tok=phrase(ctx.pieces[0])))

@@ -19,7 +19,7 @@ from ui.lessons import page_shortcut
 from ui.sidebar import explorer, presenter_mode
 from ui.state import control, current, linked_int, sync_url
 from ui.stepper import Sampling, current_run, history_frame, new_run
-from ui.widgets import chart, explain
+from ui.widgets import chart, first_screen
 from ui.escape import html_text, plotly
 from ui.tokens import phrase, text
 
@@ -27,48 +27,12 @@ MAX_STEPS = 64
 CONTEXT_LENGTHS = [128, 512, 1024, 2048, 4096, 8192, 32768, 131072]
 BYTES = {"float32": 4, "bfloat16": 2, "int8": 1}
 
-ctx = explorer()
-st.title(t("gen.title"))
-explain(t("gen.explain"))
-language_notice(ctx)
-presenting = presenter_mode()
-config = ctx.config
-prompt = ctx.input_ids[0].tolist()
 
-# ---- sampling settings (in the URL, so a shared link replays the same run) ----
-settings = st.expander(t("gen.settings"), expanded=False) if presenting else st.container()  # room for the run
-c = settings.columns(6)
-do_sample = control(c[0].toggle, t("gen.sample"), "gen.sample", True, kind="bool", help=t("gen.sample_help"))
-greedy = not do_sample  # the filters and the seed only shape a draw: greyed out when greedy
-sampling = Sampling(
-    do_sample=bool(do_sample),
-    temperature=float(control(c[1].slider, t("gen.temperature"), "gen.temperature", 0.8, kind="float", lo=0.1,
-                              hi=3.0, step=0.1, disabled=greedy)),
-    top_k=int(control(c[2].slider, t("gen.top_k"), "gen.top_k", 20, kind="int", lo=0, hi=100, disabled=greedy,
-                      help=t("gen.top_k_help"))),
-    top_p=float(control(c[3].slider, t("gen.top_p"), "gen.top_p", 0.9, kind="float", lo=0.05, hi=1.0, step=0.05,
-                        disabled=greedy, help=t("gen.top_p_help"))),
-    min_p=float(control(c[4].slider, t("gen.min_p"), "gen.min_p", 0.05, kind="float", lo=0.0, hi=0.5, step=0.01,
-                        disabled=greedy, help=t("gen.min_p_help"))),
-    seed=int(control(c[5].number_input, t("gen.seed"), "gen.seed", 0, kind="int", lo=0, hi=2**31 - 1, min_value=0,
-                     max_value=2**31 - 1, step=1, disabled=greedy)),
-)
-if greedy:
-    settings.caption(t("gen.sampling_only"))
-
-# ---- the run: prefill once, then one step per click (PageDown) ----
-limit = config.max_position_embeddings if config.has_position_limit else None
-max_steps = MAX_STEPS if limit is None else max(0, min(MAX_STEPS, limit - len(prompt)))
-# The step count is in the link (a link replays the run to its step); a new prompt, model or sampling setting
-# starts a new run at step 0 (step 1 when "Next token" was pressed in the same run as the change).
-steps = linked_int("gen.steps", t("gen.steps_label"), 0, 0, MAX_STEPS)
-key = (ctx.model_key, tuple(prompt), sampling)
-pressed = st.session_state.pop("gen._pressed", None)  # the button this run answers (its callback ran first)
-if new_run(key):
-    st.session_state["gen.steps"] = min(1, max_steps) if pressed == 1 else 0
-else:
-    st.session_state["gen.steps"] = min(max(0, int(steps)), max_steps)
-sync_url("gen.steps", st.session_state["gen.steps"], 0)
+def cache_chart(growth, S: int, fill_screen: bool) -> None:
+    """The KV cache's size per layer (``gen.cache_growth``): the page's main chart until the first decode step."""
+    src = {"prefill": t("gen.src.prefill"), "decode": t("gen.src.decode")}
+    chart(cache_bars(growth, src, t("gen.cache_title", s=S), t("gen.cache_x"), t("gen.cache_y")), growth, "gen.cache",
+          fill_screen=fill_screen)
 
 
 def _step(delta: int | None) -> None:
@@ -76,66 +40,114 @@ def _step(delta: int | None) -> None:
     st.session_state["gen.steps"] = 0 if delta is None else min(st.session_state["gen.steps"] + delta, max_steps)
 
 
-refuse_over_budget("trace", config, tokens=len(prompt) + max_steps)  # each step recomputes the sequence once
-run = current_run(ctx.model, key, prompt, st.session_state["gen.steps"], sampling, ctx.strings_after, t("gen.replaying"))
-if not bool(torch.isfinite(run.logits).all()):
-    st.warning(t("gen.nonfinite"))  # no distribution to sample from
-    st.stop()
-n = len(run.steps)
-S = len(run.ids)
-row = st.container(horizontal=True, vertical_alignment="center")
-row.button(t("gen.next"), on_click=_step, args=(1,), key="gen.next", shortcut=page_shortcut("PageDown"), type="primary",
-           disabled=n >= max_steps)
-row.button(t("gen.restart"), on_click=_step, args=(None,), key="gen.restart", disabled=n == 0)
-row.markdown(t("gen.status", prompt=run.prefill_len, n=n, s=S))
-if n >= max_steps:
-    st.caption(t("gen.limit", n=max_steps, limit=limit) if limit is not None and max_steps < MAX_STEPS
-               else t("gen.max_steps", n=max_steps))
+ctx = explorer()
+with first_screen(t("gen.title"), t("gen.explain")):
+    language_notice(ctx)
+    presenting = presenter_mode()
+    config = ctx.config
+    prompt = ctx.input_ids[0].tolist()
 
+    # ---- sampling settings (in the URL, so a shared link replays the same run) ----
+    # in presenter mode behind a button in the run's row (one line: room for the chart), one control a line
+    settings = st.container()
+    row = st.container(horizontal=True, vertical_alignment="center")
+    run_buttons = row.container(horizontal=True, vertical_alignment="center", width="content")
+    if presenting:
+        settings = row.popover(t("gen.settings"), icon="⚙️")
+    status = row.empty()
+    c = [settings] * 6 if presenting else settings.columns(6)
+    do_sample = control(c[0].toggle, t("gen.sample"), "gen.sample", True, kind="bool", help=t("gen.sample_help"))
+    greedy = not do_sample  # the filters and the seed only shape a draw: greyed out when greedy
+    sampling = Sampling(
+        do_sample=bool(do_sample),
+        temperature=float(control(c[1].slider, t("gen.temperature"), "gen.temperature", 0.8, kind="float", lo=0.1,
+                                  hi=3.0, step=0.1, disabled=greedy)),
+        top_k=int(control(c[2].slider, t("gen.top_k"), "gen.top_k", 20, kind="int", lo=0, hi=100, disabled=greedy,
+                          help=t("gen.top_k_help"))),
+        top_p=float(control(c[3].slider, t("gen.top_p"), "gen.top_p", 0.9, kind="float", lo=0.05, hi=1.0, step=0.05,
+                            disabled=greedy, help=t("gen.top_p_help"))),
+        min_p=float(control(c[4].slider, t("gen.min_p"), "gen.min_p", 0.05, kind="float", lo=0.0, hi=0.5, step=0.01,
+                            disabled=greedy, help=t("gen.min_p_help"))),
+        seed=int(control(c[5].number_input, t("gen.seed"), "gen.seed", 0, kind="int", lo=0, hi=2**31 - 1, min_value=0,
+                         max_value=2**31 - 1, step=1, disabled=greedy)),
+    )
+    if greedy:
+        settings.caption(t("gen.sampling_only"))
 
-pieces = ctx.token_pieces(run.ids)  # the one display rule, over the whole run (a split character is named)
-prompt_text, new_text = text(pieces[:run.prefill_len]), text(pieces[run.prefill_len:])
-st.markdown(f'<div style="font-size:1.15rem;line-height:1.8;white-space:pre-wrap">{html_text(prompt_text)}'
-            f'<mark style="background:#fde68a">{html_text(new_text, visible_breaks=True)}</mark></div>', unsafe_allow_html=True)
-token_labels = ctx.token_strings(run.ids)
-labels = [plotly(f"{p} {s}") for p, s in enumerate(token_labels)]
+    # ---- the run: prefill once, then one step per click (PageDown) ----
+    limit = config.max_position_embeddings if config.has_position_limit else None
+    max_steps = MAX_STEPS if limit is None else max(0, min(MAX_STEPS, limit - len(prompt)))
+    # The step count is in the link (a link replays the run to its step); a new prompt, model or sampling setting
+    # starts a new run at step 0 (step 1 when "Next token" was pressed in the same run as the change).
+    steps = linked_int("gen.steps", t("gen.steps_label"), 0, 0, MAX_STEPS)
+    key = (ctx.model_key, tuple(prompt), sampling)
+    pressed = st.session_state.pop("gen._pressed", None)  # the button this run answers (its callback ran first)
+    if new_run(key):
+        st.session_state["gen.steps"] = min(1, max_steps) if pressed == 1 else 0
+    else:
+        st.session_state["gen.steps"] = min(max(0, int(steps)), max_steps)
+    sync_url("gen.steps", st.session_state["gen.steps"], 0)
 
-# ---- the latest step: token, badges, the one new attention row ----
+    refuse_over_budget("trace", config, tokens=len(prompt) + max_steps)  # each step recomputes the sequence once
+    run = current_run(ctx.model, key, prompt, st.session_state["gen.steps"], sampling, ctx.strings_after, t("gen.replaying"))
+    if not bool(torch.isfinite(run.logits).all()):
+        st.warning(t("gen.nonfinite"))  # no distribution to sample from
+        st.stop()
+    n = len(run.steps)
+    S = len(run.ids)
+    growth = gen.cache_growth(run.cache, run.prefill_len)
+    growth = growth.assign(layer=growth["layer"] + 1)  # layer 1 = the first, as on every page
+    run_buttons.button(t("gen.next"), on_click=_step, args=(1,), key="gen.next", shortcut=page_shortcut("PageDown"),
+                       type="primary", disabled=n >= max_steps)
+    run_buttons.button(t("gen.restart"), on_click=_step, args=(None,), key="gen.restart", disabled=n == 0)
+    status.markdown(t("gen.status", prompt=run.prefill_len, n=n, s=S))
+    if n >= max_steps:
+        st.caption(t("gen.limit", n=max_steps, limit=limit) if limit is not None and max_steps < MAX_STEPS
+                   else t("gen.max_steps", n=max_steps))
+
+    pieces = ctx.token_pieces(run.ids)  # the one display rule, over the whole run (a split character is named)
+    prompt_text, new_text = text(pieces[:run.prefill_len]), text(pieces[run.prefill_len:])
+    st.markdown(f'<div style="font-size:1.15rem;line-height:1.8;white-space:pre-wrap">{html_text(prompt_text)}'
+                f'<mark style="background:#fde68a">{html_text(new_text, visible_breaks=True)}</mark></div>', unsafe_allow_html=True)
+    token_labels = ctx.token_strings(run.ids)
+    labels = [plotly(f"{p} {s}") for p, s in enumerate(token_labels)]
+
+    # ---- the latest step: token, badges, the one new attention row ----
+    if n:
+        last = run.steps[-1]
+        check = last["check"]
+        st.subheader(t("gen.step_title", n=n, pos=last["position"], tok=phrase(pieces[last["position"]])))
+        st.markdown(t("gen.sampled", p=f"{last['probability']:.2%}", raw=f"{last['raw_probability']:.2%}")
+                    if do_sample else t("gen.greedy_pick", p=f"{last['raw_probability']:.2%}"))
+        badges = st.container(horizontal=True)
+        ok = check["max_abs_diff"] <= 1e-4
+        badges.badge(t("gen.badge_delta", d=f"{check['max_abs_diff']:.1e}"), icon="✅" if ok else "⚠️",
+                     color="green" if ok else "red")
+        badges.badge(t("gen.badge_flops", cached=f"{check['flops_cached']:,}", full=f"{check['flops_full']:,}",
+                       x=f"{check['saving']:.1f}"), icon="⚡", color="blue")
+
+        L = config.num_hidden_layers
+        c1, c2 = st.columns(2)
+        # layers and heads numbered from 1 on screen, as on every other page; 0-based in the tensors
+        layer = index_slider(t("gen.layer"), 1, L, "gen.layer", default=1, container=c1, bind=False)
+        head = index_slider(t("gen.head"), 1, config.num_attention_heads, "gen.head", default=1, container=c2, bind=False)
+        qdf = gen.query_row(last["attentions"], layer - 1, token_labels, run.prefill_len)
+        one = qdf[qdf["head"] == head - 1]
+        fig = query_row_heatmap(one, labels, run.prefill_len, t("gen.row_title", layer=layer, head=head, s=S),
+                                t("gen.row_x"), t("gen.row_y", pos=last["position"]), t("gen.weight"))
+        chart(fig, one.assign(head=head), "gen.query_row", view={"step": n, "layer": layer, "head": head},
+              fill_screen=True)
+        top = one.loc[one["weight"].idxmax()]
+        st.caption(t("gen.row_caption", s=S, pos=last["position"], j=int(top["key_position"]),
+                     tok=phrase(pieces[int(top["key_position"])]), w=f"{top['weight']:.3f}", total=f"{one['weight'].sum():.4f}",
+                     square=f"{S * S:,}", masked=f"{S * (S - 1) // 2:,}"))
+    else:
+        st.caption(t("gen.press", n=run.prefill_len))  # a caption, not a box: the first chart stays on a projector screen
+        cache_chart(growth, S, fill_screen=True)
+
+# ---- cache growth (before the first step: the page's main chart) ----
 if n:
-    last = run.steps[-1]
-    check = last["check"]
-    st.subheader(t("gen.step_title", n=n, pos=last["position"], tok=phrase(pieces[last["position"]])))
-    st.markdown(t("gen.sampled", p=f"{last['probability']:.2%}", raw=f"{last['raw_probability']:.2%}")
-                if do_sample else t("gen.greedy_pick", p=f"{last['raw_probability']:.2%}"))
-    badges = st.container(horizontal=True)
-    ok = check["max_abs_diff"] <= 1e-4
-    badges.badge(t("gen.badge_delta", d=f"{check['max_abs_diff']:.1e}"), icon="✅" if ok else "⚠️",
-                 color="green" if ok else "red")
-    badges.badge(t("gen.badge_flops", cached=f"{check['flops_cached']:,}", full=f"{check['flops_full']:,}",
-                   x=f"{check['saving']:.1f}"), icon="⚡", color="blue")
-
-    L = config.num_hidden_layers
-    c1, c2 = st.columns(2)
-    # layers and heads numbered from 1 on screen, as on every other page; 0-based in the tensors
-    layer = index_slider(t("gen.layer"), 1, L, "gen.layer", default=1, container=c1, bind=False)
-    head = index_slider(t("gen.head"), 1, config.num_attention_heads, "gen.head", default=1, container=c2, bind=False)
-    qdf = gen.query_row(last["attentions"], layer - 1, token_labels, run.prefill_len)
-    one = qdf[qdf["head"] == head - 1]
-    fig = query_row_heatmap(one, labels, run.prefill_len, t("gen.row_title", layer=layer, head=head, s=S),
-                            t("gen.row_x"), t("gen.row_y", pos=last["position"]), t("gen.weight"))
-    chart(fig, one.assign(head=head), "gen.query_row", view={"step": n, "layer": layer, "head": head})
-    top = one.loc[one["weight"].idxmax()]
-    st.caption(t("gen.row_caption", s=S, pos=last["position"], j=int(top["key_position"]),
-                 tok=phrase(pieces[int(top["key_position"])]), w=f"{top['weight']:.3f}", total=f"{one['weight'].sum():.4f}",
-                 square=f"{S * S:,}", masked=f"{S * (S - 1) // 2:,}"))
-else:
-    st.caption(t("gen.press", n=run.prefill_len))  # a caption, not a box: the first chart stays on a projector screen
-
-# ---- cache growth ----
-growth = gen.cache_growth(run.cache, run.prefill_len)
-growth = growth.assign(layer=growth["layer"] + 1)  # layer 1 = the first, as on every page
-src = {"prefill": t("gen.src.prefill"), "decode": t("gen.src.decode")}
-chart(cache_bars(growth, src, t("gen.cache_title", s=S), t("gen.cache_x"), t("gen.cache_y")), growth, "gen.cache")
+    cache_chart(growth, S, fill_screen=False)
 kv, hd = int(growth["kv_heads"].iloc[0]), int(growth["head_dim"].iloc[0])
 st.caption(t("gen.cache_caption", L=config.num_hidden_layers, kv=kv, h=config.num_attention_heads, s=S, hd=hd,
              bytes=f"{run.cache.num_bytes():,}", b=run.cache[0][0].element_size(),

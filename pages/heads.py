@@ -24,7 +24,7 @@ from ui.i18n import labeler, t
 from ui.sidebar import explorer, trace
 from ui.state import control, current
 from ui.tokens import phrase
-from ui.widgets import chart, explain, real_model_notice
+from ui.widgets import chart, explain, first_screen, real_model_notice
 
 PERIOD = 50  # random tokens repeated once for the induction score (T = 2 x 50), as in TransformerLens' demo
 SCORES = ("induction", "prev_token", "first_token", "entropy")
@@ -46,39 +46,38 @@ def _mag(v: float) -> str:
 
 
 ctx = explorer()
-st.title(t("heads.title"))
-explain(t("heads.explain"))
-real_model_notice(ctx.source)
-language_notice(ctx)
+with first_screen(t("heads.title"), t("heads.explain")):
+    real_model_notice(ctx.source)
+    language_notice(ctx)
 
-cfg = ctx.config
-L, nh, T = cfg.num_hidden_layers, cfg.num_attention_heads, int(ctx.input_ids.shape[1])
-limit = cfg.max_position_embeddings if cfg.has_position_limit else 2 * PERIOD
-period = max(1, min(PERIOD, limit // 2))
-exclude = tuple(sorted(special_ids(ctx.tokenizer))) if ctx.tokenizer is not None else ()
+    cfg = ctx.config
+    L, nh, T = cfg.num_hidden_layers, cfg.num_attention_heads, int(ctx.input_ids.shape[1])
+    limit = cfg.max_position_embeddings if cfg.has_position_limit else 2 * PERIOD
+    period = max(1, min(PERIOD, limit // 2))
+    exclude = tuple(sorted(special_ids(ctx.tokenizer))) if ctx.tokenizer is not None else ()
 
-bar = st.progress(0.0, text=t("heads.progress_text"))
-out = trace(ctx)
-bar.progress(0.4, text=t("heads.progress_repeat", n=period))
-rep = repeat_attentions(ctx.model, period, exclude)
-bar.progress(0.8, text=t("heads.progress_scores", cells=L * nh))
-roles = role_table(ctx.model, tuple(ctx.input_ids[0].tolist()), period, exclude)
-bar.empty()
+    bar = st.progress(0.0, text=t("heads.progress_text"))
+    out = trace(ctx)
+    bar.progress(0.4, text=t("heads.progress_repeat", n=period))
+    rep = repeat_attentions(ctx.model, period, exclude)
+    bar.progress(0.8, text=t("heads.progress_scores", cells=L * nh))
+    roles = role_table(ctx.model, tuple(ctx.input_ids[0].tolist()), period, exclude)
+    bar.empty()
 
-# ---- the map ----
-score = control(st.segmented_control, t("heads.score"), "heads.score", "induction", kind="choice",
-                options=list(SCORES), format_func=labeler("heads.score."), bind=False, required=True) or "induction"
-sel = (min(max(int(current("heads.layer", 1)), 1), L) - 1, min(max(int(current("heads.head", 1)), 1), nh) - 1)
-name = t(f"heads.score.{score}")
-if score == "entropy":
-    fig = role_map(roles, "entropy", t("heads.map_title_entropy"), t("heads.head_axis"), t("heads.layer_axis"),
-                   t("heads.unit_nats"), float(roles["max_entropy"].iloc[0]), sel, t("heads.unit_nats"))
-else:
-    fig = role_map(roles, score, t("heads.map_title", score=name), t("heads.head_axis"), t("heads.layer_axis"),
-                   t("heads.unit_score"), 1.0, sel)
-table = pd.DataFrame({t(f"heads.col.{c}"): (roles[c] + 1 if c in ("layer", "head") else roles[c])
-                      for c in ("layer", "head", "prev_token", "induction", "first_token", "entropy", "text_induction")})
-chart(fig, table, MAP_KEY, on_select=_select_head)
+    # ---- the map ----
+    score = control(st.segmented_control, t("heads.score"), "heads.score", "induction", kind="choice",
+                    options=list(SCORES), format_func=labeler("heads.score."), bind=False, required=True) or "induction"
+    sel = (min(max(int(current("heads.layer", 1)), 1), L) - 1, min(max(int(current("heads.head", 1)), 1), nh) - 1)
+    name = t(f"heads.score.{score}")
+    if score == "entropy":
+        fig = role_map(roles, "entropy", t("heads.map_title_entropy"), t("heads.head_axis"), t("heads.layer_axis"),
+                       t("heads.unit_nats"), float(roles["max_entropy"].iloc[0]), sel, t("heads.unit_nats"))
+    else:
+        fig = role_map(roles, score, t("heads.map_title", score=name), t("heads.head_axis"), t("heads.layer_axis"),
+                       t("heads.unit_score"), 1.0, sel)
+    table = pd.DataFrame({t(f"heads.col.{c}"): (roles[c] + 1 if c in ("layer", "head") else roles[c])
+                          for c in ("layer", "head", "prev_token", "induction", "first_token", "entropy", "text_induction")})
+    chart(fig, table, MAP_KEY, on_select=_select_head, fill_screen=True)
 
 # ---- what the map shows, in words (from the numbers) ----
 uniform = {"induction": heads.uniform_reference(2 * period, period, 2 * period - 1),

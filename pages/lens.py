@@ -19,7 +19,7 @@ from ui.figures.tokenizers import token_chips_html, tokens_bar
 from ui.i18n import t
 from ui.sidebar import explorer, tokenizer_for, trace
 from ui.tokens import label, phrase
-from ui.widgets import chart, explain, real_model_notice
+from ui.widgets import chart, explain, first_screen, real_model_notice
 
 WINDOW = 20  # positions per lens heatmap (per-cell token text stays readable on a projector)
 CHIPS_MAX = 400  # tokens drawn as chips per tokenizer
@@ -32,46 +32,45 @@ def _prob(p: float) -> str:
 
 
 ctx = explorer()
-st.title(t("lens.title"))
-explain(t("lens.explain"))
-real_model_notice(ctx.source)
-language_notice(ctx)
+with first_screen(t("lens.title"), t("lens.explain")):
+    real_model_notice(ctx.source)
+    language_notice(ctx)
 
-L, T = ctx.config.num_hidden_layers, int(ctx.input_ids.shape[1])
-out = trace(ctx)
-bar = st.progress(0.0, text=t("lens.progress", depths=L + 1, positions=T))
-table = lens_table(ctx.model, tuple(ctx.input_ids[0].tolist()),
-                   lambda f: bar.progress(f, text=t("lens.progress", depths=L + 1, positions=T)))
-bar.empty()
+    L, T = ctx.config.num_hidden_layers, int(ctx.input_ids.shape[1])
+    out = trace(ctx)
+    bar = st.progress(0.0, text=t("lens.progress", depths=L + 1, positions=T))
+    table = lens_table(ctx.model, tuple(ctx.input_ids[0].tolist()),
+                       lambda f: bar.progress(f, text=t("lens.progress", depths=L + 1, positions=T)))
+    bar.empty()
 
-# the one display rule: a prediction at position p is labelled as the token that would follow the input up to p
-input_ids = ctx.input_ids[0].tolist()
-labels, named = {}, {}
-for p, g in table.groupby("position"):
-    shown = sorted(set(g["top_id"]) | set(g["final_id"]))
-    pieces = ctx.pieces_after(input_ids[:p + 1], shown)
-    labels.update({(p, i): label(x) for i, x in zip(shown, pieces)})
-    named.update({(p, i): x for i, x in zip(shown, pieces)})
-input_labels = ctx.tokens
-depth_labels = [t("lens.embed")] + [t("lens.block", n=i) for i in range(1, L + 1)]
-start = 0
-if T > WINDOW:
-    start = index_slider(t("lens.window"), 0, T - WINDOW, "lens.start", default=T - WINDOW,
-                         help=t("lens.window_help", n=WINDOW))
-shown = table[(table["position"] >= start) & (table["position"] < start + WINDOW)]
-pos_labels = [f"{p} {input_labels[p]}" for p in range(start, min(T, start + WINDOW))]
-fig = lens_heatmap(shown, labels, depth_labels, pos_labels, t("lens.chart_title"), t("lens.x"), t("lens.y"),
-                   t("lens.unit"), t("lens.hover"))
-data = pd.DataFrame({
-    t("lens.col.depth"): [depth_labels[d] for d in table["depth"]], t("lens.col.position"): table["position"],
-    t("lens.col.input"): [input_labels[p] for p in table["position"]],
-    t("lens.col.top"): [labels[k] for k in zip(table["position"], table["top_id"])],
-    t("lens.col.top_prob"): table["top_prob"],
-    t("lens.col.final"): [labels[k] for k in zip(table["position"], table["final_id"])],
-    t("lens.col.p_final"): table["p_final"],
-    t("lens.col.rank_final"): table["rank_final"],
-})
-chart(fig, data, "lens.heatmap")
+    # the one display rule: a prediction at position p is labelled as the token that would follow the input up to p
+    input_ids = ctx.input_ids[0].tolist()
+    labels, named = {}, {}
+    for p, g in table.groupby("position"):
+        shown = sorted(set(g["top_id"]) | set(g["final_id"]))
+        pieces = ctx.pieces_after(input_ids[:p + 1], shown)
+        labels.update({(p, i): label(x) for i, x in zip(shown, pieces)})
+        named.update({(p, i): x for i, x in zip(shown, pieces)})
+    input_labels = ctx.tokens
+    depth_labels = [t("lens.embed")] + [t("lens.block", n=i) for i in range(1, L + 1)]
+    start = 0
+    if T > WINDOW:
+        start = index_slider(t("lens.window"), 0, T - WINDOW, "lens.start", default=T - WINDOW,
+                             help=t("lens.window_help", n=WINDOW))
+    shown = table[(table["position"] >= start) & (table["position"] < start + WINDOW)]
+    pos_labels = [f"{p} {input_labels[p]}" for p in range(start, min(T, start + WINDOW))]
+    fig = lens_heatmap(shown, labels, depth_labels, pos_labels, t("lens.chart_title"), t("lens.x"), t("lens.y"),
+                       t("lens.unit"), t("lens.hover"))
+    data = pd.DataFrame({
+        t("lens.col.depth"): [depth_labels[d] for d in table["depth"]], t("lens.col.position"): table["position"],
+        t("lens.col.input"): [input_labels[p] for p in table["position"]],
+        t("lens.col.top"): [labels[k] for k in zip(table["position"], table["top_id"])],
+        t("lens.col.top_prob"): table["top_prob"],
+        t("lens.col.final"): [labels[k] for k in zip(table["position"], table["final_id"])],
+        t("lens.col.p_final"): table["p_final"],
+        t("lens.col.rank_final"): table["rank_final"],
+    })
+    chart(fig, data, "lens.heatmap", fill_screen=True)
 st.caption(t("lens.whitespace"))
 
 first = lens.first_top_depth(table)

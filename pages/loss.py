@@ -22,46 +22,45 @@ from ui.i18n import t
 from ui.lessons import hidden
 from ui.sidebar import explorer, trace
 from ui.state import control, current
-from ui.widgets import chart, explain
+from ui.widgets import chart, first_screen, screen_heading
 
 KEEP_ATOL = 1e-5  # kept and full logits agree within float32 rounding
 KEEP_RTOL = 1e-5  # ... which grows with the logits' size (a trained model's reach ~30): about 80 float32 ulps
 
 
 ctx = explorer()
-st.title(t("loss.title"))
-explain(t("loss.explain"))
-language_notice(ctx)
+with first_screen(t("loss.title"), t("loss.explain")):
+    language_notice(ctx)
 
-T = int(ctx.input_ids.shape[1])
-labels = ctx.tick_labels()
-if T < 2:
-    st.info(t("loss.too_short"))
-    st.stop()
+    T = int(ctx.input_ids.shape[1])
+    labels = ctx.tick_labels()
+    if T < 2:
+        st.info(t("loss.too_short"))
+        st.stop()
 
-# ---- which targets are supervised ----
-st.subheader(t("loss.mask_title"))
-c1, c2 = st.columns(2)
-prompt_len = index_slider(t("loss.prompt_len"), 0, T, "loss.prompt_len", container=c1, help=t("loss.prompt_help"))
-chosen = current("loss.masked", []) or []
-valid = [p for p in chosen if isinstance(p, int) and 1 <= p < T]
-if valid != list(chosen):
-    st.session_state["loss.masked"] = valid
-    c2.caption("⚠️ " + t("loss.masked_dropped", dropped=", ".join(str(p) for p in chosen if p not in valid)))
-toggled = control(c2.multiselect, t("loss.masked"), "loss.masked", [], kind="multi", options=list(range(1, T)),
-                  format_func=lambda p: labels[p] if 0 <= p < T else str(p), help=t("loss.masked_help"),
-                  placeholder=t("loss.masked_placeholder"))
+    # ---- which targets are supervised ----
+    screen_heading(t("loss.mask_title"))
+    c1, c2 = st.columns(2)
+    prompt_len = index_slider(t("loss.prompt_len"), 0, T, "loss.prompt_len", container=c1, help=t("loss.prompt_help"))
+    chosen = current("loss.masked", []) or []
+    valid = [p for p in chosen if isinstance(p, int) and 1 <= p < T]
+    if valid != list(chosen):
+        st.session_state["loss.masked"] = valid
+        c2.caption("⚠️ " + t("loss.masked_dropped", dropped=", ".join(str(p) for p in chosen if p not in valid)))
+    toggled = control(c2.multiselect, t("loss.masked"), "loss.masked", [], kind="multi", options=list(range(1, T)),
+                      format_func=lambda p: labels[p] if 0 <= p < T else str(p), help=t("loss.masked_help"),
+                      placeholder=t("loss.masked_placeholder"))
 
-lab = mask_positions(mask_prompt(ctx.input_ids, prompt_len), toggled)  # (1, T): input_ids, -100 where masked
-out = trace(ctx, lab)
-df = analysis.loss_table(out, ctx.input_ids, lab, ctx.tokens)
-N = int((~df["masked"]).sum())
+    lab = mask_positions(mask_prompt(ctx.input_ids, prompt_len), toggled)  # (1, T): input_ids, -100 where masked
+    out = trace(ctx, lab)
+    df = analysis.loss_table(out, ctx.input_ids, lab, ctx.tokens)
+    N = int((~df["masked"]).sum())
 
-# ---- per-position contributions (first: the chart starts high on a projector) ----
-st.subheader(t("loss.per_pos_title"))
-if N > 0:
-    fig = contribution_bar(df, t("loss.bar_title", n=N), t("loss.bar_x"), t("loss.bar_y"), t("loss.masked_hover"))
-    chart(fig, df, "loss.contrib")
+    # ---- per-position contributions (first: the chart starts high on a projector) ----
+    screen_heading(t("loss.per_pos_title"))
+    if N > 0:
+        fig = contribution_bar(df, t("loss.bar_title", n=N), t("loss.bar_x"), t("loss.bar_y"), t("loss.masked_hover"))
+        chart(fig, df, "loss.contrib", fill_screen=True)
     st.caption(t("loss.bar_caption"))
 view = pd.DataFrame({
     t("loss.col.position"): df["position"],

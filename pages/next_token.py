@@ -14,7 +14,7 @@ from ui.figures.next_token import topk_bar
 from ui.i18n import t
 from ui.sidebar import explorer, trace
 from ui.state import control
-from ui.widgets import chart, explain
+from ui.widgets import chart, first_screen
 from ui.escape import html_text, md_code
 from ui.tokens import phrase, text
 
@@ -23,35 +23,34 @@ NEW_TOKENS_MAX = 32
 
 
 ctx = explorer()
-st.title(t("next.title"))
-explain(t("next.explain"))
-language_notice(ctx)
+with first_screen(t("next.title"), t("next.explain")):
+    language_notice(ctx)
 
-out = trace(ctx)
-T = int(ctx.input_ids.shape[1])
-V = ctx.config.vocab_size
-ids = ctx.input_ids[0].tolist()
-labels = ctx.tick_labels()
+    out = trace(ctx)
+    T = int(ctx.input_ids.shape[1])
+    V = ctx.config.vocab_size
+    ids = ctx.input_ids[0].tolist()
+    labels = ctx.tick_labels()
 
-# ---- where and how ----
-prev_T = st.session_state.get("next._T")  # follow the end of the input while the slider sits on the last token
-if prev_T is not None and prev_T != T and st.session_state.get("next.position") == prev_T - 1:
-    st.session_state["next.position"] = T - 1
-st.session_state["next._T"] = T
-c1, c2, c3 = st.columns(3)  # one row of controls: the chart starts high on a projector
-pos = index_slider(t("next.position"), 0, T - 1, "next.position", default=T - 1, container=c1,
-                   help=t("next.position_help"))
-k = index_slider(t("next.k"), 1, min(K_MAX, V), "next.k", default=10, container=c2, bind=False)
-temperature = float(control(c3.slider, t("next.temperature"), "next.temperature", 1.0, kind="float", lo=0.1, hi=3.0,
-                            step=0.1, bind=False, help=t("next.temperature_explain")))
+    # ---- where and how ----
+    prev_T = st.session_state.get("next._T")  # follow the end of the input while the slider sits on the last token
+    if prev_T is not None and prev_T != T and st.session_state.get("next.position") == prev_T - 1:
+        st.session_state["next.position"] = T - 1
+    st.session_state["next._T"] = T
+    c1, c2, c3 = st.columns(3)  # one row of controls: the chart starts high on a projector
+    pos = index_slider(t("next.position"), 0, T - 1, "next.position", default=T - 1, container=c1,
+                       help=t("next.position_help"))
+    k = index_slider(t("next.k"), 1, min(K_MAX, V), "next.k", default=10, container=c2, bind=False)
+    temperature = float(control(c3.slider, t("next.temperature"), "next.temperature", 1.0, kind="float", lo=0.1, hi=3.0,
+                                step=0.1, bind=False, help=t("next.temperature_explain")))
 
-# ---- the distribution ----
-pieces = ctx.pieces
-st.subheader(t("next.dist_title", pos=pos, tok=phrase(pieces[pos])))
-logits = out.logits[0, pos]  # (V,)
-df = analysis.next_token_table(logits, lambda c: ctx.strings_after(ids[:pos + 1], c), k=k, temperature=temperature)
-fig = topk_bar(df, t("next.chart_title", k=len(df), pos=pos, temp=f"{temperature:.1f}"), t("next.x"), t("next.y"))
-chart(fig, df, "next.topk")
+    # ---- the distribution ----
+    pieces = ctx.pieces
+    st.subheader(t("next.dist_title", pos=pos, tok=phrase(pieces[pos])))
+    logits = out.logits[0, pos]  # (V,)
+    df = analysis.next_token_table(logits, lambda c: ctx.strings_after(ids[:pos + 1], c), k=k, temperature=temperature)
+    fig = topk_bar(df, t("next.chart_title", k=len(df), pos=pos, temp=f"{temperature:.1f}"), t("next.x"), t("next.y"))
+    chart(fig, df, "next.topk", fill_screen=True)
 st.caption(t("next.temperature_explain"))
 mass = float(df["probability"].sum())
 st.caption(t("next.mass", k=len(df), mass=f"{mass:.1%}", v=V, uniform=f"{1 / V:.3%}"))

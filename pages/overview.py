@@ -10,19 +10,18 @@ from ui.i18n import t
 from ui.lessons import hidden, page_shortcut
 from ui.sidebar import explorer, trace
 from ui.smollm2 import parity_badge
-from ui.widgets import chart, explain
+from ui.widgets import chart, first_screen
 
 ctx = explorer()
-st.title(t("overview.title"))
-explain(t("overview.explain"))
-language_notice(ctx)
-parity_badge(ctx, trace(ctx).logits)  # SmolLM2 only: its logits checked two ways, green or red
+with first_screen(t("overview.title"), t("overview.explain")):
+    language_notice(ctx)
+    parity_badge(ctx, trace(ctx).logits)  # SmolLM2 only: its logits checked two ways, green or red
 
-# ---- parameters ----
-params = analysis.parameter_table(ctx.model)
-total = int(params["params"].sum())
-fig = parameter_bar(params, t("overview.params_title", total=f"{total:,}"), t("overview.params_x"), t("overview.params_y"))
-chart(fig, params, "overview.params")
+    # ---- parameters ----
+    params = analysis.parameter_table(ctx.model)
+    total = int(params["params"].sum())
+    fig = parameter_bar(params, t("overview.params_title", total=f"{total:,}"), t("overview.params_x"), t("overview.params_y"))
+    chart(fig, params, "overview.params", fill_screen=True)
 saved = analysis.tying_savings(ctx.config)
 if hidden("overview.params"):
     pass  # a lesson asks what tying saves: the sentence waits for the answer, like the chart

@@ -19,13 +19,12 @@ from ui.figures.prepost import depth_scaling_lines, divergence_lines, gradient_n
 from ui.format import number
 from ui.i18n import t
 from ui.profile import profile_sentence
-from ui.sidebar import MAX_LAYERS, build_model, explorer
+from ui.sidebar import MAX_LAYERS, build_model, explorer, presenter_mode
 from ui.state import control
-from ui.widgets import chart, explain
+from ui.widgets import chart, first_screen
 
 
 SCALING_DEPTHS = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48)  # the scaling chart's L values (log-spaced)
-PRESENTER_FIRST_CHART_PX = 360  # the first chart's height in presenter mode (fits a 1280 x 720 screen)
 
 
 def depth_scaling(config: ModelConfig, seed: int, ids: tuple[int, ...], depths: tuple[int, ...]) -> pd.DataFrame:
@@ -47,59 +46,57 @@ def scaling_depths(config: ModelConfig, tokens: int) -> tuple[int, ...]:
 
 
 ctx = explorer()
-st.title(t("prepost.title"))
-explain(t("prepost.explain"))
-if ctx.source != "random":  # trained weights were shaped by one placement; the other is a what-if
-    st.warning(t("prepost.trained_placement", placement=t(f"cfg.norm_position.{ctx.config.norm_position}")))
+with first_screen(t("prepost.title"), t("prepost.explain")):
+    if ctx.source != "random":  # trained weights were shaped by one placement; the other is a what-if
+        st.warning(t("prepost.trained_placement_short" if presenter_mode() else "prepost.trained_placement",
+                     placement=t(f"cfg.norm_position.{ctx.config.norm_position}")))
 
-# ---- depth control: this page only; defaults to (and follows) the sidebar's layers until moved ----
-L_sidebar = ctx.config.num_hidden_layers
-ss = st.session_state
-last_seen = ss.get("prepost.sidebar_layers")
-if "prepost.depth" not in ss or (last_seen is not None and last_seen != L_sidebar and ss["prepost.depth"] == last_seen):
-    ss["prepost.depth"] = L_sidebar
-ss["prepost.depth"] = min(max(int(ss["prepost.depth"]), 1), MAX_LAYERS)  # clamp (never crash on a stale value)
-ss["prepost.sidebar_layers"] = L_sidebar
-if ctx.source != "random":  # a checkpoint or a model trained in this session cannot be rebuilt at another depth
-    depth = L_sidebar
-    st.caption(t("prepost.depth.fixed", layers=L_sidebar))
-else:
-    depth = int(control(st.slider, t("prepost.depth.label"), "prepost.depth", L_sidebar, kind="int", lo=1,
-                        hi=MAX_LAYERS, bind=False, help=t("prepost.depth.help")))
-    if depth != L_sidebar:
-        st.caption(t("prepost.depth.note", depth=depth, layers=L_sidebar))
+    # ---- depth control: this page only; defaults to (and follows) the sidebar's layers until moved ----
+    L_sidebar = ctx.config.num_hidden_layers
+    ss = st.session_state
+    last_seen = ss.get("prepost.sidebar_layers")
+    if "prepost.depth" not in ss or (last_seen is not None and last_seen != L_sidebar and ss["prepost.depth"] == last_seen):
+        ss["prepost.depth"] = L_sidebar
+    ss["prepost.depth"] = min(max(int(ss["prepost.depth"]), 1), MAX_LAYERS)  # clamp (never crash on a stale value)
+    ss["prepost.sidebar_layers"] = L_sidebar
+    if ctx.source != "random":  # a checkpoint or a model trained in this session cannot be rebuilt at another depth
+        depth = L_sidebar
+        st.caption(t("prepost.depth.fixed", layers=L_sidebar))
+    else:
+        depth = int(control(st.slider, t("prepost.depth.label"), "prepost.depth", L_sidebar, kind="int", lo=1,
+                            hi=MAX_LAYERS, bind=False, help=t("prepost.depth.help")))
+        if depth != L_sidebar:
+            st.caption(t("prepost.depth.note", depth=depth, layers=L_sidebar))
 
-ids = tuple(ctx.input_ids[0].tolist())
-T = len(ids)
-for action in ("build", "gradient"):  # engine/cost.py: the depth slider reaches 48 layers
-    refuse_over_budget(action, ctx.config.replace(num_hidden_layers=depth), tokens=T)
-with st.spinner(t("prepost.computing", depth=depth)):
-    if depth == L_sidebar:
-        model = ctx.model
-    else:  # same config and seed, other depth: the sidebar's cached builder (never mutated)
-        model = build_model(ctx.config.replace(num_hidden_layers=depth).to_json(), int(ss["cfg.seed"]))
-    pre, post = placement_pair(model)
-    div = divergence(pre, post, ids)
-    grads = gradients(pre, post, ids) if T >= 2 else None
+    ids = tuple(ctx.input_ids[0].tolist())
+    T = len(ids)
+    for action in ("build", "gradient"):  # engine/cost.py: the depth slider reaches 48 layers
+        refuse_over_budget(action, ctx.config.replace(num_hidden_layers=depth), tokens=T)
+    with st.spinner(t("prepost.computing", depth=depth)):
+        if depth == L_sidebar:
+            model = ctx.model
+        else:  # same config and seed, other depth: the sidebar's cached builder (never mutated)
+            model = build_model(ctx.config.replace(num_hidden_layers=depth).to_json(), int(ss["cfg.seed"]))
+        pre, post = placement_pair(model)
+        div = divergence(pre, post, ids)
+        grads = gradients(pre, post, ids) if T >= 2 else None
 
-names = {"pre": t("cfg.norm_position.pre"), "post": t("cfg.norm_position.post")}
-other = "post" if ctx.config.norm_position == "pre" else "pre"
-bad = []
-if not np.isfinite(div[["pre_norm", "post_norm", "cosine", "rel_l2"]].to_numpy()).all():
-    bad.append(t("prepost.part.divergence"))
-if grads is not None and not np.isfinite(grads["grad_norm"].to_numpy()).all():
-    bad.append(t("prepost.part.gradients"))
-if bad:
-    st.warning(t("prepost.nonfinite", parts=", ".join(bad)))
+    names = {"pre": t("cfg.norm_position.pre"), "post": t("cfg.norm_position.post")}
+    other = "post" if ctx.config.norm_position == "pre" else "pre"
+    bad = []
+    if not np.isfinite(div[["pre_norm", "post_norm", "cosine", "rel_l2"]].to_numpy()).all():
+        bad.append(t("prepost.part.divergence"))
+    if grads is not None and not np.isfinite(grads["grad_norm"].to_numpy()).all():
+        bad.append(t("prepost.part.gradients"))
+    if bad:
+        st.warning(t("prepost.nonfinite", parts=", ".join(bad)))
 
-# ---- 1. norm by depth, both placements ----
-depth_labels = [t("prepost.tick.embed")] + [t("prepost.tick.block", i=i) for i in range(1, depth + 1)]
-sqrt_h = math.sqrt(ctx.config.hidden_size)
-fig = placement_norm_lines(div, depth_labels, names, t("prepost.norm_title", n=T), t("prepost.depth_x"),
-                           t("prepost.norm_y"), sqrt_h=sqrt_h, sqrt_h_name=t("prepost.sqrt_h", value=f"{sqrt_h:.2f}"))
-# presenter mode: the whole first chart on a 1280 x 720 screen below the title, the folded explanation and the
-# depth slider (its caption goes below it)
-chart(fig, div, "prepost.norms", presenter_height=PRESENTER_FIRST_CHART_PX)
+    # ---- 1. norm by depth, both placements ----
+    depth_labels = [t("prepost.tick.embed")] + [t("prepost.tick.block", i=i) for i in range(1, depth + 1)]
+    sqrt_h = math.sqrt(ctx.config.hidden_size)
+    fig = placement_norm_lines(div, depth_labels, names, t("prepost.norm_title", n=T), t("prepost.depth_x"),
+                               t("prepost.norm_y"), sqrt_h=sqrt_h, sqrt_h_name=t("prepost.sqrt_h", value=f"{sqrt_h:.2f}"))
+    chart(fig, div, "prepost.norms", fill_screen=True)  # presenter mode: the rest of the first screen
 st.caption(t("prepost.same_weights", other=names[other]))
 
 # ---- 2. divergence per depth ----

@@ -16,6 +16,7 @@ from engine.checkpoints import GGUF_MODELS
 from engine.checkpoints.poem import POEM_MODELS
 from engine.tokenizer.languages import mostly_outside, outside_share
 from ui.i18n import t
+from ui.presenter import presenter_mode
 
 #: per language: (id, prompt); the id names the button (``examples.<id>``). Chosen to show a model's structure:
 #: a plain sentence (next-token predictions, the lens), code (indentation, brackets), and random words repeated
@@ -63,7 +64,8 @@ def example_buttons(container, languages: tuple[str, ...], where: str) -> None:
 
 def language_notice(ctx) -> None:
     """Once, near the top of a page: the text is mostly outside the languages the model declares (nothing for a
-    model that declares none, or for random-id input), with the model's example prompts."""
+    model that declares none, or for random-id input), with the model's example prompts. In presenter mode one
+    line: a short notice, the prompts behind a button beside it."""
     if not ctx.languages or ctx.tokenizer is None:
         return
     text = st.session_state.get("input.text", "")
@@ -73,6 +75,12 @@ def language_notice(ctx) -> None:
     pieces = ctx.pieces
     split = sum(1 for p in pieces if not isinstance(p, str) and not p.whole)
     names = t("examples.list_sep").join(t(f"examples.lang.{lang}") for lang in ctx.languages)
-    st.info(t("examples.notice", model=ctx.model_title.split(" (")[0], langs=names, share=f"{share:.0%}",
-              split=split, n=len(pieces)), icon="🌐")
+    model = ctx.model_title.split(" (")[0]
+    if presenter_mode():  # one line: the notice, the prompts behind a button beside it
+        row = st.container(horizontal=True, vertical_alignment="center", gap="small")
+        row.info(t("examples.notice_short", model=model, langs=names, share=f"{share:.0%}"), icon="🌐")
+        example_buttons(row.popover(t("examples.label"), icon="📝"), ctx.languages, "notice")
+        return
+    st.info(t("examples.notice", model=model, langs=names, share=f"{share:.0%}", split=split, n=len(pieces)),
+            icon="🌐")
     example_buttons(st, ctx.languages, "notice")

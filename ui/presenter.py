@@ -2,9 +2,15 @@
 
 Every page gets a compact layout (less empty space above the title, a smaller title) so the first chart sits
 inside a 1280 × 720 projector screen. Presenter mode additionally enlarges what the back row reads: body
-text, captions, slider values, tables, metrics (here, in CSS) and every font inside the charts
-(``ui.figures.common.scale_fonts``, applied by ``ui.widgets.chart``); the page's explanation and the model
-sliders fold away.
+text, captions, slider values, tables, metrics, the navigation (here, in CSS) and every font inside the charts
+(``ui.figures.common.scale_fonts``, applied by ``ui.widgets.chart``); the page's explanation, the model sliders
+and the secondary panels fold away (each into one line), and the sidebar is narrower.
+
+The first screen: a page draws its head (title, notices, controls) and its main chart inside :func:`stage`, the
+chart inside :func:`fill` (``ui.widgets.first_screen`` and ``chart(..., fill=True)`` do both). In presenter mode
+the stage is as tall as the viewport and the main chart takes the height its head leaves (CSS flex, with the
+chart at ``height="stretch"``: Streamlit sizes the Plotly figure to its element), so a heatmap's height follows
+the screen, not the number of tokens. Outside presenter mode both are plain containers.
 """
 
 from __future__ import annotations
@@ -17,6 +23,20 @@ from ui.state import control
 
 PRESENTER_KEY = "ui.presenter"
 PRESENTER_SCALE = 1.5  # chart fonts in presenter mode: 13 px -> 20 px
+STAGE_KEY = "presenter.stage"  # the container of a page's first screen (head + main chart)
+FILL_KEY = "presenter.fill"  # the containers of the main chart(s), which fill what the head leaves of the screen
+FILL_MIN_REM = 16  # the main chart's least height (a head taller than the screen pushes it down, never to 0)
+HEADING_KEY = "presenter.heading"  # the row of the title and the explanation's button
+SIDEBAR_REM = 17  # the sidebar's width in presenter mode (Streamlit's default: 300 px)
+
+
+def css_class(key: str) -> str:
+    """The CSS class Streamlit gives an element with this key (characters outside ``[a-zA-Z0-9_-]`` become -)."""
+    return "st-key-" + "".join(ch if ch.isascii() and (ch.isalnum() or ch in "_-") else "-" for ch in key)
+
+
+FILL = f'[class*="{css_class(FILL_KEY)}"]'  # every fill container: its key is FILL_KEY + "." + the chart's key
+
 
 # Always on. Streamlit's wide layout leaves ~6rem above the title and 5rem at the sides: on a 720-pixel-high
 # projector the title and the explanation alone then fill the screen. Slider values use the app's sans font.
@@ -33,7 +53,7 @@ PAGE_CSS = f"""<style>
 PRESENTER_CSS = f"""<style>
 /* presenter mode */
 .stMainBlockContainer {{ font-size: 1.3rem; }}
-.stMainBlockContainer h1 {{ font-size: 2.6rem; }}
+.stMainBlockContainer h1 {{ font-size: 2.1rem; padding-top: 0; padding-bottom: 0; }}
 .stMainBlockContainer h3 {{ font-size: 1.8rem; }}
 .stMainBlockContainer [data-testid="stMarkdownContainer"] p,
 .stMainBlockContainer [data-testid="stMarkdownContainer"] li {{ font-size: 1.3rem; }}
@@ -50,6 +70,23 @@ PRESENTER_CSS = f"""<style>
 .stMainBlockContainer [data-testid="stSliderThumbValue"] p {{ font-size: inherit; line-height: 1.2; }}
 .stMainBlockContainer [data-testid="stSliderTickBar"] p {{ font-size: 1.05rem; }}
 .stMainBlockContainer [data-testid="stSlider"] > [role="group"] {{ margin-top: 1.1rem; }}
+/* a narrower sidebar with larger type: more width for the charts, a navigation the room can read */
+[data-testid="stSidebar"] {{ width: {SIDEBAR_REM}rem !important; min-width: {SIDEBAR_REM}rem !important;
+                            max-width: {SIDEBAR_REM}rem !important; }}
+[data-testid="stSidebarNavLink"] p {{ font-size: 1.05rem; line-height: 1.3; }}
+[data-testid="stSidebarNavLink"] .stMarkdownEllipsis {{ white-space: normal; overflow: visible; }}
+/* the title and the "what to look for" button share a line; the title wraps, the button stays on the right */
+.{css_class(HEADING_KEY)} {{ flex-wrap: nowrap; }}
+.{css_class(HEADING_KEY)} > :first-child {{ flex: 1 1 auto; min-width: 0; }}
+/* the first screen: the page's head and its main chart, one viewport high (padding above: 3.5rem) */
+.{css_class(STAGE_KEY)} {{ min-height: calc(100vh - 4.5rem); }}
+.{css_class(STAGE_KEY)} :has({FILL}):not([data-testid="stHorizontalBlock"], [data-testid="stColumn"]) {{
+  flex: 1 1 0; min-height: {FILL_MIN_REM}rem; display: flex; flex-direction: column; }}
+.{css_class(STAGE_KEY)} [data-testid="stHorizontalBlock"]:has({FILL}) {{ flex: 1 1 0; min-height: {FILL_MIN_REM}rem;
+                                                                       align-items: stretch; }}
+.{css_class(STAGE_KEY)} [data-testid="stColumn"]:has({FILL}) {{ display: flex; flex-direction: column; }}
+{FILL} {{ flex: 1 1 0; min-height: {FILL_MIN_REM}rem; }}
+{FILL} > *, {FILL} > * > * {{ flex: 1 1 0; min-height: 0; display: flex; flex-direction: column; }}
 </style>"""
 
 
@@ -65,3 +102,15 @@ def presenter_toggle() -> None:
     """
     control(st.sidebar.toggle, t("ui.presenter"), PRESENTER_KEY, False, kind="bool", help=t("ui.presenter.help"))
     st.html(PAGE_CSS + (PRESENTER_CSS if presenter_mode() else ""))
+
+
+def stage():
+    """The container of a page's first screen: its head and its main chart (in presenter mode one viewport high)."""
+    return st.container(key=STAGE_KEY)
+
+
+def fill(name: str):
+    """The container of a page's main chart ``name`` (inside :func:`stage`; two charts side by side get one each):
+    in presenter mode it takes the height the stage's other elements leave."""
+    return st.container(key=f"{FILL_KEY}.{name}")
+

@@ -19,6 +19,7 @@ from engine.parity import PARITY_RTOL
 from ui.caches.views import attention_paths, reference_rows
 from ui.format import DASH, number
 from ui.i18n import t
+from ui.presenter import presenter_mode
 
 # Share of the bar each conversion stage fills (measured: reading the file's metadata is the slow part).
 STAGE_SPANS = {"read": (0.0, 0.45), "tensors": (0.45, 0.75), "tokenizer": (0.75, 0.8), "write": (0.8, 0.92),
@@ -130,10 +131,13 @@ def parity_badge(ctx, eager_logits: torch.Tensor) -> None:
     ref_scale = max(r["scale"] for r in rows)
     ok = paths["ok"] and all(r["ok"] and r["same_top1"] for r in rows)
     worst = max(paths["max_abs_diff"], ref_diff)
-    with st.container(border=True):
-        # No icon: Streamlit fetches a Material icon's SVG from fonts.gstatic.com, and the app stays offline.
-        st.badge(("✓ " if ok else "✗ ") + t("smollm2.badge.ok" if ok else "smollm2.badge.bad", diff=f"{worst:.1e}"),
-                 color="green" if ok else "red")
+    presenting = presenter_mode()  # one line: the badge, its two checks behind a button
+    box = (st.container(horizontal=True, vertical_alignment="center", gap="small") if presenting
+           else st.container(border=True))
+    # No icon: Streamlit fetches a Material icon's SVG from fonts.gstatic.com, and the app stays offline.
+    box.badge(("✓ " if ok else "✗ ") + t("smollm2.badge.ok" if ok else "smollm2.badge.bad", diff=f"{worst:.1e}"),
+              color="green" if ok else "red")
+    with box.popover(t("smollm2.badge.details")) if presenting else box:
         st.markdown(t("smollm2.badge.paths", n=len(ids), diff=f"{paths['max_abs_diff']:.1e}",
                       share=_share(paths["max_abs_diff"], paths["scale"]), scale=f"{paths['scale']:.1f}"))
         same = [r for r in rows if tuple(r.get("ids", ())) == ids]

@@ -68,9 +68,9 @@ def live_train_panel(vocab_size: int) -> None:
         grad_heatmap(analysis.layer_grad_history(hist), t("train.grad_title"), t("train.step_x"),
                      t("train.block_y"), t("train.grad_unit"))))
     with a:
-        show_figure(loss, "train.live_loss", columns=2)
+        show_figure(loss, "train.live_loss", columns=2, fill_screen=True)  # presenter mode: the rest of the screen
     with b:
-        show_figure(grads, "train.live_grads", columns=2)
+        show_figure(grads, "train.live_grads", columns=2, fill_screen=True)
 
 
 def train_budget(config, cfg: TrainConfig):

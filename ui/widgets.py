@@ -3,35 +3,39 @@
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui.figures.common import PRESENTER_CHART_PX, scale_fonts, wrap_title
+from ui.figures.common import PRESENTER_CHART_PX, PRESENTER_FILL_PX, scale_fonts, wrap_title
 from ui.figures.lessons import highlight
 from ui.i18n import t
 from ui.lessons import chart_gate
-from ui.presenter import PRESENTER_SCALE, presenter_mode
+from ui.presenter import HEADING_KEY, PRESENTER_SCALE, fill, presenter_mode, stage
 
 PLOTLY_CONFIG = {"displaylogo": False}
+_BELOW_SCREEN: ContextVar = ContextVar("below_first_screen", default=None)  # see first_screen
 
 
-def show_figure(fig: go.Figure, key: str, on_select=None, presenter_height: int | None = None,
-                columns: int = 1) -> None:
+def show_figure(fig: go.Figure, key: str, on_select=None, columns: int = 1, fill_screen: bool = False) -> None:
     """Draw a figure without exports (live charts); fonts scaled in presenter mode. With ``on_select`` (a
-    callback) a click on a point selects it (``st.session_state[key].selection``). ``presenter_height`` (px)
-    replaces the figure's height in presenter mode: for a first chart that must fit a 1280 × 720 projector
-    screen below the page's controls. ``columns``: the figure is one of that many side by side (its title is
-    wrapped to that share of the screen's width)."""
+    callback) a click on a point selects it (``st.session_state[key].selection``). ``columns``: the figure is
+    one of that many side by side (its title is wrapped to that share of the screen's width). ``fill_screen``:
+    the page's main chart, drawn inside :func:`first_screen`; in presenter mode it takes the height the page's
+    head leaves on the screen (the figure's own height then does not apply)."""
     if presenter_mode() and not getattr(fig, "_presenter_scaled", False):  # every font readable from the back
-        scale_fonts(fig, PRESENTER_SCALE)
-        if presenter_height:
-            fig.update_layout(height=presenter_height)
+        scale_fonts(fig, PRESENTER_SCALE, height=PRESENTER_FILL_PX if fill_screen else None)
         wrap_title(fig, PRESENTER_CHART_PX / columns)  # a long title at presenter size would run off the screen
         fig._presenter_scaled = True  # a figure shown again (the live panels' between rebuilds) is scaled once
     select = dict(on_select=on_select, selection_mode="points") if on_select is not None else {}
-    st.plotly_chart(fig, key=key, config=PLOTLY_CONFIG, **select)
+    if fill_screen and presenter_mode():
+        with fill(key):
+            st.plotly_chart(fig, key=key, config=PLOTLY_CONFIG, height="stretch", **select)
+    else:
+        st.plotly_chart(fig, key=key, config=PLOTLY_CONFIG, **select)
 
 
 def csv_bytes(data: pd.DataFrame) -> bytes:
@@ -67,13 +71,13 @@ def with_view(data: pd.DataFrame, view: dict | None) -> pd.DataFrame:
         if extra else data
 
 
-def chart(fig: go.Figure, data: pd.DataFrame | None, key: str, on_select=None,
-          presenter_height: int | None = None, columns: int = 1, view: dict | None = None) -> None:
+def chart(fig: go.Figure, data: pd.DataFrame | None, key: str, on_select=None, columns: int = 1,
+          view: dict | None = None, fill_screen: bool = False) -> None:
     """Show a Plotly figure with its data as CSV and the figure as standalone HTML (PNG: Plotly toolbar).
 
     ``key`` is a namespaced, stable widget key, e.g. ``"norms.residual"``. With ``on_select`` (a callback) a
     click on a point selects it; the selection is in ``st.session_state[key + ".chart"].selection``.
-    ``presenter_height``, ``columns``: see :func:`show_figure`. ``view``: what the chart shows of several (its
+    ``columns``, ``fill_screen``: see :func:`show_figure`. ``view``: what the chart shows of several (its
     layer, head, stage): in the file names and as the CSV's first columns.
     """
     hide, spot = chart_gate(key)
@@ -82,14 +86,46 @@ def chart(fig: go.Figure, data: pd.DataFrame | None, key: str, on_select=None,
         return
     if spot:
         highlight(fig, spot, data)
-    show_figure(fig, f"{key}.chart", on_select, presenter_height, columns)
+    show_figure(fig, f"{key}.chart", on_select, columns, fill_screen)
     if data is None:
         return
-    row = st.container(horizontal=True, gap="small")  # buttons keep their natural width, even in narrow columns
+    below = _BELOW_SCREEN.get() if fill_screen and presenter_mode() else None  # the main chart's: below the screen
+    row = (below or st).container(horizontal=True, gap="small")  # buttons keep their width, even in narrow columns
     row.download_button(t("common.download_csv"), lambda: csv_bytes(with_view(data, view)),
                         file_name=export_name(key, "csv", view), mime="text/csv", key=f"{key}.csv", on_click="ignore")
     row.download_button(t("common.download_html"), lambda: fig.to_html(include_plotlyjs=True, full_html=True),
                         file_name=export_name(key, "html", view), mime="text/html", key=f"{key}.html", on_click="ignore")
+
+
+@contextmanager
+def first_screen(title: str, explanation: str):
+    """A page's first screen: its title and "what to look for" box, then (the ``with`` block) its notices,
+    controls and main chart (``chart(..., fill_screen=True)``). In presenter mode it is one viewport high and the
+    main chart fills what the rest leaves; the title and the explanation share one line (the explanation behind
+    a button); the main chart's download buttons go below that screen. Outside presenter mode: the title, the
+    open explanation, the block."""
+    screen = stage()
+    token = _BELOW_SCREEN.set(st.container() if presenter_mode() else None)  # drawn after the stage
+    try:
+        with screen:
+            if presenter_mode():
+                row = st.container(horizontal=True, vertical_alignment="center", gap="medium", key=HEADING_KEY)
+                row.title(title)
+                with row.popover(t("common.what_to_look_for"), icon="💡"):
+                    st.markdown(explanation)
+            else:
+                st.title(title)
+                explain(explanation)
+            yield
+    finally:
+        _BELOW_SCREEN.reset(token)
+
+
+def screen_heading(text: str) -> None:
+    """A heading inside a page's first screen that its controls' labels or its chart's title repeat: left out in
+    presenter mode, where that screen has no line to spare."""
+    if not presenter_mode():
+        st.subheader(text)
 
 
 def explain(text: str) -> None:
@@ -100,8 +136,10 @@ def explain(text: str) -> None:
 
 
 def real_model_notice(source: str) -> None:
-    """On the views that need a pretrained model: say plainly when the model is random or seconds-trained."""
+    """On the views that need a pretrained model: say plainly when the model is random or seconds-trained (in
+    presenter mode in one line)."""
+    short = "_short" if presenter_mode() else ""
     if source == "random":
-        st.warning(t("views.random_model"))
+        st.warning(t("views.random_model" + short))
     elif source == "trained":
-        st.info(t("views.trained_model"))
+        st.info(t("views.trained_model" + short))

@@ -20,6 +20,7 @@ from tests.page_helpers import assert_huge_init_is_said_in_words, open_page, sho
 import analysis
 from engine import CausalLM, ModelConfig
 from engine.tokenizer import train_bpe
+from ui.figures.common import PRESENTER_FILL_PX
 from ui.figures.prepost import depth_scaling_lines, divergence_lines, gradient_norm_lines, placement_norm_lines
 from ui.sidebar import DEFAULTS, MAX_TOKENS, build_model
 
@@ -86,7 +87,7 @@ def check_against_engine(at: AppTest, charts, state: dict, depth: int | None = N
     np.testing.assert_allclose(div["cosine"], np.clip(cos, -1, 1), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(div["rel_l2"], rel, rtol=1e-5, atol=1e-6)
     # the charts draw these columns (float32) ...
-    lines, panels = norms_chart.figure.data, div_chart.figure.data
+    lines, panels = norms_chart.figure.data[:2], div_chart.figure.data  # the lines of pre and post, then √H
     for trace, values in zip([*lines, *panels], [norms["pre_norm"], norms["post_norm"], div["cosine"], div["rel_l2"]]):
         np.testing.assert_allclose(trace.y, values, rtol=1e-6, atol=1e-7)
     # ... and at depth 0, the shared embedding, they are exactly identical
@@ -282,16 +283,17 @@ def test_xiong_scaling_chart_against_an_independent_computation(charts):
 
 
 def test_presenter_mode_first_chart_fits_a_projector_screen():
-    """Presenter mode at 1280 x 720: the first chart (norms by depth) gets a height that fits below the title and
-    the depth slider (it was 400 px x 1.25 = 500 px, of which the first screen showed only the top); the
-    "same weights" caption sits below the chart, not between the slider and the chart."""
+    """Presenter mode at 1280 x 720: the first chart (norms by depth) is the page's main chart, which fills what
+    the title and the depth slider leave of the screen (it was 400 px x 1.25 = 500 px, of which the first screen
+    showed only the top; the browser test measures the fit: tests/browser/test_browser_layout.py); the "same
+    weights" caption sits below the chart, not between the slider and the chart."""
     normal, presenter = run_page(), run_page(**{"ui.presenter": True})
     for at in (normal, presenter):
         assert not at.exception, at.exception
     first = {name: shown_chart(at, "prepost.norms")["layout"]  # two sessions: the charts as each page shows them
              for name, at in (("normal", normal), ("presenter", presenter))}
-    # 720 px minus the title (two lines at presenter size), the folded explanation and the slider: about 380 px
-    assert first["normal"]["height"] == 400 and 300 <= first["presenter"]["height"] <= 380
+    # the figure's height in presenter mode is only its first draw's: the browser sizes it to the space left
+    assert first["normal"]["height"] == 400 and first["presenter"]["height"] == PRESENTER_FILL_PX
     assert "Mean residual L2 norm by depth" in first["presenter"]["title"]["text"]
     assert first["presenter"]["font"]["size"] > first["normal"]["font"]["size"]  # the fonts are still enlarged
     # the first element after the depth slider is the chart: no caption in between

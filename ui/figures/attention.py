@@ -15,7 +15,9 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ui.figures.common import CELL_TEXT_MAX_TOKENS, DIVERGING, base_layout, f32, position_axis
+from ui.figures.common import (
+    CELL_TEXT_MAX_TOKENS, DIVERGING, base_layout, column_tickangle, f32, position_axis, token_pairs,
+)
 from ui.format import cells, number
 from ui.i18n import t
 
@@ -33,7 +35,9 @@ def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title
         stage: "raw", "scaled", "masked" (diverging scale centred at 0) or "softmax" (sequential, 0..1).
     Returns:
         A figure with one ``go.Heatmap`` on integer positions; y reversed so query 0 is at the top; NaN cells
-        show the light-grey background. Per-cell text only when ``T <= CELL_TEXT_MAX_TOKENS`` (half that for
+        show the light-grey background. Every token labelled on both axes up to ``LABEL_EVERY_TOKEN`` (smaller
+        type above ``DENSE_TICKS``, columns upright), and the hover names the query's and the key's token (its
+        ``customdata``) at any length. Per-cell text only when ``T <= CELL_TEXT_MAX_TOKENS`` (half that for
         scores, whose labels are wider).
     """
     z = f32(matrix.to_numpy())
@@ -42,14 +46,15 @@ def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title
     scale = dict(colorscale=SEQUENTIAL, zmin=0.0, zmax=1.0) if probs else dict(colorscale=DIVERGING, zmid=0.0)
     trace = go.Heatmap(
         z=z, x=np.arange(T), y=np.arange(T), hoverongaps=False, colorbar=dict(title=dict(text=colorbar_title)),
-        hovertemplate=t("fig.query_key") + ": %{z:.4g}<extra></extra>", **scale,
+        customdata=token_pairs(labels[:T], labels[:T]),
+        hovertemplate=t("fig.query_key_tokens") + ": %{z:.4g}<extra></extra>", **scale,
     )
     if T <= (CELL_TEXT_MAX_TOKENS if probs else CELL_TEXT_MAX_TOKENS // 2):  # scores need wider labels
         trace.update(text=cells(z, ".2f" if probs else ".2g"), texttemplate="%{text}", textfont=dict(size=10))
     fig = go.Figure(trace)
     base_layout(fig, title, x_title, y_title, height=max(420, min(760, 160 + 22 * T)))
     fig.update_layout(plot_bgcolor=MASKED_BG)
-    fig.update_xaxes(**position_axis(labels), showgrid=False, zeroline=False, tickangle=-60 if T > 12 else 0)
+    fig.update_xaxes(**position_axis(labels), showgrid=False, zeroline=False, tickangle=column_tickangle(T))
     fig.update_yaxes(**position_axis(labels), showgrid=False, zeroline=False, autorange="reversed")
     return fig
 

@@ -11,6 +11,13 @@ import plotly.graph_objects as go
 FONT_FAMILY = "Noto Sans CJK SC, Noto Sans SC, Source Han Sans SC, Microsoft YaHei, PingFang SC, sans-serif"
 CELL_TEXT_MAX_TOKENS = 24  # per-cell text on heatmaps only up to this many tokens (slow and unreadable above)
 HEATMAP_MAX_TOKENS = 128  # tokens drawn on a heatmap axis at most
+# Sizes Streamlit's chart theme gives what a figure leaves unset (px): tick labels, titles of axes, legends,
+# colour bars and subplots. Presenter mode must scale these too, so it sets them explicitly.
+THEME_TICK_PX, THEME_TITLE_PX = 12, 14
+LABEL_EVERY_TOKEN = 64  # a position axis labels every token up to this many (then every 2nd, ...; hover names each)
+DENSE_TICKS = 24  # above this many labels on an axis their type shrinks so that each fits its row or column
+DENSE_AXIS_PX = 560  # the axis length (px) that type is fitted to outside presenter mode
+MIN_TICK_PX = 7  # the smallest type a fitted tick label gets
 # One diverging scale with one meaning on every page: red = positive, blue = negative, white = 0.
 DIVERGING = "RdBu_r"
 
@@ -35,27 +42,50 @@ def f32(values) -> np.ndarray:
     return np.asarray(values, dtype=np.float32)
 
 
-def position_axis(labels: list[str], max_ticks: int = 40) -> dict:
+def position_axis(labels: list[str], max_ticks: int = LABEL_EVERY_TOKEN) -> dict:
     """Axis settings that plot on integer positions and show token text as tick labels.
 
     Plotting on positions (not on token strings) keeps repeated tokens ("the ... the") as separate rows and
-    columns; Plotly would merge identical category labels.
+    columns; Plotly would merge identical category labels. Every token is labelled up to ``max_ticks`` tokens,
+    every 2nd one up to twice that, and so on; above ``DENSE_TICKS`` labels their type shrinks to fit one row or
+    column each (:func:`dense_tick_px`; a column axis should then turn its labels upright, ``tickangle=-90``).
     """
     n = len(labels)
     step = max(1, -(-n // max_ticks))  # thin the ticks on long inputs so labels do not overlap
     ticks = list(range(0, n, step))
-    return dict(tickmode="array", tickvals=ticks, ticktext=[labels[i] for i in ticks])
+    axis = dict(tickmode="array", tickvals=ticks, ticktext=[labels[i] for i in ticks])
+    if len(ticks) > DENSE_TICKS:
+        axis["tickfont"] = dict(size=dense_tick_px(len(ticks), DENSE_AXIS_PX))
+    return axis
 
 
-# Sizes Streamlit's chart theme gives what a figure leaves unset (px): tick labels, titles of axes, legends,
-# colour bars and subplots. Presenter mode must scale these too, so it sets them explicitly.
-THEME_TICK_PX, THEME_TITLE_PX = 12, 14
+def dense_tick_px(n: int, axis_px: float, most: float = THEME_TICK_PX) -> int:
+    """The tick font size (px) at which ``n`` labels, one per row or column, fit an axis ``axis_px`` long
+    (``most`` at most, ``MIN_TICK_PX`` at least)."""
+    return int(max(MIN_TICK_PX, min(most, 0.85 * axis_px / max(n, 1))))
+
+
+def column_tickangle(n: int) -> int:
+    """Tick label angle of a column axis with ``n`` token labels: level when few, slanted, upright when dense."""
+    return 0 if n <= 12 else -60 if n <= DENSE_TICKS else -90
+
+
+def token_pairs(row_labels: list[str], col_labels: list[str]) -> list[list[list[str]]]:
+    """Per heatmap cell the row's and the column's token (``customdata``: ``%{customdata[0]}`` names the row's
+    token in the hover, ``%{customdata[1]}`` the column's), so the hover names the tokens whatever the ticks show."""
+    return [[[r, c] for c in col_labels] for r in row_labels]
+
+
 CLOSING = "）)」』，。、：；！？,.;:!?"
 OPENING = "（(「『《“"
-PRESENTER_CHART_PX = 840
+PRESENTER_CHART_PX = 840  # a chart's width on a 1280-pixel projector screen, next to the open sidebar
+PRESENTER_PLOT_PX = (620, 190)  # a presenter chart's plot-area width, and its height less the figure's (px)
+PRESENTER_FILL_PX = 420  # about the height a page's main chart gets on a 1280 x 720 screen (it fills the rest)
+MIN_CELL_PX = 8  # heatmap cell numbers smaller than this are left out in presenter mode
+FIT_TICKS_ABOVE = 8  # presenter mode fits the tick labels of an axis with more category ticks than this
 # A log axis whose every tick label is a full value: without a tick format Plotly labels the ticks between powers
 # of ten by their leading digit alone (0.02 reads "2").
-LOG_AXIS = dict(type="log", tickformat="~g")  # a chart's width on a 1280-pixel projector screen, next to the open sidebar
+LOG_AXIS = dict(type="log", tickformat="~g")
 
 
 def text_width(text: str, font_px: float) -> float:
@@ -94,13 +124,14 @@ def wrap_title(fig: go.Figure, width_px: float = PRESENTER_CHART_PX) -> go.Figur
     return fig
 
 
-def scale_fonts(fig: go.Figure, factor: float) -> go.Figure:
+def scale_fonts(fig: go.Figure, factor: float, height: int | None = None) -> go.Figure:
     """Multiply every font size of ``fig`` by ``factor`` (presenter mode); returns the same figure.
 
     Covers the base font, the title, axis tick labels and titles, legend, hover labels, colour bars (of
     traces and colour axes), annotations (subplot titles) and text on bars and heatmap cells (cell text only as
-    far as it still fits its cell). The height grows by half the factor so the larger labels do not squeeze the
-    plot area; a legend row above the plot moves below the title's row.
+    far as it still fits its cell). Tick labels of an axis with one label per token (or other category) grow
+    only as far as each still fits its row or column. The height grows by half the factor so the larger labels
+    do not squeeze the plot area, or becomes ``height``; a legend row above the plot moves below the title's row.
     """
     def up(size, default) -> int:
         return round((size or default) * factor)
@@ -109,7 +140,9 @@ def scale_fonts(fig: go.Figure, factor: float) -> go.Figure:
     fig.update_layout(font_size=up(base, base), title_font_size=up(fig.layout.title.font.size, base * 1.3),
                       legend_font_size=up(fig.layout.legend.font.size, THEME_TITLE_PX),
                       hoverlabel_font_size=up(fig.layout.hoverlabel.font.size, THEME_TITLE_PX))
-    if fig.layout.height:
+    if height:
+        fig.update_layout(height=height)
+    elif fig.layout.height:
         fig.update_layout(height=round(fig.layout.height * (1 + (factor - 1) / 2)))
     legend = fig.layout.legend
     shown = [tr for tr in fig.data if tr.showlegend is not False and tr.name]
@@ -119,16 +152,20 @@ def scale_fonts(fig: go.Figure, factor: float) -> go.Figure:
         fig.update_layout(title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=8)),
                           margin=dict(t=round(1.4 * title_px + 1.6 * legend_px + 20)))
 
-    def axis(ax) -> None:
-        ax.tickfont.size = up(ax.tickfont.size, THEME_TICK_PX)
+    def axis(ax, length_px: float) -> None:
+        size = up(ax.tickfont.size, THEME_TICK_PX)
+        n = len(ax.tickvals) if ax.tickmode == "array" and ax.tickvals is not None else 0
+        if n > FIT_TICKS_ABOVE:  # one label per row or column (tokens): no larger than the row or column
+            size = dense_tick_px(n, length_px, most=size)
+        ax.tickfont.size = size
         ax.title.font.size = up(ax.title.font.size, THEME_TITLE_PX)
 
     def colorbar(cb) -> None:
         cb.tickfont.size = up(cb.tickfont.size, THEME_TICK_PX)
         cb.title.font.size = up(cb.title.font.size, THEME_TITLE_PX)
 
-    fig.for_each_xaxis(axis)
-    fig.for_each_yaxis(axis)
+    fig.for_each_xaxis(lambda ax: axis(ax, PRESENTER_PLOT_PX[0]))
+    fig.for_each_yaxis(lambda ax: axis(ax, (fig.layout.height or 450) - PRESENTER_PLOT_PX[1]))
     fig.for_each_coloraxis(lambda ca: colorbar(ca.colorbar))
     for ann in fig.layout.annotations:
         ann.font.size = up(ann.font.size, base)
@@ -139,7 +176,11 @@ def scale_fonts(fig: go.Figure, factor: float) -> go.Figure:
         if font is not None and font.size:
             size = font.size * factor
             if tr.type == "heatmap" and tr.text is not None and tr.z is not None and len(tr.z):
-                size = min(size, max(font.size, _cell_font_fit(tr)))  # numbers must still fit their cells
+                rows_fit = 0.8 * ((fig.layout.height or 450) - PRESENTER_PLOT_PX[1]) / len(tr.z)
+                fit = min(_cell_font_fit(tr), rows_fit)
+                if fit < MIN_CELL_PX:  # rows too low for readable numbers: colour only (the hover has them)
+                    tr.update(texttemplate=None)
+                size = min(size, max(font.size, fit))  # numbers must still fit their cells
             tr.textfont.size = round(size)
     return fig
 

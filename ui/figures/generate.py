@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.figures.common import CELL_TEXT_MAX_TOKENS, LOG_AXIS, base_layout, f32, position_axis
+from ui.figures.common import CELL_TEXT_MAX_TOKENS, LOG_AXIS, base_layout, column_tickangle, f32, position_axis
 from ui.escape import plotly
 from ui.format import significant
 from ui.i18n import t
@@ -31,12 +31,12 @@ def query_row_heatmap(row: pd.DataFrame, labels: list[str], prefill_len: int, ti
     S = w.shape[1]
     trace = go.Heatmap(z=w, x=np.arange(S), y=[0], colorscale="Blues", zmin=0.0, zmax=1.0,  # probabilities
                        colorbar=dict(title=dict(text=colorbar_title), len=1.2, thickness=14),
-                       hovertemplate=t("fig.key_x") + ": %{z:.4f}<extra></extra>")
+                       customdata=[labels[:S]], hovertemplate=t("fig.key_token") + ": %{z:.4f}<extra></extra>")
     if S <= CELL_TEXT_MAX_TOKENS:
         trace.update(text=[[f"{v:.2f}" for v in w[0]]], texttemplate="%{text}", textfont=dict(size=11))
     fig = go.Figure(trace)
     base_layout(fig, title, x_title, "", height=260)
-    fig.update_xaxes(**position_axis(labels), tickangle=-45 if S > 12 else 0)
+    fig.update_xaxes(**position_axis(labels), tickangle=column_tickangle(S))
     fig.update_yaxes(tickmode="array", tickvals=[0], ticktext=[y_label])
     if 0 < prefill_len < S:
         fig.add_vline(x=prefill_len - 0.5, line_dash="dash", line_color="#ff7f0e")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.figures.common import base_layout, position_axis
+from ui.figures.common import DENSE_TICKS, base_layout, column_tickangle, position_axis
 from ui.format import finite, number
 from ui.i18n import t
 
@@ -32,12 +32,13 @@ def contribution_bar(df: pd.DataFrame, title: str, x_title: str, y_title: str, m
     hover = [masked_label if m else t("fig.loss_share", loss=number(lo, ".4f"), share=number(s, ".1%"))
              for m, lo, s in zip(df["masked"], df["loss"], df["share"])]
     fig = go.Figure(go.Bar(
-        x=df["position"].tolist(), y=y, customdata=hover, marker_color="#1f77b4",
-        hovertemplate="%{x}: %{customdata}<br>" + t("fig.contribution") + "<extra></extra>",
+        x=df["position"].tolist(), y=y, customdata=list(zip(ticks, hover)), marker_color="#1f77b4",
+        hovertemplate="%{customdata[0]}<br>%{customdata[1]}<br>" + t("fig.contribution") + "<extra></extra>",
     ))
     n = len(df)
     base_layout(fig, title, x_title, y_title, height=420 if n <= 40 else 480)
-    fig.update_xaxes(**position_axis(ticks), tickangle=-45 if n > 6 else 0, range=[-0.5, max(n, 1) - 0.5])
+    fig.update_xaxes(**position_axis(ticks), tickangle=-45 if 6 < n <= DENSE_TICKS else column_tickangle(n),
+                     range=[-0.5, max(n, 1) - 0.5])
     fig.update_layout(bargap=0.15)
     masked = df["masked"].to_numpy()
     start = None

@@ -7,11 +7,14 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ui.figures.common import CELL_TEXT_MAX_TOKENS, base_layout, f32, position_axis
+from ui.figures.common import CELL_TEXT_MAX_TOKENS, base_layout, column_tickangle, f32, position_axis
 from ui.format import DASH, number
 
 POSITION_LINE_COLOR = "rgba(99, 110, 250, 0.35)"  # thin, semi-transparent per-position lines
 MEAN_LINE_COLOR = "#d62728"
+
+
+FINAL_HEADROOM = 1.2  # the final-norm panel's y range ends this factor above its highest value
 
 
 def depth_axis(labels: list[str], max_ticks: int = 26) -> dict:
@@ -102,6 +105,11 @@ def residual_norm_lines(df: pd.DataFrame, depth_labels: list[str], position_name
     fig.update_xaxes(tickmode="array", tickvals=[0], ticktext=[depth_labels[-1]], range=[-0.6, 0.6],
                      showgrid=False, row=1, col=2)
     fig.update_yaxes(rangemode="tozero")
+    # the final norm's panel from 0 with room above its highest dot, the mean's wide marker and the √H label:
+    # autorange cut the marker at the top edge when every position sits at √H (Pre-Norm at init)
+    top = [float(v) for v in final.to_numpy() if np.isfinite(v)] + ([sqrt_h] if sqrt_h is not None else [])
+    if top and max(top) > 0:
+        fig.update_yaxes(range=[0, max(top) * FINAL_HEADROOM], row=1, col=2)
     return fig
 
 
@@ -166,6 +174,6 @@ def residual_norm_heatmap(df: pd.DataFrame, depth_labels: list[str], tick_labels
         textfont=dict(size=10),
     ))
     base_layout(fig, title, x_title, y_title, height=max(320, min(900, 40 + 22 * z.shape[0])))
-    fig.update_xaxes(**position_axis(tick_labels[:n]), tickangle=-45 if n > 12 else 0)
+    fig.update_xaxes(**position_axis(tick_labels[:n]), tickangle=column_tickangle(n))
     fig.update_yaxes(**{**depth_axis(depth_labels, max_ticks=30), "tickangle": 0}, autorange="reversed")
     return fig

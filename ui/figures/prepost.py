@@ -7,10 +7,24 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ui.figures.common import base_layout, f32
+from ui.figures.common import LOG_AXIS, base_layout, f32
 from ui.figures.norms import depth_axis
 
 COLORS = {"pre": "#1f77b4", "post": "#ff7f0e"}
+LOG_RATIO = 10  # the two placements' largest norms differ by more than this factor: a log y axis
+
+
+def differ_by_orders(a, b, ratio: float = LOG_RATIO) -> bool:
+    """Whether the largest positive finite values of ``a`` and ``b`` differ by more than ``ratio`` (on a linear
+    axis the smaller line would lie flat at the bottom)."""
+    tops = []
+    for v in (a, b):
+        v = np.asarray(v, dtype=np.float64)
+        v = v[np.isfinite(v) & (v > 0)]
+        if not v.size:
+            return False
+        tops.append(float(v.max()))
+    return max(tops) > ratio * min(tops)
 
 
 def placement_norm_lines(df: pd.DataFrame, depth_labels: list[str], names: dict[str, str], title: str,
@@ -20,8 +34,11 @@ def placement_norm_lines(df: pd.DataFrame, depth_labels: list[str], names: dict[
     Args:
         df: ``analysis.prepost.placement_divergence`` (columns depth 0..L, pre_norm, post_norm, ...).
         depth_labels: L+1 tick texts ("embed", "block 1", …); names: legend name for "pre" and "post".
-        sqrt_h: optional dotted reference line at √H.
-    Traces: ``[pre, post]``, y = the ``pre_norm`` / ``post_norm`` columns as float32.
+        sqrt_h: optional dotted reference line at √H, named ``sqrt_h_name`` in the legend (a label on the line
+            would sit on the lines or the tick labels).
+    Traces: ``[pre, post]`` (+ the √H line), y = the ``pre_norm`` / ``post_norm`` columns as float32. The y axis
+    is logarithmic when the two placements differ by more than ``LOG_RATIO`` (a trained Pre-Norm model reaches
+    ~1,000 where Post-Norm stays at √H), else linear from 0.
     """
     fig = go.Figure()
     labels = np.array(depth_labels, dtype=object)
@@ -32,11 +49,15 @@ def placement_norm_lines(df: pd.DataFrame, depth_labels: list[str], names: dict[
             hovertemplate="%{customdata}: %{y:.3f}<extra>" + names[key] + "</extra>",
         ))
     if sqrt_h is not None:
-        fig.add_hline(y=sqrt_h, line=dict(dash="dot", color="gray", width=1), annotation_text=sqrt_h_name,
-                      annotation_position="bottom right")
+        depths = df["depth"].to_numpy()
+        fig.add_trace(go.Scatter(x=[depths.min(), depths.max()], y=[sqrt_h, sqrt_h], mode="lines", name=sqrt_h_name,
+                                 line=dict(dash="dot", color="gray", width=1.5), hoverinfo="skip"))
     base_layout(fig, title, x_title, y_title, height=400)
     fig.update_xaxes(**depth_axis(depth_labels))
-    fig.update_yaxes(rangemode="tozero")
+    if differ_by_orders(df["pre_norm"], df["post_norm"]):
+        fig.update_yaxes(**LOG_AXIS, dtick="D2")  # 1, 2, 5, 10, 20, ...: a label at every step, none crowded
+    else:
+        fig.update_yaxes(rangemode="tozero")
     return fig
 
 

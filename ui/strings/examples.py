@@ -13,6 +13,7 @@ EN = {
     "examples.notice": "{model} was trained mostly on {langs}: {share} of the letters in this text are in other "
                        "scripts and {split} of its {n} tokens are byte pieces, so it shows little of its structure "
                        "here. Try a prompt in its language:",
+    "examples.notice_short": "{model} knows mostly {langs}; {share} of this text is not.",
 }
 
 ZH = {
@@ -27,4 +28,5 @@ ZH = {
     "examples.list_sep": "、",
     "examples.notice": "{model} 主要用{langs}训练：这段文本里 {share} 的字符属于其他文字（不是{langs}），{n} 个 token 中有 "
                        "{split} 个是字节片段，所以这里看不出它的结构。试试用{langs}写的提示词：",
+    "examples.notice_short": "{model} 主要懂{langs}；这段文本有 {share} 不是{langs}。",
 }

@@ -3,6 +3,7 @@
 EN = {
     "fig.nats": "nats",
     "fig.query_key": "query %{y} → key %{x}",
+    "fig.query_key_tokens": "query %{customdata[0]} → key %{customdata[1]}",
     "fig.head_value": "head %{x}: %{y:.4f} nats",
     "fig.layer_head": "layer %{y}, head %{x}",
     "fig.pos_unit": "position %{y}, unit %{x}",
@@ -20,6 +21,7 @@ EN = {
     "fig.component.final norm": "final norm",
     "fig.component.lm_head": "lm_head",
     "fig.key_x": "key %{x}",
+    "fig.key_token": "key %{customdata}",
     "fig.layer_y": "layer %{y}",
     "fig.strongest": "strongest",
 }
@@ -27,6 +29,7 @@ EN = {
 ZH = {
     "fig.nats": "奈特",
     "fig.query_key": "查询 %{y} → 键 %{x}",
+    "fig.query_key_tokens": "查询 %{customdata[0]} → 键 %{customdata[1]}",
     "fig.head_value": "第 %{x} 个头：%{y:.4f} 奈特",
     "fig.layer_head": "第 %{y} 层，第 %{x} 个头",
     "fig.pos_unit": "位置 %{y}，隐藏单元 %{x}",
@@ -45,5 +48,6 @@ ZH = {
     "fig.component.lm_head": "输出头",
     "fig.strongest": "最强",
     "fig.key_x": "键 %{x}",
+    "fig.key_token": "键 %{customdata}",
     "fig.layer_y": "第 %{y} 层",
 }

@@ -7,6 +7,8 @@ EN = {
                           "sidebar). With random weights every head attends almost uniformly.",
     "views.trained_model": "This model was trained for seconds in this session: expect at most faint roles. "
                            "A pretrained checkpoint (SmolLM2-135M) shows them clearly.",
+    "views.random_model_short": "Random weights: these views need a pretrained model (SmolLM2 in the sidebar).",
+    "views.trained_model_short": "Trained for seconds: at most faint roles (SmolLM2 in the sidebar shows them).",
     "heads.title": "Head roles: what each attention head does",
     "heads.explain": "Every head of every layer gets four scores, each an average attention weight. Previous-token: "
                      "how much a token looks at the token just before it. Induction (Olsson et al. 2022): on a "
@@ -73,6 +75,8 @@ ZH = {
     "views.random_model": "当前模型是随机权重：下面的头角色、注意力汇聚点、巨量激活和 logit 透镜需要预训练模型才能看出规律"
                           "（在侧边栏加载 SmolLM2-135M 或其他检查点）。随机权重下每个头的注意力都接近均匀。",
     "views.trained_model": "当前模型只在本次会话中训练了几秒：最多能看到很弱的角色。预训练检查点（SmolLM2-135M）能清楚地显示它们。",
+    "views.random_model_short": "随机权重：这些视图需要预训练模型（在侧边栏加载 SmolLM2）。",
+    "views.trained_model_short": "只训练了几秒：最多能看到很弱的角色（侧边栏的 SmolLM2 能清楚地显示）。",
     "heads.title": "注意力头的角色：每个头在做什么",
     "heads.explain": "每一层的每个头都有四个分数，每个分数都是平均注意力权重。前一 token：一个 token 看它紧前面那个 token 的程度。"
                      "归纳（Olsson 等，2022）：在重复两遍的随机 token 序列上，第二遍中的 token 看“它上次出现时后面那个 token”的程度——"

@@ -68,6 +68,7 @@ EN = {
                                "embedding. Depths whose model would not fit the server's budget are left out.",
     "prepost.scaling_budget": "Fewer than two depths of this model fit the server's budget, so there is no scaling to show.",
     "prepost.trained_placement": "These weights were trained with {placement}: their placement is fixed by that training. The other placement below runs the very same weights, which shows how much the model depends on where its norms sit — it is not a model that was trained that way.",
+    "prepost.trained_placement_short": "Trained with {placement}: the other placement runs the same weights (a what-if, never trained).",
 }
 
 ZH = {
@@ -127,4 +128,5 @@ ZH = {
                                "超出服务器预算的深度不计算。",
     "prepost.scaling_budget": "这个模型在服务器预算内能计算的深度少于两个，因此无法显示随深度的变化。",
     "prepost.trained_placement": "这些权重是用 {placement} 训练出来的：归一化位置由训练决定。下面的另一种位置用的是完全相同的权重，它展示模型有多依赖归一化的位置——但它并不是用那种方式训练出来的模型。",
+    "prepost.trained_placement_short": "用 {placement} 训练：另一种位置用的是同一组权重（只是假设，从未这样训练）。",
 }

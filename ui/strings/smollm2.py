@@ -9,6 +9,7 @@ EN = {
     "smollm2.badge.computing": "Checking SmolLM2's logits two ways…",
     "smollm2.badge.ok": "Parity: max |Δlogit| = {diff}",
     "smollm2.badge.bad": "Parity failed: max |Δlogit| = {diff}",
+    "smollm2.badge.details": "The two checks",
     "smollm2.badge.paths": "**This text** ({n} tokens): attention as an explicit softmax (what the heatmaps show) "
                            "against PyTorch's fused `scaled_dot_product_attention`: max |Δlogit| = {diff}, "
                            "{share} of the largest |logit| ({scale}).",
@@ -33,6 +34,7 @@ ZH = {
     "smollm2.badge.computing": "正在用两种方式核对 SmolLM2 的 logits…",
     "smollm2.badge.ok": "一致性：最大 |Δlogit| = {diff}",
     "smollm2.badge.bad": "一致性检查失败：最大 |Δlogit| = {diff}",
+    "smollm2.badge.details": "两项核对",
     "smollm2.badge.paths": "**当前文本**（{n} 个 token）：显式 softmax 注意力（热力图显示的就是它）与 PyTorch 融合的 "
                            "`scaled_dot_product_attention` 相比：最大 |Δlogit| = {diff}，为最大 |logit|（{scale}）的 {share}。",
     "smollm2.badge.reference": "**参考提示词**（{n} 条，共 {tokens} 个 token，数值随测试一起提供）：我们的 logits 与 "
