@@ -112,3 +112,30 @@ def test_layer_norms_final_norm_marker_inside_its_axis_range():
     marker_px = fig.data[T + 2].marker.size  # the mean's marker: its half height must fit below the top
     plot_px = fig.layout.height - 160
     assert lo <= 0 and hi >= math.sqrt(H) * (1 + marker_px / plot_px)
+
+
+def test_generate_charts_keep_their_legend_off_the_title_on_a_phone():
+    """Issue 22 (leftover): on a 390 x 844 phone the Generate page's chart titles ran into their legends (a
+    horizontal legend above the plot sits on the title's line, and grows up into it when it wraps)."""
+    from analysis.generation import memory_table
+    from engine import ModelConfig
+    from ui.figures.common import PHONE_PLOT_PX, text_width
+    from ui.figures.generate import cache_bars, filter_bars, memory_bars
+
+    growth = pd.DataFrame({"layer": [1, 1, 2, 2], "source": ["prefill", "decode"] * 2, "positions": [22, 3, 22, 3]})
+    stages = {"softmax": "softmax (raw)", "temperature": "after temperature", "top_k": "after top-k",
+              "top_p": "after top-p", "min_p": "after min-p"}
+    table = pd.DataFrame([dict(rank=r, token=f"t{r}", stage=s, probability=0.1) for r in (1, 2) for s in stages])
+    config = ModelConfig(vocab_size=256, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                         num_key_value_heads=2, intermediate_size=128)
+    figs = [cache_bars(growth, {"prefill": "prefill (prompt)", "decode": "decode (generated)"}, "Cached", "x", "y"),
+            filter_bars(table, stages, "Top tokens", "x", "y"),
+            memory_bars(memory_table(config, "this model", seq_len=256, bytes_per_value=4), "KV", "x", "y")]
+    for fig in figs:
+        title, legend = fig.layout.title, fig.layout.legend
+        assert title.yref == "container" and title.yanchor == "top"  # the title's own row at the very top
+        assert legend.yanchor == "bottom" and legend.y >= 1.0  # the legend just above the plot, below the title
+        names = [tr.name for tr in fig.data if tr.name]
+        per_row = max(1, int(PHONE_PLOT_PX // max(40 + text_width(n, THEME_TICK_PX + 2) for n in names)))
+        rows = -(-len(names) // per_row)  # at least this many rows on a phone's plot width
+        assert fig.layout.margin.t >= 1.4 * 18 + 1.5 * 14 * rows, (names, fig.layout.margin.t)

@@ -88,6 +88,25 @@ FIT_TICKS_ABOVE = 8  # presenter mode fits the tick labels of an axis with more 
 LOG_AXIS = dict(type="log", tickformat="~g")
 
 
+PHONE_PLOT_PX = 200  # the width a legend row gets on a 390-pixel phone screen (measured: 5 filter entries, 5 rows)
+
+
+def legend_under_title(fig: go.Figure, plot_px: float = PHONE_PLOT_PX) -> go.Figure:
+    """The title in its own row at the top, the horizontal legend in the rows below it, the plot below both, with
+    room for as many legend rows as the entries need on a plot ``plot_px`` wide (a phone): Plotly puts a legend
+    above the plot on the title's line, and on a narrow screen a wrapped legend grows up into the title.
+    Returns the same figure."""
+    legend_px = fig.layout.legend.font.size or THEME_TITLE_PX
+    title_px = fig.layout.title.font.size or round((fig.layout.font.size or THEME_TITLE_PX) * 1.3)
+    names = [tr.name for tr in fig.data if tr.showlegend is not False and tr.name]
+    entry = max((54 + text_width(n, legend_px) for n in names), default=0.0)  # symbol, name, gap
+    rows = max(1, -(-len(names) // max(1, int(plot_px // entry)))) if names else 1
+    fig.update_layout(title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=8)),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0.0),
+                      margin=dict(t=round(1.4 * title_px + 1.5 * legend_px * rows + 24)))
+    return fig
+
+
 def text_width(text: str, font_px: float) -> float:
     """Rough rendered width (px) of plain text: a Chinese character one em, anything else about half."""
     return sum(font_px if "\u2e80" <= ch <= "\uffef" else 0.55 * font_px for ch in text)

@@ -8,7 +8,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.figures.common import CELL_TEXT_MAX_TOKENS, LOG_AXIS, base_layout, column_tickangle, f32, position_axis
+from ui.figures.common import (
+    CELL_TEXT_MAX_TOKENS, LOG_AXIS, base_layout, column_tickangle, f32, legend_under_title, position_axis,
+)
 from ui.escape import plotly
 from ui.format import significant
 from ui.i18n import t
@@ -58,6 +60,7 @@ def cache_bars(df: pd.DataFrame, source_labels: dict[str, str], title: str, x_ti
                     hovertemplate=t("fig.layer_y") + ": %{x}<extra>" + source_labels[source] + "</extra>")
     n_layers = int(df["layer"].nunique())
     base_layout(fig, title, x_title, y_title, height=max(260, min(640, 120 + 22 * n_layers)))
+    legend_under_title(fig)  # a phone: the legend wraps below the title, never onto it
     fig.update_layout(barmode="stack", legend_traceorder="normal")
     layers = sorted(int(v) for v in df["layer"].unique())
     fig.update_yaxes(autorange="reversed", tickmode="array", tickvals=layers, ticktext=[str(v) for v in layers], dtick=1)
@@ -79,6 +82,7 @@ def filter_bars(df: pd.DataFrame, stage_labels: dict[str, str], title: str, x_ti
         fig.add_bar(x=part["rank"].tolist(), y=f32(part["probability"] * 100.0), name=label, marker_color=color,
                     hovertemplate="%{x}: %{y:.2f}%<extra>" + label + "</extra>")
     base_layout(fig, title, x_title, y_title, height=420)
+    legend_under_title(fig)  # a phone: the legend wraps below the title, never onto it
     fig.update_layout(barmode="group", bargap=0.2)
     fig.update_xaxes(tickmode="array", tickvals=first["rank"].tolist(), ticktext=ticks, tickangle=-30)
     fig.update_yaxes(ticksuffix="%", rangemode="tozero")
@@ -103,6 +107,7 @@ def memory_bars(df: pd.DataFrame, title: str, x_title: str, y_title: str, kv_hea
                     customdata=part["kv_heads"].tolist(),
                     hovertemplate=f"%{{x}} {kind} ({kv_heads_name} = %{{customdata}}): %{{y:,.2f}} MiB<extra></extra>")
     base_layout(fig, title, x_title, y_title, height=440)
+    legend_under_title(fig)  # a phone: the legend wraps below the title, never onto it
     fig.update_layout(barmode="group")
     fig.update_yaxes(**LOG_AXIS)
     return fig
