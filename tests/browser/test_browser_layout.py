@@ -24,6 +24,7 @@ pytestmark = pytest.mark.browser
 WIDTH, HEIGHT = 1280, 720
 PRESENTER_TICK_PX = 18  # chart fonts: 13 px normally, 20 px in presenter mode
 MIN_VISIBLE = 0.8  # share of the first chart's box inside the 1280 x 720 viewport
+CHARTLESS = ("lessons",)  # the lesson list: no chart until a lesson is opened
 
 # The first chart's box (the Streamlit element around the Plotly figure) and how much of it the viewport shows.
 FIRST_CHART = """() => {
@@ -63,7 +64,9 @@ def _first_chart(page, path: str) -> dict:
 
 def _walk(page, tag: str, chartless: tuple[str, ...] = ()) -> dict[str, dict]:
     """Every page in navigation order, reached by clicking; the first chart's box on each (screenshot saved).
-    Pages in ``chartless`` draw no chart (the Training lab with a checkpoint: it is not trained here)."""
+    Pages in ``chartless`` (and ``CHARTLESS``) draw no chart (the Training lab with a checkpoint: it is not
+    trained here)."""
+    chartless = (*CHARTLESS, *chartless)
     n = page.locator(NAV_LINKS).count()
     assert n >= 8  # every page of app.py
     seen = {}
