@@ -27,6 +27,7 @@ PAGES = [
     ("pages/next_token.py", "nav.next", "next-token", "✨"),
     ("pages/generate.py", "nav.generate", "generate", "💬"),
     ("pages/lens.py", "nav.lens", "lens", "🔍"),
+    ("pages/interventions.py", "nav.interventions", "interventions", "✂️"),
     ("pages/train.py", "nav.train", "train", "🏋️"),
     # not pages/lessons.py: a page test puts pages/ first on sys.path, where that file would hide the lessons package
     ("pages/lesson_list.py", "nav.lessons", "lessons", "🎓"),
