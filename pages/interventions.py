@@ -9,6 +9,7 @@ a sweep small enough (a random toy model) runs at once. Layers and heads are 1-b
 """
 
 import time
+from contextlib import ExitStack
 
 import numpy as np
 import pandas as pd
@@ -32,7 +33,8 @@ from ui.i18n import current_lang, labeler, t
 from ui.sidebar import explorer
 from ui.state import control, current, register_params
 from ui.tokens import phrase
-from ui.widgets import chart, explain, real_model_notice
+from ui.presenter import presenter_mode
+from ui.widgets import chart, first_screen, real_model_notice
 
 EXPERIMENTS = ["induction", "facts", "names", "own"]
 STANDS_OUT = 0.1  # nats: a largest single-head rise below this is "no single head matters much"
@@ -122,7 +124,6 @@ def _run_or_wait(key: tuple, name: str, work, forwards: float, runs: int, ids: t
     if gflop < HEAVY_GFLOP:  # a toy model's sweep: at once, as any page view
         with view_work(gflop), st.spinner(t("interv.computing")):
             return jobs.store(key, work(None))
-    preview()
     job = jobs.pending(key)
     if job is not None:  # someone (maybe this session) is computing it: watch the same job
         job = jobs.start(key, name, work, _session())
@@ -134,13 +135,17 @@ def _run_or_wait(key: tuple, name: str, work, forwards: float, runs: int, ids: t
             elif last.cancelled:
                 st.info(t("interv.cancelled"))
         one = _one_forward_s(ctx.model, ids)
-        st.caption(t("interv.estimate", runs=f"{runs:,}", forwards=f"{forwards:,.0f}", one=duration(one),
-                     eta=duration(one * forwards)))
-        if not st.button(t("interv.run"), key="interv.run", type="primary"):
-            st.stop()
-        job = jobs.start(key, name, work, _session())
-    st.session_state[JOB_KEY] = job
-    _progress(job)
+        row = st.container(horizontal=True, vertical_alignment="center")
+        if row.button(t("interv.run"), key="interv.run", type="primary"):
+            job = jobs.start(key, name, work, _session())
+        else:
+            row.caption(t("interv.estimate", runs=f"{runs:,}", forwards=f"{forwards:,.0f}", one=duration(one),
+                          eta=duration(one * forwards)))
+    if job is not None:
+        st.session_state[JOB_KEY] = job
+        _progress(job)
+    preview()
+    SCREEN.close()
     st.stop()
 
 
@@ -179,7 +184,8 @@ def _induction_preview(ids: torch.Tensor, period: int) -> None:
     nh = ctx.config.num_attention_heads
     fig = effect_map(scores, "head", "induction", [str(h + 1) for h in range(nh)], t("interv.ind.preview_title"),
                      t("interv.head_axis"), t("interv.layer_axis"), t("interv.ind.preview_unit"), zmax=1.0)
-    chart(fig, scores.assign(layer=scores["layer"] + 1, head=scores["head"] + 1), "interv.preview")
+    chart(fig, scores.assign(layer=scores["layer"] + 1, head=scores["head"] + 1), "interv.preview", fill_screen=True)
+    SCREEN.close()
     best_i = scores.loc[scores["induction"].idxmax()]
     best_p = scores.loc[scores["prev_token"].idxmax()]
     st.markdown(t("interv.ind.preview", il=int(best_i["layer"]) + 1, ih=int(best_i["head"]) + 1,
@@ -203,7 +209,7 @@ def _pair_preview(clean_ids: tuple, corrupt_ids: tuple, pair) -> None:
                         "before": clean[top].numpy(), "after": corrupt[top].numpy()})
     fig = tokens_bars(tok, t("interv.pair.clean"), t("interv.pair.corrupt"), t("interv.pair.preview_title"),
                       t("interv.ba.prob"))
-    chart(fig, tok, "interv.preview")
+    chart(fig, tok, "interv.preview", fill_screen=True)
 
 
 # ---------------------------------------------------------------------------------------------------- induction
@@ -233,7 +239,6 @@ def _induction() -> None:
     frame, summary, groups = _run_or_wait(key, "induction", _induction_work(ctx.model, ids, period), forwards, runs,
                                           tuple(ids[0].tolist()), lambda: _induction_preview(ids, period))
     base = summary["base_loss"]
-    st.caption(t("interv.ind.setup", n=period, m=period - 1, base=_fmt(base)))
 
     keys = KEYS["ind"]
     top = summary["top"]
@@ -247,7 +252,9 @@ def _induction() -> None:
     fig = effect_map(frame, "head", "increase", labels, t("interv.ind.map_title"), t("interv.head_axis"),
                      t("interv.layer_axis"), t("interv.ind.unit"), sel)
     table = frame.assign(layer=frame["layer"] + 1, head=frame["head"] + 1)
-    chart(fig, table, "interv.ind_map", on_select=_picker_follows("interv.ind_map", keys, "ind"))
+    chart(fig, table, "interv.ind_map", on_select=_picker_follows("interv.ind_map", keys, "ind"), fill_screen=True)
+    SCREEN.close()
+    st.caption(t("interv.ind.setup", n=period, m=period - 1, base=_fmt(base)))
 
     # ---- in words, from the numbers ----
     if top["increase"] < STANDS_OUT:
@@ -351,17 +358,10 @@ def _pair(experiment: str) -> None:
                                                        L * T + min(4, L) * nh, corrupt_ids,
                                                        lambda: _pair_preview(clean_ids, corrupt_ids, pair))
     correct, wrong = phrase(pair.correct), phrase(pair.wrong)
-    st.caption(t("interv.pair.setup", clean=pair.clean, corrupt=pair.corrupt, correct=correct, wrong=wrong,
-                 clean_diff=_fmt(res["clean_diff"]), corrupt_diff=_fmt(res["corrupted_diff"])))
-    gap = res["clean_diff"] - res["corrupted_diff"]
-    if not res_frame["restored"].notna().any():
-        st.warning(t("interv.pair.no_gap", diff=_fmt(res["clean_diff"])))
-    elif res["clean_diff"] <= 0 or gap <= 0:
-        st.warning(t("interv.pair.not_preferred", correct=correct, wrong=wrong, diff=_fmt(res["clean_diff"])))
-
     tokens = ctx.token_strings(list(corrupt_ids))
     clean_tokens = ctx.token_strings(list(clean_ids))
-    col_labels = [f"{p} {a}" if a == b else f"{p} {b}→{a}" for p, (a, b) in enumerate(zip(clean_tokens, tokens))]
+    col_labels = [plotly(f"{p} {a}" if a == b else f"{p} {b}→{a}")  # the corrupted token -> the clean one
+                  for p, (a, b) in enumerate(zip(clean_tokens, tokens))]
     rk, zk = KEYS["res"], KEYS["z"]
     if st.session_state.get("interv.sel_key") != key:  # a new result: select its best cells
         st.session_state["interv.sel_key"] = key
@@ -374,7 +374,16 @@ def _pair(experiment: str) -> None:
     fig = effect_map(res_frame, "position", "restored", col_labels, t("interv.res.map_title"), t("interv.res.x"),
                      t("interv.layer_axis"), t("interv.res.unit"), sel, zmax=1.0)
     table = res_frame.assign(layer=res_frame["layer"] + 1, token=[tokens[p] for p in res_frame["position"]])
-    chart(fig, table, "interv.res_map", on_select=_picker_follows("interv.res_map", rk, "res"))
+    chart(fig, table, "interv.res_map", on_select=_picker_follows("interv.res_map", rk, "res"), fill_screen=True)
+    SCREEN.close()
+    st.caption(t("interv.pair.setup", clean=pair.clean, corrupt=pair.corrupt, correct=correct, wrong=wrong,
+                 clean_diff=_fmt(res["clean_diff"]), corrupt_diff=_fmt(res["corrupted_diff"])))
+    gap = res["clean_diff"] - res["corrupted_diff"]
+    if not res_frame["restored"].notna().any():
+        st.warning(t("interv.pair.no_gap", diff=_fmt(res["clean_diff"])))
+    elif res["clean_diff"] <= 0 or gap <= 0:
+        st.warning(t("interv.pair.not_preferred", correct=correct, wrong=wrong, diff=_fmt(res["clean_diff"])))
+
 
     # ---- in words ----
     last = f"“{tokens[-1]}”"
@@ -498,10 +507,10 @@ register_params("interv.experiment", *(k for pair in KEYS.values() for k in pair
                 "interv.watch_head", "interv.ba_position", "interv.own.clean", "interv.own.corrupt", "interv.own.correct",
                 "interv.own.wrong")
 ctx = explorer()
-st.title(t("interv.title"))
-explain(t("interv.explain"))
+SCREEN = ExitStack()  # the first screen (title, controls, main chart); closed after the main chart is drawn
+SCREEN.enter_context(first_screen(t("interv.title"), t("interv.explain")))
 if ctx.source == "random":
-    st.warning(t("interv.random"))
+    st.warning(t("interv.random_short" if presenter_mode() else "interv.random"))
 else:
     real_model_notice(ctx.source)
 experiment = control(st.segmented_control, t("interv.experiment"), "interv.experiment", "induction", kind="choice",
@@ -510,3 +519,4 @@ if experiment == "induction":
     _induction()
 else:
     _pair(experiment)
+SCREEN.close()  # a message instead of a chart (a pair that cannot be patched)

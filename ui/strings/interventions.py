@@ -13,6 +13,7 @@ EN = {
     "interv.random": "This model has random weights: nothing causal is expected. Removing a head or patching an "
                      "activation changes the output by chance amounts, and no head or position stands out for a "
                      "reason. Load SmolLM2-135M in the sidebar (or train a model in the Training lab) to see circuits.",
+    "interv.random_short": "Random weights: nothing causal is expected (load SmolLM2 in the sidebar).",
     "interv.experiment": "Experiment",
     "interv.experiment.induction": "Induction (copying)",
     "interv.experiment.facts": "Facts (capital cities)",
@@ -141,124 +142,125 @@ EN = {
 }
 
 ZH = {
- "nav.interventions": "干预实验",
- "interv.title": "干预实验：删掉一个头、替换一个激活，看它到底起什么作用",
- "interv.explain": "注意力模式只是相关；干预回答的是因果问题。**消融**一个头（把它在 `o_proj` 之前的输出置 0），"
- "看模型变差多少；**修补**一个激活（某层某位置的 `hook_resid_pre`，或某个头的 `hook_z`）：把干净"
- "运行里的值换进被破坏的运行，看正确答案恢复多少。每次运行都是真实模型，只多了一个参数："
- "`model(ids, interventions=[...])`。点击图中的格子，查看那次干预改变了什么。本页的层和头从 1 "
- "开始编号，与其他页面一致（激活名称从 0 开始）。",
- "interv.random": "这个模型的权重是随机的：不要期待任何因果结构。删掉一个头或修补一个激活，输出只会有偶然的变化，"
- "没有哪个头或位置会因为某种原因而突出。请在侧栏加载 SmolLM2-135M（或在训练实验室训练一个模型），"
- "才能看到电路。",
- "interv.experiment": "实验",
- "interv.experiment.induction": "归纳（复制）",
- "interv.experiment.facts": "事实（首都）",
- "interv.experiment.names": "人名（IOI）",
- "interv.experiment.own": "自己的提示词",
- "interv.layers": "扫描的层",
- "interv.layers_help": "只扫描这些层（运行更少，等待更短）。下面提到的最强的头和层，就是这些层里最强的。",
- "interv.subset": "只扫描了第 {lo}–{hi} 层（共 {L} 层）：下面提到的是其中最强的。",
- "interv.run": "运行扫描",
- "interv.estimate": "共 {runs} 次干预运行，工作量约相当于 {forwards} 次普通前向（干预之前的层直接沿用干净运行的结果）。"
- "这个提示词的一次普通前向在这里用了 {one}：没有别人在计算时，总共约需 {eta}。",
- "interv.waiting": "正在等待本服务器重任务队列的空位：前面还有 {ahead} 个。",
- "interv.waiting_next": "正在等待本服务器重任务队列的空位：下一个就轮到。",
- "interv.progress": "已完成 {done} / {total} 次前向的工作量 · 已用 {elapsed} · 约剩 {eta}",
- "interv.progress_start": "正在开始扫描……",
- "interv.watchers": "有 {n} 个会话在等待同一次扫描；它只为大家计算一次。",
- "interv.cancel": "取消",
- "interv.cancelled": "扫描已取消。按“运行扫描”可以重新开始。",
- "interv.error": "扫描失败：{error}",
- "interv.computing": "正在计算……",
- "interv.ind.setup": "一段 {n} 个随机 token 的序列，后面接着同样的 {n} 个 token（种子 0，不含特殊 token）。指标：第二遍上的"
- "平均损失（{m} 个 token，只有从第一遍复制才能猜对）。不干预时：{base} nats。",
- "interv.ind.map_title": "删掉一个头后第二遍损失的增加量，单位 nats（点击格子）",
- "interv.ind.unit": "损失增量（nats）",
- "interv.ind.top": "删掉第 {layer} 层第 {head} 个头，第二遍上的损失从 {base} 升到 {loss} nats；"
- "其他任何单个头带来的上升都不超过 {runner}。",
- "interv.ind.none": "没有哪个单独的头很重要：第二遍上的损失是 {base} nats，最大的上升来自删掉第 {layer} 层第 {head} "
- "个头，只有 {rise} nats。",
- "interv.ind.circuit": "最强的前一 token 头（第 {pl} 层第 {ph} 个头，得分 {ps}）删掉后损失变化 {pr} nats；"
- "归纳得分最高的头（第 {il} 层第 {ih} 个头，得分 {iscore}）删掉后变化 {ir} nats。",
- "interv.ind.ratio_prev": "删掉前一 token 头的代价是删掉归纳头的 {ratio} 倍：模式看起来像在复制的那个头，"
- "并不是损失最依赖的那个。",
- "interv.ind.ratio_ind": "删掉归纳头的代价是删掉前一 token 头的 {ratio} 倍。",
- "interv.ind.same_head": "最强的前一 token 头和归纳得分最高的头是同一个头（第 {layer} 层第 {head} 个头）。",
- "interv.ind.together_title": "同时删掉几个头时第二遍上的损失，单位 nats",
- "interv.ind.together_x": "删掉的头",
- "interv.ind.together_y": "第二遍上的损失（nats）",
- "interv.ind.group.none": "不删",
- "interv.ind.group.prev": "前一 token 头",
- "interv.ind.group.induction": "归纳头",
- "interv.ind.group.pair": "两个一起",
- "interv.ind.group.top": "前 {k} 个",
- "interv.ind.pair": "把电路的两个头一起删掉，损失从 {base} 变为 {pair} nats（单独删：{pr} 和 {ir}；一起删：{both}）。",
- "interv.ind.topk": "把单独删除代价最大的 {k} 个头（{heads}）一起删掉：{loss} nats。",
- "interv.ind.preview_title": "运行之前：每个头在这段序列上的归纳得分（注意力模式给出的猜测）",
- "interv.ind.preview_unit": "归纳得分",
- "interv.ind.preview": "从注意力模式看，第 {il} 层第 {ih} 个头最像归纳头（得分 {iscore}）；第 {pl} 层第 {ph} 个头"
- "最关注前一个 token（得分 {ps}）。先预测：删掉哪一个，第二遍上的损失上升得更多？然后运行扫描。",
- "interv.pair.clean": "干净提示词",
- "interv.pair.corrupt": "被破坏的提示词",
- "interv.pair.preview_title": "运行之前：干净提示词和被破坏提示词之后最可能的下一个 token",
- "interv.pair.setup": "干净：“{clean}”→ {correct}。被破坏：“{corrupt}”→ {wrong}。指标：最后一个位置上的 "
- "logit({correct}) − logit({wrong})：干净提示词上是 {clean_diff}，被破坏的提示词上是 "
- "{corrupt_diff}。一次修补恢复的比例是（修补后 − 被破坏）/（干净 − 被破坏）："
- "1 = 干净运行的差值，0 = 被破坏运行的差值。",
- "interv.pair.not_preferred": "在干净提示词上，模型并不更偏向 {correct} 而不是 {wrong}（差值 {diff}）："
- "没有多少答案可追踪，下面的比例意义不大。",
- "interv.pair.no_gap": "干净提示词和被破坏的提示词给出相同的 logit 差值（{diff}）：没有可恢复的东西，"
- "下面的每个比例都没有定义。",
- "interv.own.clean": "干净提示词",
- "interv.own.corrupt": "被破坏的提示词（token 数相同）",
- "interv.own.correct": "干净答案（一个 token，带前导空格）",
- "interv.own.wrong": "被破坏的答案（一个 token）",
- "interv.own.tokens": "干净：{clean_n} 个 token · 被破坏：{corrupt_n} 个 token。",
- "interv.check.empty": "有一个提示词是空的：两个提示词都要写点内容。",
- "interv.check.length": "两个提示词的 token 数不同（{a} 和 {b}）：逐位置修补需要长度相同。请改一个词，"
- "直到两者的 token 数一样。",
- "interv.check.same_prompt": "两个提示词的 token 完全相同：请改动被破坏提示词里的一个词。",
- "interv.check.answer_tokens": "每个答案必须正好是一个 token：{correct} 是 {ca} 个 token，{wrong} 是 {wa} 个。",
- "interv.check.same_answer": "两个答案是同一个 token：请选两个不同的答案。",
- "interv.no_tokenizer": "这个实验需要分词器（它的提示词是文本）；侧栏的输入是随机 token id。请把输入切换为文本，"
- "或选择归纳实验。",
- "interv.res.map_title": "从干净运行修补 hook_resid_pre 后恢复的 logit 差值比例（点击格子）",
- "interv.res.x": "位置（token）",
- "interv.res.unit": "恢复比例",
- "interv.res.carried": "修补 {token}（位置 {pos}，两个提示词不同之处）从第 1 层到第 {until} 层都能恢复至少一半的差值；"
- "修补最后一个位置 {last} 则从第 {start} 层起能做到。",
- "interv.res.carried_only": "修补 {token}（位置 {pos}，两个提示词不同之处）直到第 {until} 层都能恢复至少一半的差值；"
- "修补最后一个位置始终做不到。",
- "interv.res.none": "没有哪一次单独的（层，位置）修补能恢复一半的差值；最大的是 {best}，在第 {layer} 层位置 {pos} "
- "{token}。",
- "interv.res.best": "恢复最多的是 {best}，在第 {layer} 层位置 {pos} {token}。",
- "interv.heads.title": "从干净运行修补单个头的输出（hook_z）后恢复的比例，第 {layers} 层（点击格子）",
- "interv.heads.x": "头",
- "interv.heads.sentence": "在第 {layers} 层（修补最后一个位置时收益最大的几层）中，修补第 {layer} 层第 {head} 个头"
- "恢复 {best}；这些层里其他任何头都不超过 {runner}。",
- "interv.heads.none": "在第 {layers} 层中，没有哪个单独的头能恢复任何东西：最大的是 {best}。",
- "interv.layer_axis": "层",
- "interv.head_axis": "头",
- "interv.ba.ablation": "改变了什么：删掉第 {layer} 层第 {head} 个头",
- "interv.ba.patch": "改变了什么：从干净运行修补第 {layer} 层位置 {pos} {token}",
- "interv.ba.head_patch": "改变了什么：从干净运行修补第 {layer} 层第 {head} 个头的输出",
- "interv.ba.watch_layer": "查看注意力模式：层",
- "interv.ba.watch_head": "头",
- "interv.ba.position": "预测哪个位置之后的 token",
- "interv.ba.before": "干预前",
- "interv.ba.after": "干预后",
- "interv.ba.pattern_title": "第 {layer} 层第 {head} 个头，{when}",
- "interv.ba.same": "这个头的模式不可能改变：它在第 {layer} 层的干预之前就算好了（干预只改变它之后的东西）。",
- "interv.ba.changed": "这个头的模式变化最大处：{delta}（查询 {q}，键 {k}）；在第二遍的查询行上，它放在待复制 token 上的"
- "权重平均从 {b} 变为 {a}。",
- "interv.ba.changed_plain": "这个头的模式变化最大处：{delta}（查询 {q}，键 {k}）。",
- "interv.ba.tokens_title": "位置 {pos} {token} 之后最可能的下一个 token：干预前后的概率",
- "interv.ba.prob": "概率",
- "interv.ba.top": "干预前最可能的下一个 token 是 {before}（{pb}）；干预后是 {after}（{pa}）。",
- "interv.ba.target": "正确的下一个 token {token} 的概率从 {b} 变为 {a}。",
- "interv.ba.pair": "{correct} 从 {cb} 变为 {ca}，{wrong} 从 {wb} 变为 {wa}。",
- "interv.x": "键（被关注的 token）",
- "interv.y": "查询",
- "interv.unit_prob": "权重",
+    "nav.interventions": "干预实验",
+    "interv.title": "干预实验：删掉一个头、替换一个激活，看它到底起什么作用",
+    "interv.explain": "注意力模式只是相关；干预回答的是因果问题。**消融**一个头（把它在 `o_proj` 之前的输出置 0），"
+        "看模型变差多少；**修补**一个激活（某层某位置的 `hook_resid_pre`，或某个头的 `hook_z`）：把干净"
+        "运行里的值换进被破坏的运行，看正确答案恢复多少。每次运行都是真实模型，只多了一个参数："
+        "`model(ids, interventions=[...])`。点击图中的格子，查看那次干预改变了什么。本页的层和头从 1 "
+        "开始编号，与其他页面一致（激活名称从 0 开始）。",
+    "interv.random": "这个模型的权重是随机的：不要期待任何因果结构。删掉一个头或修补一个激活，输出只会有偶然的变化，"
+        "没有哪个头或位置会因为某种原因而突出。请在侧栏加载 SmolLM2-135M（或在训练实验室训练一个模型），"
+        "才能看到电路。",
+    "interv.random_short": "随机权重：不要期待任何因果结构（在侧边栏加载 SmolLM2）。",
+    "interv.experiment": "实验",
+    "interv.experiment.induction": "归纳（复制）",
+    "interv.experiment.facts": "事实（首都）",
+    "interv.experiment.names": "人名（IOI）",
+    "interv.experiment.own": "自己的提示词",
+    "interv.layers": "扫描的层",
+    "interv.layers_help": "只扫描这些层（运行更少，等待更短）。下面提到的最强的头和层，就是这些层里最强的。",
+    "interv.subset": "只扫描了第 {lo}–{hi} 层（共 {L} 层）：下面提到的是其中最强的。",
+    "interv.run": "运行扫描",
+    "interv.estimate": "共 {runs} 次干预运行，工作量约相当于 {forwards} 次普通前向（干预之前的层直接沿用干净运行的结果）。"
+        "这个提示词的一次普通前向在这里用了 {one}：没有别人在计算时，总共约需 {eta}。",
+    "interv.waiting": "正在等待本服务器重任务队列的空位：前面还有 {ahead} 个。",
+    "interv.waiting_next": "正在等待本服务器重任务队列的空位：下一个就轮到。",
+    "interv.progress": "已完成 {done} / {total} 次前向的工作量 · 已用 {elapsed} · 约剩 {eta}",
+    "interv.progress_start": "正在开始扫描……",
+    "interv.watchers": "有 {n} 个会话在等待同一次扫描；它只为大家计算一次。",
+    "interv.cancel": "取消",
+    "interv.cancelled": "扫描已取消。按“运行扫描”可以重新开始。",
+    "interv.error": "扫描失败：{error}",
+    "interv.computing": "正在计算……",
+    "interv.ind.setup": "一段 {n} 个随机 token 的序列，后面接着同样的 {n} 个 token（种子 0，不含特殊 token）。指标：第二遍上的"
+        "平均损失（{m} 个 token，只有从第一遍复制才能猜对）。不干预时：{base} nats。",
+    "interv.ind.map_title": "删掉一个头后第二遍损失的增加量，单位 nats（点击格子）",
+    "interv.ind.unit": "损失增量（nats）",
+    "interv.ind.top": "删掉第 {layer} 层第 {head} 个头，第二遍上的损失从 {base} 升到 {loss} nats；"
+        "其他任何单个头带来的上升都不超过 {runner}。",
+    "interv.ind.none": "没有哪个单独的头很重要：第二遍上的损失是 {base} nats，最大的上升来自删掉第 {layer} 层第 {head} "
+        "个头，只有 {rise} nats。",
+    "interv.ind.circuit": "最强的前一 token 头（第 {pl} 层第 {ph} 个头，得分 {ps}）删掉后损失变化 {pr} nats；"
+        "归纳得分最高的头（第 {il} 层第 {ih} 个头，得分 {iscore}）删掉后变化 {ir} nats。",
+    "interv.ind.ratio_prev": "删掉前一 token 头的代价是删掉归纳头的 {ratio} 倍：模式看起来像在复制的那个头，"
+        "并不是损失最依赖的那个。",
+    "interv.ind.ratio_ind": "删掉归纳头的代价是删掉前一 token 头的 {ratio} 倍。",
+    "interv.ind.same_head": "最强的前一 token 头和归纳得分最高的头是同一个头（第 {layer} 层第 {head} 个头）。",
+    "interv.ind.together_title": "同时删掉几个头时第二遍上的损失，单位 nats",
+    "interv.ind.together_x": "删掉的头",
+    "interv.ind.together_y": "第二遍上的损失（nats）",
+    "interv.ind.group.none": "不删",
+    "interv.ind.group.prev": "前一 token 头",
+    "interv.ind.group.induction": "归纳头",
+    "interv.ind.group.pair": "两个一起",
+    "interv.ind.group.top": "前 {k} 个",
+    "interv.ind.pair": "把电路的两个头一起删掉，损失从 {base} 变为 {pair} nats（单独删：{pr} 和 {ir}；一起删：{both}）。",
+    "interv.ind.topk": "把单独删除代价最大的 {k} 个头（{heads}）一起删掉：{loss} nats。",
+    "interv.ind.preview_title": "运行之前：每个头在这段序列上的归纳得分（注意力模式给出的猜测）",
+    "interv.ind.preview_unit": "归纳得分",
+    "interv.ind.preview": "从注意力模式看，第 {il} 层第 {ih} 个头最像归纳头（得分 {iscore}）；第 {pl} 层第 {ph} 个头"
+        "最关注前一个 token（得分 {ps}）。先预测：删掉哪一个，第二遍上的损失上升得更多？然后运行扫描。",
+    "interv.pair.clean": "干净提示词",
+    "interv.pair.corrupt": "被破坏的提示词",
+    "interv.pair.preview_title": "运行之前：干净提示词和被破坏提示词之后最可能的下一个 token",
+    "interv.pair.setup": "干净：“{clean}”→ {correct}。被破坏：“{corrupt}”→ {wrong}。指标：最后一个位置上的 "
+        "logit({correct}) − logit({wrong})：干净提示词上是 {clean_diff}，被破坏的提示词上是 "
+        "{corrupt_diff}。一次修补恢复的比例是（修补后 − 被破坏）/（干净 − 被破坏）："
+        "1 = 干净运行的差值，0 = 被破坏运行的差值。",
+    "interv.pair.not_preferred": "在干净提示词上，模型并不更偏向 {correct} 而不是 {wrong}（差值 {diff}）："
+        "没有多少答案可追踪，下面的比例意义不大。",
+    "interv.pair.no_gap": "干净提示词和被破坏的提示词给出相同的 logit 差值（{diff}）：没有可恢复的东西，"
+        "下面的每个比例都没有定义。",
+    "interv.own.clean": "干净提示词",
+    "interv.own.corrupt": "被破坏的提示词（token 数相同）",
+    "interv.own.correct": "干净答案（一个 token，带前导空格）",
+    "interv.own.wrong": "被破坏的答案（一个 token）",
+    "interv.own.tokens": "干净：{clean_n} 个 token · 被破坏：{corrupt_n} 个 token。",
+    "interv.check.empty": "有一个提示词是空的：两个提示词都要写点内容。",
+    "interv.check.length": "两个提示词的 token 数不同（{a} 和 {b}）：逐位置修补需要长度相同。请改一个词，"
+        "直到两者的 token 数一样。",
+    "interv.check.same_prompt": "两个提示词的 token 完全相同：请改动被破坏提示词里的一个词。",
+    "interv.check.answer_tokens": "每个答案必须正好是一个 token：{correct} 是 {ca} 个 token，{wrong} 是 {wa} 个。",
+    "interv.check.same_answer": "两个答案是同一个 token：请选两个不同的答案。",
+    "interv.no_tokenizer": "这个实验需要分词器（它的提示词是文本）；侧栏的输入是随机 token id。请把输入切换为文本，"
+        "或选择归纳实验。",
+    "interv.res.map_title": "从干净运行修补 hook_resid_pre 后恢复的 logit 差值比例（点击格子）",
+    "interv.res.x": "位置（token）",
+    "interv.res.unit": "恢复比例",
+    "interv.res.carried": "修补 {token}（位置 {pos}，两个提示词不同之处）从第 1 层到第 {until} 层都能恢复至少一半的差值；"
+        "修补最后一个位置 {last} 则从第 {start} 层起能做到。",
+    "interv.res.carried_only": "修补 {token}（位置 {pos}，两个提示词不同之处）直到第 {until} 层都能恢复至少一半的差值；"
+        "修补最后一个位置始终做不到。",
+    "interv.res.none": "没有哪一次单独的（层，位置）修补能恢复一半的差值；最大的是 {best}，在第 {layer} 层位置 {pos} "
+        "{token}。",
+    "interv.res.best": "恢复最多的是 {best}，在第 {layer} 层位置 {pos} {token}。",
+    "interv.heads.title": "从干净运行修补单个头的输出（hook_z）后恢复的比例，第 {layers} 层（点击格子）",
+    "interv.heads.x": "头",
+    "interv.heads.sentence": "在第 {layers} 层（修补最后一个位置时收益最大的几层）中，修补第 {layer} 层第 {head} 个头"
+        "恢复 {best}；这些层里其他任何头都不超过 {runner}。",
+    "interv.heads.none": "在第 {layers} 层中，没有哪个单独的头能恢复任何东西：最大的是 {best}。",
+    "interv.layer_axis": "层",
+    "interv.head_axis": "头",
+    "interv.ba.ablation": "改变了什么：删掉第 {layer} 层第 {head} 个头",
+    "interv.ba.patch": "改变了什么：从干净运行修补第 {layer} 层位置 {pos} {token}",
+    "interv.ba.head_patch": "改变了什么：从干净运行修补第 {layer} 层第 {head} 个头的输出",
+    "interv.ba.watch_layer": "查看注意力模式：层",
+    "interv.ba.watch_head": "头",
+    "interv.ba.position": "预测哪个位置之后的 token",
+    "interv.ba.before": "干预前",
+    "interv.ba.after": "干预后",
+    "interv.ba.pattern_title": "第 {layer} 层第 {head} 个头，{when}",
+    "interv.ba.same": "这个头的模式不可能改变：它在第 {layer} 层的干预之前就算好了（干预只改变它之后的东西）。",
+    "interv.ba.changed": "这个头的模式变化最大处：{delta}（查询 {q}，键 {k}）；在第二遍的查询行上，它放在待复制 token 上的"
+        "权重平均从 {b} 变为 {a}。",
+    "interv.ba.changed_plain": "这个头的模式变化最大处：{delta}（查询 {q}，键 {k}）。",
+    "interv.ba.tokens_title": "位置 {pos} {token} 之后最可能的下一个 token：干预前后的概率",
+    "interv.ba.prob": "概率",
+    "interv.ba.top": "干预前最可能的下一个 token 是 {before}（{pb}）；干预后是 {after}（{pa}）。",
+    "interv.ba.target": "正确的下一个 token {token} 的概率从 {b} 变为 {a}。",
+    "interv.ba.pair": "{correct} 从 {cb} 变为 {ca}，{wrong} 从 {wb} 变为 {wa}。",
+    "interv.x": "键（被关注的 token）",
+    "interv.y": "查询",
+    "interv.unit_prob": "权重",
 }
