@@ -140,6 +140,8 @@ EVERY_FIELD = ModelConfig(  # every field differs from ModelConfig's defaults an
     attention_sinks=True, query_pre_attn_scalar=16.0, attn_logit_softcapping=50.0, final_logit_softcapping=30.0,
     embedding_multiplier=2.0, rope_local_base_freq=10000.0, num_local_experts=4, num_experts_per_tok=1,
     norm_topk_prob=False, moe_intermediate_size=64, shared_expert_intermediate_size=32,
+    router_bias=True, swiglu_limit=7.0, swiglu_alpha=1.5, rope_type="yarn", rope_factor=4.0,
+    rope_original_max_position_embeddings=256, rope_beta_fast=16.0, rope_beta_slow=2.0, rope_truncate=False,
 )
 
 
