@@ -341,6 +341,7 @@ def poem_probe(trained: CausalLM, init: CausalLM, tokenizer, context_len: int,
         "slots": slot_attention_table(scores),
         "init_slots": slot_attention_table(init_scores),
         "uniform_slot": sum(1.0 / (q + 1) for q, _ in pairs) / len(pairs),
+        "slot": slot_head(scores, init_scores, pairs),  # the top head, and whether it stands out
         "n_pairs": len(pairs),
         "window": tokenizer.decode(window),
     }
@@ -360,3 +361,36 @@ def poem_probe_tokens(context_len: int, text: Optional[str] = None) -> int:
     punctuation or lacks context is skipped by the probe and still counted here)."""
     n_lines = len(_LINE5.findall(text if text is not None else load_corpus("zh")))
     return 2 * (n_lines * context_len + SLOT_WINDOW)
+
+
+def punctuation_verdict(comma_prob: float, period_prob: float, freq_comma: float, freq_period: float,
+                        init_comma: float, init_period: float, uniform: float) -> str:
+    """What :func:`measure_poem_structure`'s numbers say, in one word (the Training lab's sentence and lesson 5):
+
+    * ``"learned"``: both marks more than twice as likely as their share of the poem tokens (``freq_*``): the
+      model knows WHERE in the line they go, not only how common they are;
+    * ``"frequency"``: both more than 10 times the untrained model's and the uniform guess's: it learned how
+      common they are;
+    * ``"not_yet"``: neither.
+    """
+    if comma_prob > 2 * freq_comma and period_prob > 2 * freq_period:
+        return "learned"
+    if min(comma_prob, period_prob) > 10 * max(init_comma, init_period, uniform):
+        return "frequency"
+    return "not_yet"
+
+
+def slot_head(scores: Sequence[tuple[int, int, float]], init_scores: Sequence[tuple[int, int, float]],
+              pairs: Sequence[tuple[int, int]]) -> dict:
+    """The head that looks most at "the same slot of the previous line" (:func:`head_slot_attention` of the
+    trained model, ``scores``, and of the untrained one, ``init_scores``, on the same ``pairs``), and whether it
+    stands out: its score above twice uniform causal attention's (the mean of 1 / (query + 1) over the pairs)
+    and above twice the untrained model's best.
+
+    Returns ``{"layer", "head"}`` (0-based), ``"score"``, ``"uniform"``, ``"init_best"``, ``"stands_out"``.
+    """
+    layer, head, score = max(scores, key=lambda r: (r[2], -r[0], -r[1]))
+    uniform = float(sum(1.0 / (q + 1) for q, _ in pairs) / len(pairs))
+    init_best = float(max(r[2] for r in init_scores))
+    return {"layer": int(layer), "head": int(head), "score": float(score), "uniform": uniform,
+            "init_best": init_best, "stands_out": bool(score > 2 * uniform and score > 2 * init_best)}

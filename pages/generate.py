@@ -19,7 +19,7 @@ from ui.lessons import page_shortcut
 from ui.sidebar import explorer, presenter_mode
 from ui.state import control, current, linked_int, sync_url
 from ui.stepper import Sampling, current_run, history_frame, new_run
-from ui.widgets import chart, first_screen
+from ui.widgets import chart, first_screen, revealed
 from ui.escape import html_text, plotly
 from ui.tokens import phrase, text
 
@@ -200,5 +200,5 @@ st.latex(r"\text{bytes} = 2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot T \cdot b"
 llama = mem[mem["model"] == "Llama-3-8B"].set_index("attention")["mib"]
 st.caption(t("gen.mem_caption", T=f"{T_mem:,}", dtype=dtype, gqa=f"{llama['GQA']:,.0f}", mha=f"{llama['MHA']:,.0f}",
              mqa=f"{llama['MQA']:,.0f}", x=f"{llama['MHA'] / llama['GQA']:.0f}"))
-if not presenting:
+if not presenting and revealed("gen.memory"):  # the table waits for a lesson's answer
     st.dataframe(mem.rename(columns={c: t(f"gen.mcol.{c}") for c in mem.columns}), hide_index=True)

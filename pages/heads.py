@@ -24,7 +24,7 @@ from ui.i18n import labeler, t
 from ui.sidebar import explorer, trace
 from ui.state import control, current
 from ui.tokens import phrase
-from ui.widgets import chart, explain, first_screen, real_model_notice
+from ui.widgets import chart, explain, first_screen, real_model_notice, revealed
 
 PERIOD = 50  # random tokens repeated once for the induction score (T = 2 x 50), as in TransformerLens' demo
 SCORES = ("induction", "prev_token", "first_token", "entropy")
@@ -84,24 +84,25 @@ uniform = {"induction": heads.uniform_reference(2 * period, period, 2 * period -
            "prev_token": heads.uniform_reference(T), "first_token": heads.uniform_reference(T)}
 if score == "induction":
     st.caption(t("heads.induction_note", n=period, uniform=number(uniform["induction"], ".3f")))
-if score == "entropy":
-    low = roles.sort_values(["entropy", "layer", "head"]).head(3)
-    items = [t("heads.top_item", layer=r.layer + 1, head=r.head + 1, value=number(r.entropy, ".3f"))
-             for r in low.itertuples()]
-    st.markdown(t("heads.entropy_sentence", heads="; ".join(items),
-                  uniform=number(roles["max_entropy"].iloc[0], ".3f")))
-elif T < 2 and score != "induction":
-    st.info(t("heads.too_short"))
-else:
-    top = heads.top_heads(roles, score, 3)
-    best = top.iloc[0]
-    if not best[score] >= STANDS_OUT * uniform[score]:
-        st.markdown(t("heads.none_stands_out", score=name, value=number(best[score], ".3f"),
-                      layer=int(best["layer"]) + 1, head=int(best["head"]) + 1, uniform=number(uniform[score], ".3f")))
+if revealed(MAP_KEY):  # while a lesson asks about the map, its sentence would give the answer away
+    if score == "entropy":
+        low = roles.sort_values(["entropy", "layer", "head"]).head(3)
+        items = [t("heads.top_item", layer=r.layer + 1, head=r.head + 1, value=number(r.entropy, ".3f"))
+                 for r in low.itertuples()]
+        st.markdown(t("heads.entropy_sentence", heads="; ".join(items),
+                      uniform=number(roles["max_entropy"].iloc[0], ".3f")))
+    elif T < 2 and score != "induction":
+        st.info(t("heads.too_short"))
     else:
-        items = [t("heads.top_item", layer=int(r["layer"]) + 1, head=int(r["head"]) + 1, value=number(r[score], ".3f"))
-                 for _, r in top.iterrows()]
-        st.markdown(t("heads.top_sentence", score=name, heads="; ".join(items), uniform=number(uniform[score], ".3f")))
+        top = heads.top_heads(roles, score, 3)
+        best = top.iloc[0]
+        if not best[score] >= STANDS_OUT * uniform[score]:
+            st.markdown(t("heads.none_stands_out", score=name, value=number(best[score], ".3f"),
+                          layer=int(best["layer"]) + 1, head=int(best["head"]) + 1, uniform=number(uniform[score], ".3f")))
+        else:
+            items = [t("heads.top_item", layer=int(r["layer"]) + 1, head=int(r["head"]) + 1, value=number(r[score], ".3f"))
+                     for _, r in top.iterrows()]
+            st.markdown(t("heads.top_sentence", score=name, heads="; ".join(items), uniform=number(uniform[score], ".3f")))
 
 # ---- one head ----
 c1, c2 = st.columns(2)
@@ -149,21 +150,22 @@ ma_table = pd.DataFrame({
 })
 chart(fig, ma_table, "massive.chart")
 summary = massive.massive_summary(ma)
-if summary is None:
-    top = ma.loc[ma["max_abs"].idxmax()]
-    st.markdown(t("massive.none", peak=_mag(top['max_abs']), depth=int(top["depth"]), position=int(top["position"]),
-                  dim=int(top["dim"]), ratio=f"{top['ratio']:,.0f}"))
-else:
-    pos, dim, _ = summary["places"][0]
-    key = "massive.found_embed" if summary["first"] == 0 else "massive.found"
-    st.markdown(t(key, first=summary["first"], last=summary["last"], count=summary["count"], position=pos, dim=dim,
-                  peak=_mag(summary['peak']), peak_depth=summary["peak_depth"],
-                  median_min=_mag(summary["median_min"]), median_max=_mag(summary["median_max"])))
-    if len(summary["places"]) > 1:
-        st.caption(t("massive.other_places", places="; ".join(t("massive.place", position=p, dim=d, n=n)
-                                                               for p, d, n in summary["places"][1:])))
-with st.expander(t("massive.table_title")):
-    st.dataframe(ma_table, hide_index=True, width="stretch")
+if revealed("massive.chart"):  # the sentence and the table wait for a lesson's answer
+    if summary is None:
+        top = ma.loc[ma["max_abs"].idxmax()]
+        st.markdown(t("massive.none", peak=_mag(top['max_abs']), depth=int(top["depth"]), position=int(top["position"]),
+                      dim=int(top["dim"]), ratio=f"{top['ratio']:,.0f}"))
+    else:
+        pos, dim, _ = summary["places"][0]
+        key = "massive.found_embed" if summary["first"] == 0 else "massive.found"
+        st.markdown(t(key, first=summary["first"], last=summary["last"], count=summary["count"], position=pos, dim=dim,
+                      peak=_mag(summary['peak']), peak_depth=summary["peak_depth"],
+                      median_min=_mag(summary["median_min"]), median_max=_mag(summary["median_max"])))
+        if len(summary["places"]) > 1:
+            st.caption(t("massive.other_places", places="; ".join(t("massive.place", position=p, dim=d, n=n)
+                                                                   for p, d, n in summary["places"][1:])))
+    with st.expander(t("massive.table_title")):
+        st.dataframe(ma_table, hide_index=True, width="stretch")
 
 # ---- attention sinks ----
 st.subheader(t("massive.sink_title"))
@@ -177,8 +179,9 @@ else:
                             t("heads.col.first_token"): roles["first_token"]})
     chart(fig, sink_df, "massive.sinks")
     li, hi = np.unravel_index(int(np.argmax(shares)), shares.shape)
-    st.markdown(t("massive.sinks", over=int((shares > 0.5).sum()), cells=shares.size, tok=phrase(ctx.pieces[0]),
-                  mean=number(shares.mean(), ".3f"), uniform=number(uniform["first_token"], ".3f"), layer=li + 1,
-                  head=hi + 1, max=number(shares[li, hi], ".3f")))
+    if revealed("massive.sinks"):
+        st.markdown(t("massive.sinks", over=int((shares > 0.5).sum()), cells=shares.size, tok=phrase(ctx.pieces[0]),
+                      mean=number(shares.mean(), ".3f"), uniform=number(uniform["first_token"], ".3f"), layer=li + 1,
+                      head=hi + 1, max=number(shares[li, hi], ".3f")))
     if summary is not None and summary["places"][0][0] == 0:
         st.caption(t("massive.sink_and_massive"))

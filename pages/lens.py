@@ -19,7 +19,7 @@ from ui.figures.tokenizers import token_chips_html, tokens_bar
 from ui.i18n import t
 from ui.sidebar import explorer, tokenizer_for, trace
 from ui.tokens import label, phrase
-from ui.widgets import chart, explain, first_screen, real_model_notice
+from ui.widgets import chart, explain, first_screen, real_model_notice, revealed
 
 WINDOW = 20  # positions per lens heatmap (per-cell token text stays readable on a projector)
 CHIPS_MAX = 400  # tokens drawn as chips per tokenizer
@@ -76,11 +76,13 @@ st.caption(t("lens.whitespace"))
 first = lens.first_top_depth(table)
 last = table[table["position"] == T - 1].sort_values("depth")
 d_last = int(first.loc[first["position"] == T - 1, "depth"].iloc[0])
-st.markdown(t("lens.last_sentence", tok=phrase(ctx.pieces[T - 1]), final=phrase(named[T - 1, int(last["final_id"].iloc[-1])]),
-              p=_prob(last["p_final"].iloc[-1]), depth=depth_labels[d_last], p0=_prob(last["p_final"].iloc[0])))
-st.markdown(t("lens.median_sentence", positions=T, median=f"{float(np.median(first['depth'])):g}", L=L))
-with st.expander(t("lens.table_title")):
-    st.dataframe(data, hide_index=True, width="stretch")
+if revealed("lens.heatmap"):  # the sentences and the table wait for a lesson's answer
+    st.markdown(t("lens.last_sentence", tok=phrase(ctx.pieces[T - 1]),
+                  final=phrase(named[T - 1, int(last["final_id"].iloc[-1])]), p=_prob(last["p_final"].iloc[-1]),
+                  depth=depth_labels[d_last], p0=_prob(last["p_final"].iloc[0])))
+    st.markdown(t("lens.median_sentence", positions=T, median=f"{float(np.median(first['depth'])):g}", L=L))
+    with st.expander(t("lens.table_title")):
+        st.dataframe(data, hide_index=True, width="stretch")
 
 # ---- tokenizer comparison ----
 st.header(t("tokcmp.title"))

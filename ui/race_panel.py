@@ -32,7 +32,7 @@ from ui.sidebar import MAX_LAYERS, Explorer
 from ui.train_common import (DEFAULT, JOB_KEY, LIVE_EVERY_S, LR_OPTIONS, MIN_STEPS, RACE_KEY, busy, link_job,
                              live_figures, lost_run_note, nearest, num, placement_names, progress, start_stop,
                              token_limit)
-from ui.widgets import chart, show_figure
+from ui.widgets import chart, revealed, show_figure
 
 RACE_STEPS = 100
 RACE_MAX_STEPS = 1000
@@ -67,6 +67,9 @@ def live_race_panel() -> None:
     pre, post = list(job.histories["pre"]), list(job.histories["post"])
     if not pre:
         st.caption(t("train.first_step"))
+        return
+    if not revealed("train.race_loss"):  # a lesson's question about the race is still open: predict first
+        st.info(t("lessons.predict_first"), icon="🤔")
         return
     f1, f2 = live_figures(job, lambda: race_figures(*race_frames(pre, post, None, None)))
     show_figure(f1, "train.race_live_loss")
@@ -160,9 +163,13 @@ def race_view(ctx: Explorer, ids: np.ndarray, corpus: str) -> None:
 
 
 def race_verdict(res, prof: pd.DataFrame, L: int) -> None:
-    """Numbers of this run, and a sentence that only says what this run shows."""
-    st.markdown(t("race.losses", pre0=num(res.pre.initial_val_loss), pre1=num(res.pre.final_val_loss),
-                  post0=num(res.post.initial_val_loss), post1=num(res.post.final_val_loss)))
+    """Numbers of this run, and a sentence that only says what this run shows (each waits for a lesson's answer
+    about its chart)."""
+    if revealed("train.race_loss"):
+        st.markdown(t("race.losses", pre0=num(res.pre.initial_val_loss), pre1=num(res.pre.final_val_loss),
+                      post0=num(res.post.initial_val_loss), post1=num(res.post.final_val_loss)))
+    if not revealed("train.race_profile"):
+        return
     if L < 3:
         st.caption(t("race.shallow"))
         return

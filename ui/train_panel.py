@@ -20,7 +20,7 @@ import streamlit as st
 import torch
 
 import analysis
-from analysis.probes import bundled_poem_probe, poem_probe_tokens
+from analysis.probes import bundled_poem_probe, poem_probe_tokens, punctuation_verdict
 from engine import CausalLM
 from engine.train import TrainConfig, lr_at
 from server import jobs
@@ -40,7 +40,7 @@ from ui.sidebar import TRAINED_KEY, Explorer
 from ui.train_common import (DEFAULT, JOB_KEY, LIVE_EVERY_S, LR_OPTIONS, MIN_STEPS, RACE_KEY, busy,
                              duration, link_job, live_figures, lost_run_note, nearest, num, pct, placement_names,
                              progress, start_stop, token_limit)
-from ui.widgets import chart, show_figure
+from ui.widgets import chart, revealed, show_figure
 
 BATCH_OPTIONS = [1, 2, 4, 8, 16, 32, 64]
 SEQ_OPTIONS = [8, 16, 32, 64, 128, 256]
@@ -61,6 +61,9 @@ def live_train_panel(vocab_size: int) -> None:
     last = hist[-1]
     st.caption(t("train.live_numbers", loss=num(last.loss), lr=f"{last.lr:.2e}", gnorm=num(last.grad_norm, ".3g"),
                  tps=f"{last.tokens_per_s:,.0f}"))
+    if not revealed("train.loss"):  # a lesson's question about the curve is still open: predict first
+        st.info(t("lessons.predict_first"), icon="🤔")
+        return
     a, b = st.columns(2)
     loss, grads = live_figures(st.session_state[JOB_KEY], lambda: (
         loss_curve(analysis.training_history(hist), t("train.loss_title"), t("train.step_x"), t("train.loss_y"),
@@ -187,8 +190,10 @@ def results(ctx: Explorer, job: jobs.TrainJob) -> None:
         return
     st.subheader(t("train.results_title"))
     msg = t("train.stopped_at", done=r.steps_done, total=r.config.steps) if r.stopped else t("train.finished", total=r.config.steps)
-    st.success(msg + " " + t("train.summary", v0=num(r.initial_val_loss), v1=num(r.final_val_loss),
-                             secs=duration(r.elapsed_s), corpus=t(f"train.corpus.{job.corpus}")))
+    if revealed("train.loss"):  # the losses wait for a lesson's answer about the curve
+        msg += " " + t("train.summary", v0=num(r.initial_val_loss), v1=num(r.final_val_loss),
+                       secs=duration(r.elapsed_s), corpus=t(f"train.corpus.{job.corpus}"))
+    st.success(msg)
     trained_now = st.session_state.get(TRAINED_KEY, {}).get("id") == job.id
     if trained_now and ctx.model_key == f"trained:{job.id}":
         st.caption(t("train.published"))
@@ -267,33 +272,38 @@ def learned_view(job: jobs.TrainJob, seq_len: int) -> None:
         st.info(t("train.learned_punct") if probe["error"] == "punct" else t("train.learned_failed", error=probe["error"]))
         return
     s = probe["structure"]
+    if not revealed("train.poem"):  # a lesson asks what the run learned: its numbers wait for the answer
+        st.info(t("lessons.predict_first"), icon="🤔")
+    else:
+        poem_metrics(s, probe["freq"], job.model.config.vocab_size)
+    slot_view(probe)
+
+
+def poem_metrics(s: dict, f: dict, vocab_size: int) -> None:
+    """Where the punctuation goes: p("，") and p("。") trained vs untrained, and what they say."""
     m1, m2, m3 = st.columns(3)
     m1.metric(t("train.comma_metric"), pct(s["comma_prob"]), t("train.vs_init", init=pct(s["init_comma_prob"])),
               delta_color="off", delta_arrow="off", help=t("train.comma_help"))
     m2.metric(t("train.period_metric"), pct(s["period_prob"]), t("train.vs_init", init=pct(s["init_period_prob"])),
               delta_color="off", delta_arrow="off", help=t("train.period_help"))
-    m3.metric(t("train.uniform_metric"), pct(s["uniform_prob"]), help=t("train.uniform_help", v=job.model.config.vocab_size))
-    f = probe["freq"]
-    if s["comma_prob"] > 2 * f["comma"] and s["period_prob"] > 2 * f["period"]:
-        key = "train.poem_learned"  # well above a frequency-only guess: it knows WHERE in the line they go
-    elif min(s["comma_prob"], s["period_prob"]) > 10 * max(s["init_comma_prob"], s["init_period_prob"], s["uniform_prob"]):
-        key = "train.poem_frequency"  # it learned how common they are, not yet where they go
-    else:
-        key = "train.poem_not_yet"
+    m3.metric(t("train.uniform_metric"), pct(s["uniform_prob"]), help=t("train.uniform_help", v=vocab_size))
+    key = "train.poem_" + punctuation_verdict(s["comma_prob"], s["period_prob"], f["comma"], f["period"],
+                                              s["init_comma_prob"], s["init_period_prob"], s["uniform_prob"])
     st.markdown(t(key, comma=pct(s["comma_prob"]), period=pct(s["period_prob"]), comma0=pct(s["init_comma_prob"]),
                   period0=pct(s["init_period_prob"]), fc=pct(f["comma"]), fp=pct(f["period"]), n=s["n_lines"],
                   ctx=s["context_len"]))
     st.caption(t("train.poem_caption"))
 
-    slots = probe["slots"]
-    best = slots.loc[slots["score"].idxmax()]
+
+def slot_view(probe: dict) -> None:
+    """Which head looks at the same slot of the previous line: the map and its sentence."""
+    slots, best = probe["slots"], probe["slot"]
     fig = slot_heatmap(slots, t("train.slot_title"), t("train.head_x"), t("train.layer_y"), t("train.prob_unit"),
                        t("train.slot_top"))
     chart(fig, slots.assign(layer=slots["layer"] + 1, head=slots["head"] + 1), "train.slots")
-    init_best = float(probe["init_slots"]["score"].max())
-    stands_out = float(best["score"]) > 2 * probe["uniform_slot"] and float(best["score"]) > 2 * init_best
-    st.markdown(t("train.slot_sentence" if stands_out else "train.slot_none", layer=int(best["layer"]) + 1, head=int(best["head"]) + 1,
-                  score=pct(float(best["score"])), uniform=pct(probe["uniform_slot"]), init=pct(init_best),
-                  pairs=probe["n_pairs"]))
+    if revealed("train.slots"):  # the sentence waits for a lesson's answer about the map
+        st.markdown(t("train.slot_sentence" if best["stands_out"] else "train.slot_none", layer=best["layer"] + 1,
+                      head=best["head"] + 1, score=pct(best["score"]), uniform=pct(best["uniform"]),
+                      init=pct(best["init_best"]), pairs=probe["n_pairs"]))
     with st.expander(t("train.slot_window")):
         st.code(probe["window"], language=None)

@@ -128,6 +128,12 @@ def screen_heading(text: str) -> None:
         st.subheader(text)
 
 
+def revealed(key: str) -> bool:
+    """False while a lesson's open question is about ``key`` (a chart's key, or a block's named in the step's
+    ``chart``): the sentences and tables that read that chart's numbers out wait with it."""
+    return not chart_gate(key)[0]
+
+
 def explain(text: str) -> None:
     """The page's two-to-four-sentence "what to look for" box: open for self-study, folded in presenter mode
     (the lecturer says it; the chart gets the screen)."""
