@@ -164,11 +164,15 @@ def tying_savings(s: StepInputs) -> Answer:
 
 class NeedsRun(Exception):
     """Raised by an answer function whose key comes from a run this session has not finished yet (the Training
-    lab's lesson: predict, then start the run); ``what`` is ``"train"`` or ``"race"``."""
+    lab's lesson: predict, then start the run). ``what`` is ``"train"`` or ``"race"``; ``options`` are every
+    option of the question (the key's, once the run is there: the same set, so the learner can pick before it
+    exists), ``option_labels`` as in :class:`Answer`."""
 
-    def __init__(self, what: str):
+    def __init__(self, what: str, options: list | tuple = (), option_labels: dict | None = None):
         super().__init__(f"needs a finished {what} run")
         self.what = what
+        self.options = list(options)
+        self.option_labels = option_labels
 
 
 def _bi(en: str, zh: str) -> dict:

@@ -23,7 +23,7 @@ from typing import Any, Callable
 import torch
 
 from analysis.lessons import REGISTRY, Answer, StepInputs, distinct, format_option, format_value, options
-from analysis import lessons_real  # noqa: F401,E402  (registers lesson 4's answers: the registry is complete here)
+from analysis import lessons_real, lessons_training  # noqa: F401,E402  (lessons 4 and 5 register their answers here)
 
 FOLDER = Path(__file__).resolve().parent
 ROOT = FOLDER.parent
@@ -205,8 +205,20 @@ def app_keys() -> tuple[dict[str, str], set[str], dict[str, set[str]]]:
     sidebar = set(DEFAULTS) | {"cfg.preset", "model.source", "model.checkpoint"}
     for path in (ROOT / "ui").glob("*.py"):
         sidebar |= {k for k in _keys_in(path) if k.split(".")[0] in ("cfg", "input", "model")}
-    per_page = {url: _keys_in(ROOT / script) for url, script in pages.items()}
+    per_page = {url: set().union(*(_keys_in(f) for f in page_files(script))) for url, script in pages.items()}
     return pages, sidebar, per_page
+
+
+def page_files(script: str) -> list[Path]:
+    """A page's script and the ``ui/`` modules it imports by name (``from ui.train_panel import lab_view``): a page
+    may draw its controls and charts there (the Training lab's two panels)."""
+    files = [ROOT / script]
+    for node in ast.walk(ast.parse(files[0].read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("ui."):
+            path = ROOT / (node.module.replace(".", "/") + ".py")
+            if path.exists() and path not in files:
+                files.append(path)
+    return files
 
 
 # ---- building the step's model (outside the app; the app uses its caches, ui/lessons.py) ----------------------
@@ -396,11 +408,12 @@ def check_lesson(lesson: Lesson, run_answers: bool = True) -> tuple[list[str], l
 @lru_cache(maxsize=None)
 def _page_source(page: str) -> str:
     pages = dict(_pages_list())
-    return (ROOT / pages[page]).read_text(encoding="utf-8")
+    return "\n".join(f.read_text(encoding="utf-8") for f in page_files(pages[page]))
 
 
 def _chart_named(page: str, chart: str) -> bool:
-    """Whether the page's script passes ``chart`` as a chart key (``chart(fig, df, "attn.heatmap")``)."""
+    """Whether the page's script (or a ``ui/`` module it imports, :func:`page_files`) names ``chart`` as a chart key
+    (``chart(fig, df, "attn.heatmap")``) or a block's (``revealed("train.poem")``)."""
     return f'"{chart}"' in _page_source(page)
 
 

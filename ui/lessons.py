@@ -24,7 +24,7 @@ import streamlit as st
 
 import lessons as lesson_files
 from lessons import Key, Lesson, Step, compute_key, settings_digest, sidebar_values
-from analysis.lessons import NeedsRun, StepInputs
+from analysis.lessons import NeedsRun, StepInputs, format_option
 from ui.i18n import current_lang, t
 from ui.state import FIXED_KEY, VALUES_KEY, apply_pending, current, register_params, repair
 
@@ -202,25 +202,49 @@ def lesson_hook(pages: dict[str, Any], here: str) -> None:
 
 
 # ---- the answer key ---------------------------------------------------------------------------------------
+# The Training lab's jobs in the session (ui/train_common.py JOB_KEY, RACE_KEY), read here by name: the lab's
+# lesson asks about the run on screen (analysis/lessons_training.py).
+RUN_JOBS = {"train.job": "train.job", "race.job": "train.race_job"}
+
+
+def finished_runs() -> dict:
+    """``{"train.job": job | None, "race.job": job | None}``: the session's training run and race when they ended
+    with at least one step and no error (an answer function raises ``NeedsRun`` on None)."""
+    out = {}
+    for name, state_key in RUN_JOBS.items():
+        job = st.session_state.get(state_key)
+        res = getattr(job, "result", None)
+        steps = getattr(res, "steps_done", None) if name == "train.job" else getattr(getattr(res, "post", None),
+                                                                                   "steps_done", None)
+        out[name] = job if job is not None and job.done and job.error is None and steps else None
+    return out
+
+
 @st.cache_resource(max_entries=256, show_spinner=False)
-def _key(lesson_id: str, n: int, digest: str, trained_id: str | None) -> Key:
-    """The step's key, computed once per (step, settings) on the app's cached models (the page's own)."""
+def _key(lesson_id: str, n: int, digest: str, trained_id: str | None, run_ids: tuple = ()) -> Key:
+    """The step's key, computed once per (step, settings) on the app's cached models (the page's own); on the
+    Training lab once per finished run (``run_ids``: the jobs' ids, so a new run is graded on its own numbers)."""
     from ui.caches import build_model, load_checkpoint, tokenizer_for
 
     lesson = lesson_files.by_id(lesson_id)
     step = lesson.step(n)
     trained = st.session_state.get("train.trained") if trained_id else None
+    session = {"trained": trained} if trained else {}
+    if run_ids:
+        session.update(finished_runs())
     inputs = StepInputs(step.settings, lambda: lesson_files.build_parts(
         step.settings, model_for=build_model, tokenizer_for=tokenizer_for, checkpoint_for=load_checkpoint,
-        trained_for=(lambda: trained["model"]) if trained else None), session={"trained": trained} if trained else {})
+        trained_for=(lambda: trained["model"]) if trained else None), session=session)
     key = compute_key(lesson, step, inputs)
     key.raw = None  # only plain values are kept
     return key
 
 
 def frozen_key(lesson: Lesson, step: Step) -> Key:
+    """The step's key; raises ``NeedsRun`` on the Training lab while the run it is about has not finished."""
     trained = st.session_state.get("train.trained") if step.settings.get("model.source") == "trained" else None
-    return _key(lesson.id, step.number, settings_digest(step.settings), trained["id"] if trained else None)
+    runs = tuple((k, getattr(j, "id", None)) for k, j in finished_runs().items()) if step.page == "train" else ()
+    return _key(lesson.id, step.number, settings_digest(step.settings), trained["id"] if trained else None, runs)
 
 
 def drifted(step: Step) -> list[str]:
@@ -243,8 +267,10 @@ def drifted(step: Step) -> list[str]:
 
 
 # ---- the banner -------------------------------------------------------------------------------------------
-def _pick(lesson_id: str, n: int, picked: Any, right: bool, skipped: bool = False) -> None:
-    progress(lesson_id)["answers"][str(n)] = {"picked": picked, "right": bool(right), "skipped": skipped}
+def _pick(lesson_id: str, n: int, picked: Any, right: bool | None, skipped: bool = False, text: str | None = None) -> None:
+    """Record an answer; ``right`` None with the option's ``text``: picked before the run it is graded on."""
+    progress(lesson_id)["answers"][str(n)] = {"picked": picked, "right": None if right is None else bool(right),
+                                              "skipped": skipped, "text": text}
     st.session_state.pop(f"lessons._shown.{lesson_id}.{n}", None)
 
 
@@ -309,18 +335,39 @@ def _paused(lesson: Lesson, n: int) -> None:
     row.button(t("lessons.leave"), key="lessons.leave", on_click=leave, type="tertiary")
 
 
+def _pending(box, lesson: Lesson, step: Step, lang: str, err: NeedsRun) -> None:
+    """A question about a run that has not happened: the options now (the learner predicts), the grade after."""
+    box.markdown(f"**{step.question.prompt[lang]}**")
+    if answered(lesson, step) is not None:
+        box.info(t(f"lessons.needs_run.{err.what}"), icon="⏳")
+        return
+    opts = err.options
+    if all(isinstance(o, (int, float)) and not isinstance(o, bool) for o in opts):
+        opts = sorted(opts)
+    shown = [{k: format_option(o, k, err.option_labels) for k in ("en", "zh")} for o in opts]
+    row = box.container(horizontal=True)
+    for i, opt in enumerate(shown):
+        row.button(opt[lang], key=f"lessons.option.{i}", on_click=_pick, args=(lesson.id, step.number, i, None),
+                   kwargs={"text": opt["en"]})
+    row.button(t("lessons.skip"), key="lessons.skip", type="tertiary", on_click=_pick,
+               args=(lesson.id, step.number, None, None, True))
+
+
 def _question(box, lesson: Lesson, step: Step, lang: str) -> None:
     q = step.question
     try:
         key = frozen_key(lesson, step)
-    except NeedsRun as wait:  # the Training lab's lesson: predict, then start the run; graded when it has finished
-        box.markdown(f"**{q.prompt[lang]}**")
-        box.info(t(f"lessons.needs_run.{wait.what}"))
+    except NeedsRun as err:
+        _pending(box, lesson, step, lang, err)
         return
     except Exception as err:  # noqa: BLE001 -- a broken key must not hide the page; the lesson check names it
         box.error(t("lessons.key_failed", error=str(err)))
         return
     done = answered(lesson, step)
+    if done is not None and done.get("right") is None and not done.get("skipped"):  # predicted before the run
+        _pick(lesson.id, step.number, done["picked"], key.kind == "choice" and done.get("text") ==
+              key.options[key.correct]["en"], text=done.get("text"))
+        done = answered(lesson, step)
     box.markdown(f"**{q.prompt[lang]}**")
     moved = drifted(step)
     if moved:

@@ -131,7 +131,8 @@ def race_view(ctx: Explorer, ids: np.ndarray, corpus: str) -> None:
         st.error(refusal(cost))
     start_stop(RACE_KEY, t("race.start"), "train.race_start", "train.race_stop", cost.ok, start_race,
                (race_config, ids, cfg, corpus), JOB_KEY, t("train.train_running"))
-    st.caption(t("race.expect"))
+    if revealed("train.race_loss") and revealed("train.race_profile"):  # it would answer a lesson's question
+        st.caption(t("race.expect"))
     link_job("race", job)
     if job is None:
         if not lost_run_note("race", RESTORE):
