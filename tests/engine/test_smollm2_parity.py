@@ -315,6 +315,35 @@ def test_resid_pre_patch_matches_transformers_hooks(ours, hf, layer, position):
     assert rel_err(got, ref) <= PARITY_RTOL
 
 
+def test_induction_ablation_matches_transformers_hooks(ours, hf):
+    """The Interventions page's induction experiment (24 random tokens repeated, seed 0, loss on the second copy):
+    ablating the strongest previous-token head and the strongest induction-score head, our sweep's losses equal
+    transformers' with an o_proj pre-hook; the previous-token head's rise is more than twice the induction head's
+    (measured 5.19 vs 1.79 nats; 2.9x on seeds 0, 1 and 2), and on seed 0 it is the largest single-head rise."""
+    from analysis import interventions as iv
+
+    model, tok = ours
+    hf_model, _ = hf
+    ids = iv.induction_ids(model, tok, iv.INDUCTION_PERIOD, seed=0)
+    frame, summary = iv.induction_ablation(model, ids, iv.INDUCTION_PERIOD)
+    positions = iv.second_copy_positions(iv.INDUCTION_PERIOD)
+    targets = ids[0, [p + 1 for p in positions]]
+
+    def hf_loss(hooks):
+        logits = _hf_hooked_logits(hf_model, ids, hooks)[0, positions]
+        return float(torch.nn.functional.cross_entropy(logits, targets))
+
+    assert summary["base_loss"] == pytest.approx(hf_loss([]), rel=1e-4)
+    layers = hf_model.model.layers
+    for key in ("prev_head", "induction_head"):
+        l, h = summary[key]["layer"], summary[key]["head"]
+        assert summary[key]["loss"] == pytest.approx(hf_loss([(layers[l].self_attn.o_proj,
+                                                               _zero_head(h, model.config.head_dim))]), rel=1e-4)
+    assert summary["prev_over_induction"] > 2
+    assert (summary["top"]["layer"], summary["top"]["head"]) == (summary["prev_head"]["layer"],
+                                                                 summary["prev_head"]["head"])
+
+
 if __name__ == "__main__" and "--write-reference" in sys.argv:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
