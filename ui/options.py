@@ -16,9 +16,9 @@ from ui.i18n import t
 from ui.state import FIXED_KEY
 
 # ---- slider ranges (select_slider options keep common sizes reachable with one drag) ----------------
-VOCAB_OPTIONS = [16, 30, 64, 128, 256, 512, 1000, 2000, 4000, 8000, 10000, 16000, 32000, 50257]
+VOCAB_OPTIONS = [16, 30, 64, 128, 256, 512, 1000, 2000, 4000, 6400, 8000, 10000, 16000, 32000, 50257]
 HIDDEN_OPTIONS = [4, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768]
-FFN_OPTIONS = [8, 16, 32, 64, 128, 256, 344, 512, 1024, 2048, 3072]
+FFN_OPTIONS = [8, 16, 32, 64, 128, 256, 344, 384, 512, 1024, 2048, 3072]
 INIT_OPTIONS = [0.002, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 10.0, 1e3, 1e10, 1e20]
 MAX_LAYERS = 48
 MAX_TOKENS = 256  # input tokens drawn at most (position limit of slider-built models)
@@ -57,11 +57,16 @@ SLIDER_FIELDS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attentio
 FIXED_DEFAULTS = {**{f.name: f.default for f in dataclasses.fields(ModelConfig) if f.name not in SLIDER_FIELDS},
                   "max_position_embeddings": MAX_TOKENS, "bias": None}
 POSITION_OPTIONS = ["learned", "sinusoidal", "rope", "none"]
+NORM_TYPE_OPTIONS = ["layernorm", "rmsnorm", "gemma_rmsnorm"]
+NORM_POSITION_OPTIONS = ["pre", "post", "sandwich", "post_sublayer"]  # labels: cfg.norm_position.<id>
+# Fields the fixed-fields caption always shows; every other field without a slider is shown when a preset or an
+# upload sets it away from its default (the block variants: QK-norm, windows, sinks, experts...).
+CAPTION_FIELDS = ("norm_eps", "rope_theta", "bias", "attention_bias", "max_position_embeddings")
 # Labels of technical options: names, the same in both languages. Every choice control is linked by its option's
 # id (ui.state.translated_choice), whatever its label; a link may also name an option by its label in either
 # language, as older links did.
 FIXED_LABELS = {
-    "layernorm": "LayerNorm", "rmsnorm": "RMSNorm", "pre": "Pre-Norm", "post": "Post-Norm",
+    "layernorm": "LayerNorm", "rmsnorm": "RMSNorm", "gemma_rmsnorm": "RMSNorm (1+w)", "pre": "Pre-Norm", "post": "Post-Norm",
     "relu": "ReLU", "gelu": "GELU", "gelu_new": "GELU-tanh (GPT-2)", "swiglu": "SwiGLU", "silu": "SiLU",
     "reglu": "ReGLU", "geglu": "GEGLU", "geglu_new": "GEGLU-tanh", "zh": "中文", "en": "English",
 }
@@ -87,6 +92,37 @@ def init_label(value: float) -> str:
     if exponent.is_integer():
         return "10" + str(int(exponent)).translate(_SUPERSCRIPT)
     return f"{value:,.0f}"
+
+
+def _field_text(value) -> str:
+    """A fixed field's value as the caption shows it: runs of a repeated list entry as ``entry ×n``."""
+    if isinstance(value, tuple):
+        runs: list[list] = []
+        for v in value:
+            if runs and runs[-1][0] == v:
+                runs[-1][1] += 1
+            else:
+                runs.append([v, 1])
+        return "[" + ", ".join(v if n == 1 else f"{v} ×{n}" for v, n in runs) + "]"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def variant_fields(c: ModelConfig) -> list[str]:
+    """``name value`` of every field without a slider that differs from its default, besides CAPTION_FIELDS
+    (``head_dim`` when it is not H / n_heads)."""
+    shown = []
+    for name, default in FIXED_DEFAULTS.items():
+        if name in CAPTION_FIELDS:
+            continue
+        value = getattr(c, name)
+        if name == "head_dim":
+            if value * c.num_attention_heads != c.hidden_size:
+                shown.append(f"head_dim {value}")
+        elif value != default:
+            shown.append(f"{name} {_field_text(value)}")
+    return shown
 
 
 def divisors(n: int, limit: int = 64) -> list[int]:
@@ -132,12 +168,17 @@ def config_to_widgets(c: ModelConfig) -> tuple[dict, list[str]]:
     return values, notes
 
 
+def all_presets() -> dict[str, ModelConfig]:
+    """The preset picker's entries: the tutorials' presets, then the 2024-2026 variant presets."""
+    from engine import PRESETS, VARIANT_PRESETS
+
+    return {**PRESETS, **VARIANT_PRESETS}
+
+
 def preset_values(name: str) -> dict:
     """The sidebar values picking preset ``name`` sets: its config's (fixed fields under FIXED_KEY) and its
     tutorial's input (random ids for the tutorials that feed random ids, else the default text)."""
-    from engine import PRESETS
-
-    values, _ = config_to_widgets(PRESETS[name])
+    values, _ = config_to_widgets(all_presets()[name])
     if name in RANDOM_INPUT_PRESETS:  # these tutorials feed random ids / random vectors, not text
         values["input.mode"] = "random"
         values["input.random_len"] = RANDOM_INPUT_PRESETS[name]
@@ -152,6 +193,9 @@ def widgets_to_config(values: dict, fixed: dict | None = None) -> ModelConfig:
     without a slider (``fixed``, default FIXED_DEFAULTS); the inverse of :func:`config_to_widgets`. Raises the
     config's ``ValueError`` for an impossible combination."""
     fixed = {**FIXED_DEFAULTS, **{k: v for k, v in (fixed or {}).items() if k in FIXED_DEFAULTS}}
+    pattern, layers = fixed["layer_types"], values["cfg.num_hidden_layers"]
+    if pattern and len(pattern) != layers:  # the layer slider moved: the preset's pattern repeats (5 local : 1 global)
+        fixed["layer_types"] = tuple(pattern[i % len(pattern)] for i in range(layers))
     act, gated = FFN_KINDS[values["cfg.ffn"]]
     return ModelConfig(
         vocab_size=values["cfg.vocab_size"], hidden_size=values["cfg.hidden_size"],

@@ -40,6 +40,7 @@ MAX_JSON_DEPTH = 8  # our file nests 2 levels; a deeper one is refused before pa
 MAX_POSITIONS = 32_768  # position table rows: max_position_embeddings x H floats are allocated (learned / sinusoidal)
 # JSON type of every field of our config file, and how a message names it (ModelConfig then checks the values)
 _INT, _NUM, _BOOL, _STR = ((int,), "a whole number"), ((int, float), "a number"), ((bool,), "true or false"), ((str,), "a string")
+_OPT_NUM = ((int, float, type(None)), "a number or null")
 FIELD_TYPES = {
     "vocab_size": _INT, "hidden_size": _INT, "num_hidden_layers": _INT, "num_attention_heads": _INT,
     "num_key_value_heads": ((int, type(None)), "a whole number or null"), "intermediate_size": _INT,
@@ -47,6 +48,18 @@ FIELD_TYPES = {
     "max_position_embeddings": _INT, "rope_theta": _NUM, "norm_eps": _NUM, "bias": _BOOL,
     "attention_bias": ((bool, type(None)), "true, false or null"), "tie_word_embeddings": _BOOL,
     "initializer_range": _NUM,
+    # the block variants (ModelConfig checks their values: options, ranges, layer_types' length and entries)
+    "head_dim": ((int, type(None)), "a whole number or null"), "qk_norm": _STR,
+    "sliding_window": ((int, type(None)), "a whole number or null"),
+    "layer_types": ((list, type(None)), "a list of layer kinds or null"), "attention_sinks": _BOOL,
+    "query_pre_attn_scalar": _OPT_NUM, "attn_logit_softcapping": _OPT_NUM, "final_logit_softcapping": _OPT_NUM,
+    "embedding_multiplier": _NUM, "rope_local_base_freq": _OPT_NUM, "num_local_experts": _INT,
+    "num_experts_per_tok": _INT, "norm_topk_prob": _BOOL,
+    "moe_intermediate_size": ((int, type(None)), "a whole number or null"),
+    "shared_expert_intermediate_size": _INT, "router_bias": _BOOL, "swiglu_limit": _OPT_NUM, "swiglu_alpha": _NUM,
+    "rope_type": _STR, "rope_factor": _NUM,
+    "rope_original_max_position_embeddings": ((int, type(None)), "a whole number or null"),
+    "rope_beta_fast": _NUM, "rope_beta_slow": _NUM, "rope_truncate": _BOOL,
 }
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
-from engine import PRESET_SOURCES, PRESETS, ModelConfig
+from engine import PRESET_SOURCES, VARIANT_PRESET_SOURCES, ModelConfig
 from engine.tokenizer import TextTokenizer
 from ui.budget import refuse_over_budget
 from ui.caches import build_model, random_model_key, tokenizer_for
@@ -30,8 +30,9 @@ from ui.i18n import LANGS, browser_lang, labeler, t
 from ui.input_notes import random_input_tokens, tokenizer_note, unknown_note
 from ui.legacy_pages import leave_legacy_multipage_mode
 from ui.options import (DEFAULT_TEXT, DEFAULTS, FFN_KINDS, FFN_OPTIONS, HIDDEN_OPTIONS, INIT_OPTIONS, LEGACY_LABELS,
-                        MAX_LAYERS, MAX_TOKENS, POSITION_OPTIONS, VOCAB_OPTIONS, config_to_widgets,
-                        divisors, fixed_fields, fixed_label, init_label, nearest, preset_values, widgets_to_config)
+                        MAX_LAYERS, MAX_TOKENS, NORM_POSITION_OPTIONS, NORM_TYPE_OPTIONS, POSITION_OPTIONS,
+                        VOCAB_OPTIONS, all_presets, config_to_widgets, divisors, fixed_fields, fixed_label, init_label,
+                        nearest, preset_values, variant_fields, widgets_to_config)
 from ui.presenter import presenter_mode, presenter_toggle
 from ui.share import export_json, parse_config_upload, parse_upload, share_widgets
 from ui.state import (MAX_TEXT, apply_pending, control, cut_utf16, drop_unknown_params, repair, rerun_if_pending, reset,
@@ -56,7 +57,7 @@ def _clamp(key: str, options: list, notes: list[str]) -> None:
 def _apply_preset() -> None:
     """on_change of the preset picker: copy the preset's values (and its tutorial's input) into the widgets."""
     name = st.session_state.get("cfg.preset")
-    if name not in PRESETS:
+    if name not in all_presets():
         return
     values = preset_values(name)
     st.session_state.update(values)
@@ -80,10 +81,10 @@ def config_widgets(notes: list[str]) -> ModelConfig:
     control is drawn by :func:`ui.state.control` with the app's default as its own (see ui/state.py).
     """
     sb = st.sidebar.expander(t("cfg.section"), expanded=not presenter_mode())
-    presets = [""] + list(PRESETS)
+    presets = [""] + list(all_presets())  # the tutorials' presets first, then the 2024-2026 variants
     translated_choice(sb.selectbox, t("cfg.preset.label"), "cfg.preset", "", presets,
                       labeler("preset.", none_key="cfg.preset.none"), on_pick=_apply_preset, help=t("cfg.preset.help"))
-    if st.session_state.get("cfg.preset") in PRESET_SOURCES:
+    if st.session_state.get("cfg.preset") in {**PRESET_SOURCES, **VARIANT_PRESET_SOURCES}:
         sb.caption(t("cfg.preset.source", source=t(f"preset_source.{st.session_state['cfg.preset']}")))
 
     def choice(widget, key, options, default=None, **kw):
@@ -108,8 +109,8 @@ def config_widgets(notes: list[str]) -> ModelConfig:
                 nearest(kv_options, DEFAULTS["cfg.num_key_value_heads"]), help=t("cfg.num_key_value_heads.help"))
     ffn_size = choice(sb.select_slider, "cfg.intermediate_size", FFN_OPTIONS)
     c1, c2 = sb.columns(2)
-    norm = choice(c1.radio, "cfg.norm_type", ["layernorm", "rmsnorm"], format_func=fixed_label)
-    placement = choice(c2.radio, "cfg.norm_position", ["pre", "post"], format_func=fixed_label)
+    norm = choice(c1.radio, "cfg.norm_type", NORM_TYPE_OPTIONS, format_func=fixed_label)
+    placement = choice(c2.radio, "cfg.norm_position", NORM_POSITION_OPTIONS, format_func=labeler("cfg.norm_position."))
     ffn = choice(sb.selectbox, "cfg.ffn", list(FFN_KINDS), format_func=fixed_label)
     tied = control(sb.toggle, t("cfg.tie_word_embeddings.label"), "cfg.tie_word_embeddings",
                    DEFAULTS["cfg.tie_word_embeddings"], kind="bool", help=t("cfg.tie_word_embeddings.help"))
@@ -139,6 +140,9 @@ def _fixed_caption(container, config: ModelConfig) -> None:
     qkv = t("cfg.fixed.follows_bias") if config.attention_bias is None else str(config.attention_bias).lower()
     container.caption(t("cfg.fixed", eps=f"{config.norm_eps:g}", theta=f"{config.rope_theta:g}",
                         bias=str(config.bias).lower(), qkv=qkv, positions=f"{config.max_position_embeddings:,}"))
+    variant = variant_fields(config)
+    if variant:
+        container.caption(t("cfg.fixed.variant", fields=" · ".join(variant)))
 
 
 def input_widgets(config: ModelConfig, notes: list[str], tokenizer: TextTokenizer | None = None,

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from engine import PRESETS, CausalLM, ModelConfig
 from tests.page_helpers import open_page, shown_chart
-from ui.options import widgets_to_config
+from ui.options import all_presets, widgets_to_config
 from ui.sidebar import DEFAULTS, config_to_widgets, parse_config_upload
 from ui.state import FIXED_KEY
 
@@ -118,16 +118,23 @@ def _resolved(c: ModelConfig) -> ModelConfig:
     return c.replace(num_key_value_heads=c.kv_heads)  # None means "as many as query heads"
 
 
-@pytest.mark.parametrize("name", sorted(PRESETS))
+@pytest.mark.parametrize("name", sorted(all_presets()))
 def test_preset_builds_exactly_its_config_and_keeps_unslidden_fields(name):
     at = _probe()
     at.sidebar.selectbox(key="cfg.preset.en").set_value(name).run()
-    preset = PRESETS[name]
+    preset = all_presets()[name]
     assert _resolved(_built(at)) == _resolved(preset)  # norm_eps, rope_theta, bias... included
     shown = " ".join(c.value for c in at.sidebar.caption)
     assert f"norm_eps {preset.norm_eps:g}" in shown and f"max_position_embeddings {preset.max_position_embeddings:,}" in shown
+    # a variant preset's own fields are named in the read-only caption
+    for field in ("sliding_window", "num_local_experts", "qk_norm"):
+        if getattr(preset, field) != getattr(ModelConfig(), field):
+            assert f"{field} {getattr(preset, field)}" in shown, (field, shown)
+    if preset.layer_types == ("sliding_attention",) * 5 + ("full_attention",):
+        assert "layer_types [sliding_attention ×5, full_attention]" in shown, shown
     at.sidebar.slider(key="cfg.num_hidden_layers").set_value(5).run()  # a slider moves: the rest stays
-    assert _resolved(_built(at)) == _resolved(preset.replace(num_hidden_layers=5))
+    pattern = preset.layer_types and tuple((preset.layer_types * 5)[:5])  # a per-layer pattern repeats
+    assert _resolved(_built(at)) == _resolved(preset.replace(num_hidden_layers=5, layer_types=pattern))
 
 
 EVERY_FIELD = ModelConfig(  # every field differs from ModelConfig's defaults and from the app's
