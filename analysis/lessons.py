@@ -229,8 +229,10 @@ def largest_walk_step(s: StepInputs, steps: list | None = None, layer: int = 1) 
         walk = walk[walk["step"].isin(steps)]
     top = walk.loc[walk["mean_norm"].idxmax()]
     low = walk.loc[walk["mean_norm"].idxmin()]
+    # a step that ties the largest (two norms' outputs at init both sit at ~√H) is no wrong answer: not offered
+    wrong = walk[walk["mean_norm"] < top["mean_norm"] * (1 - 1e-2)]
     return Answer(correct=str(top["formula"]),
-                  distractors=[str(f) for f in walk.sort_values("mean_norm")["formula"] if f != top["formula"]][-4:],
+                  distractors=[str(f) for f in wrong.sort_values("mean_norm")["formula"]][-4:],
                   values={"top": str(top["formula"]), "top_norm": float(top["mean_norm"]), "low": str(low["formula"]),
                           "low_norm": float(low["mean_norm"]), "sqrt_h": math.sqrt(s.config.hidden_size)},
                   highlight={"x": int(top["step"])})

@@ -47,7 +47,12 @@ for lesson in all_lessons:
     p = progress(lesson.id)
     right, _ = score(lesson)
     row = box.container(horizontal=True, vertical_alignment="center")
-    if p["step"]:
+    if p.get("done"):
+        row.button(t("lessons.see_summary"), key=f"lessons.open.{lesson.id}", type="primary", on_click=go,
+                   args=(lesson.id, len(lesson.steps) + 1))
+        row.button(t("lessons.restart"), key=f"lessons.again.{lesson.id}", on_click=restart, args=(lesson.id,))
+        row.caption(t("lessons.done", right=right, questions=lesson.questions))
+    elif p["step"]:
         row.button(t("lessons.continue", n=p["step"]), key=f"lessons.open.{lesson.id}", type="primary", on_click=go,
                    args=(lesson.id, p["step"]))
         row.button(t("lessons.restart"), key=f"lessons.again.{lesson.id}", on_click=restart, args=(lesson.id,))

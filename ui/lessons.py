@@ -126,6 +126,8 @@ def go(lesson_id: str, n: int) -> None:
     st.session_state[MOVED_KEY] = True
     p = progress(lesson.id)
     p["step"] = max(p["step"], min(n, len(lesson.steps)))
+    if n > len(lesson.steps):
+        p["done"] = True  # the summary was reached: the list says so
     if n <= len(lesson.steps):
         apply_settings(lesson.step(n))
 
