@@ -121,8 +121,11 @@ def last_block_gradient_by_depth(config: ModelConfig, seed: int, input_ids: torc
             params = list(m.layers[-1].parameters())
             with torch.enable_grad():
                 loss = m(input_ids, labels=input_ids).loss
-                grads = torch.autograd.grad(loss, params) if torch.isfinite(loss) else [torch.tensor(math.nan)]
-            rows.append((int(L), placement, math.sqrt(sum(float(g.double().pow(2).sum()) for g in grads))))
+                # allow_unused: an expert no token is routed to (MoE) has no gradient, i.e. zero
+                grads = (torch.autograd.grad(loss, params, allow_unused=True) if torch.isfinite(loss)
+                         else [torch.tensor(math.nan)])
+            rows.append((int(L), placement,
+                         math.sqrt(sum(float(g.double().pow(2).sum()) for g in grads if g is not None))))
         if progress is not None:
             progress(k + 1, len(depths))
     return pd.DataFrame(rows, columns=["layers", "placement", "grad_norm"])

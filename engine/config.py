@@ -29,6 +29,11 @@ ROPE_TYPES = ("default", "yarn")
 LAYER_TYPES = ("full_attention", "sliding_attention")
 
 
+def repeat_layer_types(pattern: tuple[str, ...], num_hidden_layers: int) -> tuple[str, ...]:
+    """A per-layer pattern repeated (or cut) to ``num_hidden_layers`` entries."""
+    return tuple(pattern[i % len(pattern)] for i in range(num_hidden_layers))
+
+
 @dataclass(frozen=True)
 class ModelConfig:
     """Hyper-parameters of a decoder-only Transformer.
@@ -299,9 +304,14 @@ class ModelConfig:
     # ---- (de)serialisation ---------------------------------------------------------------------
     def replace(self, **changes: Any) -> "ModelConfig":
         """Return a validated copy with some fields changed (``dataclasses.replace``). A ``head_dim`` that was the
-        derived H / n_heads is derived again from the new sizes."""
+        derived H / n_heads is derived again from the new sizes; ``layer_types`` repeats its pattern over a new
+        ``num_hidden_layers``."""
         if "head_dim" not in changes and self.head_dim * self.num_attention_heads == self.hidden_size:
             changes["head_dim"] = None
+        layers = changes.get("num_hidden_layers", self.num_hidden_layers)
+        if "layer_types" not in changes and self.layer_types is not None and layers != len(self.layer_types):
+            # another depth keeps the per-layer pattern, repeated (Gemma 3's 5 local : 1 global)
+            changes["layer_types"] = repeat_layer_types(self.layer_types, layers)
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:

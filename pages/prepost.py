@@ -47,6 +47,9 @@ def scaling_depths(config: ModelConfig, tokens: int) -> tuple[int, ...]:
 
 ctx = explorer()
 with first_screen(t("prepost.title"), t("prepost.explain")):
+    if ctx.config.norm_position not in ("pre", "post"):  # sandwich / post_sublayer: other norms, other weights
+        st.info(t("prepost.other_placement", placement=t(f"cfg.norm_position.{ctx.config.norm_position}")))
+        st.stop()
     if ctx.source != "random":  # trained weights were shaped by one placement; the other is a what-if
         st.warning(t("prepost.trained_placement_short" if presenter_mode() else "prepost.trained_placement",
                      placement=t(f"cfg.norm_position.{ctx.config.norm_position}")))

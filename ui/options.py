@@ -12,6 +12,7 @@ import math
 import streamlit as st
 
 from engine import ModelConfig
+from engine.config import repeat_layer_types
 from ui.i18n import t
 from ui.state import FIXED_KEY
 
@@ -195,7 +196,7 @@ def widgets_to_config(values: dict, fixed: dict | None = None) -> ModelConfig:
     fixed = {**FIXED_DEFAULTS, **{k: v for k, v in (fixed or {}).items() if k in FIXED_DEFAULTS}}
     pattern, layers = fixed["layer_types"], values["cfg.num_hidden_layers"]
     if pattern and len(pattern) != layers:  # the layer slider moved: the preset's pattern repeats (5 local : 1 global)
-        fixed["layer_types"] = tuple(pattern[i % len(pattern)] for i in range(layers))
+        fixed["layer_types"] = repeat_layer_types(pattern, layers)
     act, gated = FFN_KINDS[values["cfg.ffn"]]
     return ModelConfig(
         vocab_size=values["cfg.vocab_size"], hidden_size=values["cfg.hidden_size"],

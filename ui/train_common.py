@@ -45,7 +45,7 @@ def token_limit(config: ModelConfig) -> int:
 
 
 def placement_names() -> dict[str, str]:
-    return {"pre": t("cfg.norm_position.pre"), "post": t("cfg.norm_position.post")}
+    return {k: t(f"cfg.norm_position.{k}") for k in ("pre", "post", "sandwich", "post_sublayer")}
 
 
 def nearest(options: list, key: str, default) -> None:

@@ -131,3 +131,15 @@ def test_presets_are_documented_and_valid():
     llama = PRESETS["llama_small"]
     assert llama.kv_heads < llama.num_attention_heads and llama.position_embedding == "rope"
     assert PRESETS["numpy_decoder"].norm_position == "post"
+
+
+def test_replace_depth_repeats_the_layer_pattern():
+    """Another depth keeps a per-layer pattern (pages rebuild a preset at other depths): Gemma 3's 5 local : 1
+    global at 8 layers is 5 local, 1 global, then 2 local again; an explicit layer_types wins."""
+    from engine import VARIANT_PRESETS
+
+    gemma = VARIANT_PRESETS["gemma3_like"]
+    S, F = "sliding_attention", "full_attention"
+    assert gemma.replace(num_hidden_layers=8).layer_types == (S, S, S, S, S, F, S, S)
+    assert gemma.replace(num_hidden_layers=2).layer_types == (S, S)
+    assert gemma.replace(num_hidden_layers=1, layer_types=(F,)).layer_types == (F,)

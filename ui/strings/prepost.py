@@ -1,6 +1,7 @@
 """Pre-Norm vs Post-Norm page."""
 
 EN = {
+    "prepost.other_placement": "This model places its norms as {placement}, which has other norms than Pre and Post (other weights), so this page cannot compare Pre and Post on its weights. Pick a Pre-Norm or Post-Norm model (or set Placement to Pre-Norm) to compare them; the Layer norms page shows this model's own norms by depth.",
     "prepost.title": "Pre-Norm vs Post-Norm: same weights, two placements",
     "prepost.explain": "Both models below share every weight and read the same tokens; only where the norm sits "
                        "differs. At the embedding (depth 0) they agree exactly. From block 1 on, Post-Norm "
@@ -72,6 +73,7 @@ EN = {
 }
 
 ZH = {
+    "prepost.other_placement": "这个模型的归一化位置是{placement}，它的归一化层与 Pre、Post 不同（权重也不同），所以本页无法在它的权重上比较 Pre 与 Post。请选择 Pre-Norm 或 Post-Norm 的模型（或把“归一化位置”设为 Pre-Norm）再比较；“逐层范数”页展示这个模型自己各层的范数。",
     "prepost.title": "Pre-Norm 与 Post-Norm：同一组权重，两种放置方式",
     "prepost.explain": "下面两个模型共享全部权重、读入相同的 token，唯一的区别是归一化放在哪里。在嵌入处（深度 0）两者完全一致。"
                        "从第 1 层起，Post-Norm 在每个 Block 之后都把残差流重新归一化到约 √H，而 Pre-Norm 保持原始的、"
