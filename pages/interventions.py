@@ -30,6 +30,7 @@ from ui.figures.interventions import effect_map, together_bars, tokens_bars
 from ui.format import duration, number, significant
 from ui.escape import plotly
 from ui.i18n import current_lang, labeler, t
+from ui.lessons import chart_gate
 from ui.sidebar import explorer
 from ui.state import control, current, register_params
 from ui.tokens import phrase
@@ -85,12 +86,13 @@ def _cell_view(model, ids: tuple, what: tuple, layer: int, position: int, _strin
         return iv.before_after(model, x, runs, layer, _strings, position=position)
 
 
-def _picker_follows(chart_key: str, keys: tuple[str, str], subject: str):
-    """on_select of a map: move its two pickers to the clicked cell (customdata = 0-based [layer, column])."""
+def _picker_follows(chart_key: str, keys: tuple[str, str], subject: str, columns: list[int]):
+    """on_select of a map: move its two pickers to the clicked cell (the map plots layer ``l`` at y = l + 1 and
+    column ``columns[i]`` at x = i)."""
     def follow() -> None:
         points = st.session_state[chart_key + ".chart"].selection.get("points", [])
         if points:
-            layer, col = (int(v) for v in points[0]["customdata"])
+            layer, col = int(round(points[0]["y"])) - 1, columns[int(round(points[0]["x"]))]
             st.session_state[keys[0]] = layer + 1
             st.session_state[keys[1]] = col + 1 if subject != "res" else col
             st.session_state["interv.subject"] = subject
@@ -252,8 +254,11 @@ def _induction() -> None:
     fig = effect_map(frame, "head", "increase", labels, t("interv.ind.map_title"), t("interv.head_axis"),
                      t("interv.layer_axis"), t("interv.ind.unit"), sel)
     table = frame.assign(layer=frame["layer"] + 1, head=frame["head"] + 1)
-    chart(fig, table, "interv.ind_map", on_select=_picker_follows("interv.ind_map", keys, "ind"), fill_screen=True)
+    chart(fig, table, "interv.ind_map", on_select=_picker_follows("interv.ind_map", keys, "ind", list(range(nh))),
+          fill_screen=True)
     SCREEN.close()
+    if chart_gate("interv.ind_map")[0]:  # a lesson asks to predict it: no sentence gives it away
+        return
     st.caption(t("interv.ind.setup", n=period, m=period - 1, base=_fmt(base)))
 
     # ---- in words, from the numbers ----
@@ -286,7 +291,9 @@ def _induction() -> None:
     fig = together_bars(together, base, t("interv.ind.together_title"), t("interv.ind.together_x"),
                         t("interv.ind.together_y"))
     chart(fig, together, "interv.together")
-    if (p["layer"], p["head"]) != (i["layer"], i["head"]):
+    if chart_gate("interv.together")[0]:
+        groups = []  # the sentences below would give a lesson's open question away
+    elif (p["layer"], p["head"]) != (i["layer"], i["head"]):
         st.markdown(t("interv.ind.pair", base=_fmt(base), pair=_fmt(pair_loss), pr=_signed(p["increase"]),
                       ir=_signed(i["increase"]), both=_signed(pair_loss - base)))
     for g, heads, loss in groups:
@@ -374,8 +381,11 @@ def _pair(experiment: str) -> None:
     fig = effect_map(res_frame, "position", "restored", col_labels, t("interv.res.map_title"), t("interv.res.x"),
                      t("interv.layer_axis"), t("interv.res.unit"), sel, zmax=1.0)
     table = res_frame.assign(layer=res_frame["layer"] + 1, token=[tokens[p] for p in res_frame["position"]])
-    chart(fig, table, "interv.res_map", on_select=_picker_follows("interv.res_map", rk, "res"), fill_screen=True)
+    chart(fig, table, "interv.res_map", on_select=_picker_follows("interv.res_map", rk, "res", list(range(T))),
+          fill_screen=True)
     SCREEN.close()
+    if chart_gate("interv.res_map")[0]:  # a lesson asks to predict it: no sentence gives it away
+        return
     st.caption(t("interv.pair.setup", clean=pair.clean, corrupt=pair.corrupt, correct=correct, wrong=wrong,
                  clean_diff=_fmt(res["clean_diff"]), corrupt_diff=_fmt(res["corrupted_diff"])))
     gap = res["clean_diff"] - res["corrupted_diff"]
@@ -407,7 +417,7 @@ def _pair(experiment: str) -> None:
     fig = effect_map(z_frame, "head", "restored", [str(h + 1) for h in range(nh)], t("interv.heads.title", layers=shown),
                      t("interv.heads.x"), t("interv.layer_axis"), t("interv.res.unit"), zsel, zmax=1.0)
     chart(fig, z_frame.assign(layer=z_frame["layer"] + 1, head=z_frame["head"] + 1), "interv.z_map",
-          on_select=_picker_follows("interv.z_map", zk, "z"))
+          on_select=_picker_follows("interv.z_map", zk, "z", list(range(nh))))
     if zs["best"] is not None and zs["best"]["restored"] > 0:
         st.markdown(t("interv.heads.sentence", layers=shown, layer=zs["best"]["layer"] + 1,
                       head=zs["best"]["head"] + 1, best=_fmt(zs["best"]["restored"]),
