@@ -24,6 +24,7 @@ import torch
 
 from analysis.lessons import REGISTRY, Answer, StepInputs, distinct, format_option, format_value, options
 from analysis import lessons_real, lessons_training  # noqa: F401,E402  (lessons 4 and 5 register their answers here)
+from analysis import lessons_interventions  # noqa: F401,E402  (lesson 6's answers)
 
 FOLDER = Path(__file__).resolve().parent
 ROOT = FOLDER.parent
