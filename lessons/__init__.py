@@ -67,7 +67,7 @@ class Lesson:
     id: str
     path: str  # relative to the repository
     title: dict
-    source: str
+    source: dict | None  # the tutorial it follows, {en, zh}, or None
     summary: dict
     steps: tuple[Step, ...]
     draft: bool = False
@@ -135,7 +135,7 @@ def load(path: Path) -> Lesson:
         steps.append(Step(number=i, page=raw["page"], text=_text(raw.get("text"), where + " text"),
                           settings={**base, **raw.get("settings", {})},
                           chart=(chart,) if isinstance(chart, str) else tuple(chart), question=question))
-    return Lesson(id=lesson_id, path=rel, title=_text(data.get("title"), rel + " title"), source=str(data.get("source", "")),
+    return Lesson(id=lesson_id, path=rel, title=_text(data.get("title"), rel + " title"), source=_text(data["source"], rel + " source") if "source" in data else None,
                   summary=_text(data.get("summary"), rel + " summary"), steps=tuple(steps),
                   draft=bool(data.get("draft", False)))
 

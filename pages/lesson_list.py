@@ -43,7 +43,7 @@ for lesson in all_lessons:
     box.subheader(lesson.title[lang])
     box.markdown(lesson.summary[lang])
     meta = dict(steps=len(lesson.steps), questions=lesson.questions)
-    box.caption(t("lessons.meta", source=lesson.source, **meta) if lesson.source else t("lessons.meta_plain", **meta))
+    box.caption(t("lessons.meta", source=lesson.source[lang], **meta) if lesson.source else t("lessons.meta_plain", **meta))
     p = progress(lesson.id)
     right, _ = score(lesson)
     row = box.container(horizontal=True, vertical_alignment="center")

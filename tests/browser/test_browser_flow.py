@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode, urlsplit
 
+from ui.options import init_label
 from ui.sidebar import fixed_label
 
 import pytest
@@ -337,6 +338,8 @@ def shown(key: str, value, lang: str):
         return "select", L[f"{key}.label"], label
     if key in CHOICES:
         return "radio", L[f"{key}.label"], label
+    if key == "cfg.initializer_range":  # the slider's own notation: 0.002, 0.5, 10²⁰ (never Python's 1e+20)
+        return "slider", L[f"{key}.label"], init_label(value)
     return "slider", L[f"{key}.label"], str(value)
 
 

@@ -24,12 +24,12 @@ pytestmark = [pytest.mark.browser]
 ALLOWED = {
     # architectures, components and methods
     "GELU", "ReLU", "SwiGLU", "SiLU", "RoPE", "RMSNorm", "LayerNorm", "Pre-Norm", "Post-Norm", "BPE", "GPT",
-    "GPT-2", "Llama", "Qwen", "Qwen2", "SmolLM", "SmolLM2", "SmolLM2-135M", "SmolLM2-135M-Instruct", "MiniMind",
+    "GPT-2", "Llama", "Qwen", "Qwen2", "Qwen3", "Gemma", "OLMo-2", "Mistral", "Mixtral", "gpt-oss", "IOI", "SmolLM", "SmolLM2", "SmolLM2-135M", "SmolLM2-135M-Instruct", "MiniMind",
     "Transformer", "softmax", "logit", "logits", "Logit", "FFN", "MLP", "GQA", "MHA", "MQA", "AdamW", "Adam",
     "SDPA", "UTF-8", "GGUF", "Top-k", "Top-p", "Min-p", "top-k", "top-p", "min-p", "KV", "QKV",
     # file formats and keys
     "CSV", "HTML", "JSON", "PNG", "URL", "NaN", "Inf", "UNK", "PageUp", "PageDown", "Enter", "Esc", "CPU",
-    "Streamlit", "PyTorch", "transformers", "tokenizers", "NumPy", "Hugging", "Face", "MiB", "GiB", "FLOPs",
+    "Streamlit", "PyTorch", "transformers", "TransformerLens", "tokenizers", "NumPy", "Hugging", "Face", "MiB", "GiB", "FLOPs",
     "top-1", "RMS", "Pre-LN", "Post-LN", "log", "exp", "Block", "token",
     # the language switch names each language in its own script; config values as JSON shows them
     "Language", "English", "true", "false", "None",
@@ -48,7 +48,7 @@ CODE_NAMES = {"embed_tokens", "embed_positions", "self_attn", "mlp", "lm_head", 
               "num_key_value_heads", "intermediate_size", "hidden_act", "tie_word_embeddings", "rope_theta",
               "max_position_embeddings", "initializer_range", "rms_norm_eps", "norm_eps", "bias", "seed",
               "attention_bias", "labels", "betas", "float32", "torch", "equal", "state_dict", "ByteLevel", "d_model",
-              "raw", "logit", "lens", "bfloat16", "float16"}
+              "raw", "logit", "lens", "bfloat16", "float16", "run_with_hooks"}
 NAMES = r"GPT-2 small|Llama-3-8B|SmolLM2-135M(-Instruct)?"  # model names as published
 HOOK = r"(blocks\.\d+\.(attn\.|mlp\.)?hook_\w+|ln_final\.hook_\w+|hook_\w+)"  # TransformerLens activation names
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")

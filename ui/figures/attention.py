@@ -46,7 +46,7 @@ def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title
     scale = dict(colorscale=SEQUENTIAL, zmin=0.0, zmax=1.0) if probs else dict(colorscale=DIVERGING, zmid=0.0)
     trace = go.Heatmap(
         z=z, x=np.arange(T), y=np.arange(T), hoverongaps=False, colorbar=dict(title=dict(text=colorbar_title)),
-        customdata=token_pairs(labels[:T], labels[:T]),
+        customdata=token_pairs(labels[:T], labels[:T]), meta=dict(token_fields=["customdata"]),  # tokens, not UI text
         hovertemplate=t("fig.query_key_tokens") + ": %{z:.4g}<extra></extra>", **scale,
     )
     if T <= (CELL_TEXT_MAX_TOKENS if probs else CELL_TEXT_MAX_TOKENS // 2):  # scores need wider labels

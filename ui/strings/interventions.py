@@ -156,7 +156,7 @@ ZH = {
     "interv.experiment": "实验",
     "interv.experiment.induction": "归纳（复制）",
     "interv.experiment.facts": "事实（首都）",
-    "interv.experiment.names": "人名（IOI）",
+    "interv.experiment.names": "人名（间接宾语识别）",
     "interv.experiment.own": "自己的提示词",
     "interv.layers": "扫描的层",
     "interv.layers_help": "只扫描这些层（运行更少，等待更短）。下面提到的最强的头和层，就是这些层里最强的。",
@@ -174,29 +174,29 @@ ZH = {
     "interv.error": "扫描失败：{error}",
     "interv.computing": "正在计算……",
     "interv.ind.setup": "一段 {n} 个随机 token 的序列，后面接着同样的 {n} 个 token（种子 0，不含特殊 token）。指标：第二遍上的"
-        "平均损失（{m} 个 token，只有从第一遍复制才能猜对）。不干预时：{base} nats。",
-    "interv.ind.map_title": "删掉一个头后第二遍损失的增加量，单位 nats（点击格子）",
-    "interv.ind.unit": "损失增量（nats）",
-    "interv.ind.top": "删掉第 {layer} 层第 {head} 个头，第二遍上的损失从 {base} 升到 {loss} nats；"
+        "平均损失（{m} 个 token，只有从第一遍复制才能猜对）。不干预时：{base} 奈特。",
+    "interv.ind.map_title": "删掉一个头后第二遍损失的增加量，单位为奈特（点击格子）",
+    "interv.ind.unit": "损失增量（奈特）",
+    "interv.ind.top": "删掉第 {layer} 层第 {head} 个头，第二遍上的损失从 {base} 升到 {loss} 奈特；"
         "其他任何单个头带来的上升都不超过 {runner}。",
-    "interv.ind.none": "没有哪个单独的头很重要：第二遍上的损失是 {base} nats，最大的上升来自删掉第 {layer} 层第 {head} "
-        "个头，只有 {rise} nats。",
-    "interv.ind.circuit": "最强的前一 token 头（第 {pl} 层第 {ph} 个头，得分 {ps}）删掉后损失变化 {pr} nats；"
-        "归纳得分最高的头（第 {il} 层第 {ih} 个头，得分 {iscore}）删掉后变化 {ir} nats。",
+    "interv.ind.none": "没有哪个单独的头很重要：第二遍上的损失是 {base} 奈特，最大的上升来自删掉第 {layer} 层第 {head} "
+        "个头，只有 {rise} 奈特。",
+    "interv.ind.circuit": "最强的前一 token 头（第 {pl} 层第 {ph} 个头，得分 {ps}）删掉后损失变化 {pr} 奈特；"
+        "归纳得分最高的头（第 {il} 层第 {ih} 个头，得分 {iscore}）删掉后变化 {ir} 奈特。",
     "interv.ind.ratio_prev": "删掉前一 token 头的代价是删掉归纳头的 {ratio} 倍：模式看起来像在复制的那个头，"
         "并不是损失最依赖的那个。",
     "interv.ind.ratio_ind": "删掉归纳头的代价是删掉前一 token 头的 {ratio} 倍。",
     "interv.ind.same_head": "最强的前一 token 头和归纳得分最高的头是同一个头（第 {layer} 层第 {head} 个头）。",
-    "interv.ind.together_title": "同时删掉几个头时第二遍上的损失，单位 nats",
+    "interv.ind.together_title": "同时删掉几个头时第二遍上的损失，单位为奈特",
     "interv.ind.together_x": "删掉的头",
-    "interv.ind.together_y": "第二遍上的损失（nats）",
+    "interv.ind.together_y": "第二遍上的损失（奈特）",
     "interv.ind.group.none": "不删",
     "interv.ind.group.prev": "前一 token 头",
     "interv.ind.group.induction": "归纳头",
     "interv.ind.group.pair": "两个一起",
     "interv.ind.group.top": "前 {k} 个",
-    "interv.ind.pair": "把电路的两个头一起删掉，损失从 {base} 变为 {pair} nats（单独删：{pr} 和 {ir}；一起删：{both}）。",
-    "interv.ind.topk": "把单独删除代价最大的 {k} 个头（{heads}）一起删掉：{loss} nats。",
+    "interv.ind.pair": "把电路的两个头一起删掉，损失从 {base} 变为 {pair} 奈特（单独删：{pr} 和 {ir}；一起删：{both}）。",
+    "interv.ind.topk": "把单独删除代价最大的 {k} 个头（{heads}）一起删掉：{loss} 奈特。",
     "interv.ind.preview_title": "运行之前：每个头在这段序列上的归纳得分（注意力模式给出的猜测）",
     "interv.ind.preview_unit": "归纳得分",
     "interv.ind.preview": "从注意力模式看，第 {il} 层第 {ih} 个头最像归纳头（得分 {iscore}）；第 {pl} 层第 {ph} 个头"
