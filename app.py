@@ -18,19 +18,19 @@ st.set_page_config(page_title="Transformer Block Explorer", layout="wide")
 # Emoji icons, not ":material/..." ones: the browser would fetch those from an external font host, and the app
 # must work offline (a lecture-room network without internet).
 PAGES = [
-    ("pages/overview.py", "nav.overview", "overview", "🧩"),
-    ("pages/norms.py", "nav.norms", "norms", "📏"),
-    ("pages/prepost.py", "nav.prepost", "pre-vs-post", "⚖️"),
-    ("pages/attention.py", "nav.attention", "attention", "👁️"),
-    ("pages/heads.py", "nav.heads", "heads", "🧠"),
-    ("pages/loss.py", "nav.loss", "loss", "🎯"),
-    ("pages/next_token.py", "nav.next", "next-token", "✨"),
-    ("pages/generate.py", "nav.generate", "generate", "💬"),
-    ("pages/lens.py", "nav.lens", "lens", "🔍"),
-    ("pages/interventions.py", "nav.interventions", "interventions", "✂️"),
-    ("pages/train.py", "nav.train", "train", "🏋️"),
-    # not pages/lessons.py: a page test puts pages/ first on sys.path, where that file would hide the lessons package
-    ("pages/lesson_list.py", "nav.lessons", "lessons", "🎓"),
+    ("app_pages/overview.py", "nav.overview", "overview", "🧩"),
+    ("app_pages/norms.py", "nav.norms", "norms", "📏"),
+    ("app_pages/prepost.py", "nav.prepost", "pre-vs-post", "⚖️"),
+    ("app_pages/attention.py", "nav.attention", "attention", "👁️"),
+    ("app_pages/heads.py", "nav.heads", "heads", "🧠"),
+    ("app_pages/loss.py", "nav.loss", "loss", "🎯"),
+    ("app_pages/next_token.py", "nav.next", "next-token", "✨"),
+    ("app_pages/generate.py", "nav.generate", "generate", "💬"),
+    ("app_pages/lens.py", "nav.lens", "lens", "🔍"),
+    ("app_pages/interventions.py", "nav.interventions", "interventions", "✂️"),
+    ("app_pages/train.py", "nav.train", "train", "🏋️"),
+    # not app_pages/lessons.py: a page test puts app_pages/ first on sys.path, where that file would hide the lessons package
+    ("app_pages/lesson_list.py", "nav.lessons", "lessons", "🎓"),
 ]
 
 warm_up(path for path, *_ in PAGES)  # compile every page once, before sessions can race (server/startup.py)

@@ -20,7 +20,7 @@ from common import interleaved_medians, machine_line, markdown_table, report, ti
 
 import torch  # noqa: E402
 
-PERIOD = 50  # as pages/heads.py
+PERIOD = 50  # as app_pages/heads.py
 
 
 def main() -> None:

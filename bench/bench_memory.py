@@ -31,7 +31,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from ui.sidebar import DEFAULTS  # noqa: E402
 
-PAGES = ["pages/overview.py", "pages/attention.py", "pages/prepost.py"]
+PAGES = ["app_pages/overview.py", "app_pages/attention.py", "app_pages/prepost.py"]
 
 
 def rss_mib() -> float:

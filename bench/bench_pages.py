@@ -31,7 +31,7 @@ from streamlit.testing.v1 import local_script_runner  # noqa: E402
 
 from ui.sidebar import DEFAULTS  # noqa: E402
 
-PAGES = re.findall(r'"(pages/\w+\.py)"', (ROOT / "app.py").read_text())
+PAGES = re.findall(r'"(app_pages/\w+\.py)"', (ROOT / "app.py").read_text())
 TARGET_MS, TARGET_BYTES = 150.0, 2 * 2**20
 
 _bytes: list[int] = []

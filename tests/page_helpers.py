@@ -40,12 +40,12 @@ def open_page(page: str | None = None, *, via: str = "navigation", script: str |
 
     ``via`` says how the page is reached:
 
-    * ``"navigation"`` (the user's path): ``app.py`` runs (the overview), switches to ``pages/<page>.py`` when
+    * ``"navigation"`` (the user's path): ``app.py`` runs (the overview), switches to ``app_pages/<page>.py`` when
       ``page`` is given, then the session state is set and the page rerun. Session state is set after the switch
       (AppTest drops values set before ``switch_page``: a Streamlit 1.67 limitation). With ``settle`` the
       sidebar is first restored (DEFAULTS and the language, lost on the switch), then ``state`` is set twice (see
       :func:`rerun`); without it everything is set once and the page runs once.
-    * ``"switch"``: ``app.py`` with ``pages/<page>.py`` selected before its first run (only where the page's
+    * ``"switch"``: ``app.py`` with ``app_pages/<page>.py`` selected before its first run (only where the page's
       url_path equals its file stem) and the state set up front; one run.
     * ``"script"``: the page script itself is the main script (it draws the shared sidebar through
       ``explorer()``), the state set up front; one run. ``script`` (a file) or ``source`` (a string) run such a
@@ -60,17 +60,17 @@ def open_page(page: str | None = None, *, via: str = "navigation", script: str |
     if source is not None:
         at = AppTest.from_string(source, default_timeout=timeout)
     else:
-        main = script or (ROOT / "pages" / f"{page}.py" if via == "script" else ROOT / "app.py")
+        main = script or (ROOT / "app_pages" / f"{page}.py" if via == "script" else ROOT / "app.py")
         at = AppTest.from_file(str(main), default_timeout=timeout)
     at.query_params.update(query or {})
     base = {**(DEFAULTS if defaults else {}), **({"ui.lang": lang} if lang else {})}
     if via != "navigation":
         if via == "switch":
-            at.switch_page(f"pages/{page}.py")
+            at.switch_page(f"app_pages/{page}.py")
         return rerun(at, settle=False, **{**base, **state})
     at.run()
     if page:
-        at.switch_page(f"pages/{page}.py").run()
+        at.switch_page(f"app_pages/{page}.py").run()
     if not (base or state):
         return at
     if settle:

@@ -75,7 +75,7 @@ def test_every_analysis_module_loads_no_streamlit_or_plotly():
 
 
 def test_every_server_module_loads_no_ui_pages_pandas_plotly_or_streamlit():
-    result = import_everything("server", ("ui", "pages", "pandas", "plotly", "streamlit"))
+    result = import_everything("server", ("ui", "app_pages", "pandas", "plotly", "streamlit"))
     assert "server.jobs" in result["modules"] and "server.admission" in result["modules"]
     assert not result["first_importer"], (
         "server/ is the server's resource management below ui: it returns values and codes, never text or "
@@ -111,13 +111,13 @@ def test_each_package_imports_only_the_layers_below_it():
     wrong = sorted(f"{mod} -> {dep}" for mod, deps in graph.items() for dep in deps
                    if dep.split(".")[0] not in MAY_IMPORT[mod.split(".")[0]])
     assert not wrong, "imports against the layering (docs/architecture.md):\n" + "\n".join(wrong)
-    pages = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
+    pages = [ROOT / "app.py", *sorted((ROOT / "app_pages").glob("*.py"))]
     page_imports = {path.name: {(n.module or "").split(".")[0] for n in ast.walk(ast.parse(path.read_text()))
                                 if isinstance(n, ast.ImportFrom)}
                                | {a.name.split(".")[0] for n in ast.walk(ast.parse(path.read_text()))
                                   if isinstance(n, ast.Import) for a in n.names}
                     for path in pages}
-    assert not [name for name, deps in page_imports.items() if "pages" in deps], page_imports
+    assert not [name for name, deps in page_imports.items() if "app_pages" in deps], page_imports
 
 
 # ---- import cycles ----------------------------------------------------------------------------------------

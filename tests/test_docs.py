@@ -137,7 +137,7 @@ def pins() -> dict[str, set[str]]:
 
 @lru_cache(maxsize=1)
 def code_text() -> str:
-    return "\n".join(p.read_text(encoding="utf-8") for d in ("engine", "analysis", "server", "ui", "pages", "bench",
+    return "\n".join(p.read_text(encoding="utf-8") for d in ("engine", "analysis", "server", "ui", "app_pages", "bench",
                                                               "tools", "lessons") for p in (ROOT / d).rglob("*.py"))
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import streamlit as st
 
@@ -76,7 +76,7 @@ def restore_from_cookie() -> None:
         return
     try:
         raw = st.context.cookies.get(COOKIE)
-        saved = json.loads(raw) if raw else {}
+        saved = json.loads(unquote(raw)) if raw else {}  # written URL-encoded by save_cookie
     except (ValueError, TypeError, AttributeError):
         saved = {}
     st.session_state[PROGRESS_KEY] = {k: v for k, v in saved.items() if isinstance(v, dict) and "answers" in v}

@@ -9,7 +9,7 @@ never lost.
 
 The sidebar by concern: options and defaults (ui/options.py), shared caches (ui/caches/), the page context
 (ui/context.py), the model source and checkpoint picker (ui/checkpoint_picker.py), share link / download /
-upload (ui/share.py), presenter mode (ui/presenter.py), Streamlit's v1-pages flag (ui/legacy_pages.py). Names
+upload (ui/share.py), presenter mode (ui/presenter.py). Names
 other modules import from here are re-exported below.
 """
 
@@ -28,7 +28,6 @@ from ui.escape import md_code
 from ui.examples import declared_languages, example_buttons
 from ui.i18n import LANGS, browser_lang, labeler, t
 from ui.input_notes import random_input_tokens, tokenizer_note, unknown_note
-from ui.legacy_pages import leave_legacy_multipage_mode
 from ui.options import (DEFAULT_TEXT, DEFAULTS, FFN_KINDS, FFN_OPTIONS, HIDDEN_OPTIONS, INIT_OPTIONS, LEGACY_LABELS,
                         MAX_LAYERS, MAX_TOKENS, NORM_POSITION_OPTIONS, NORM_TYPE_OPTIONS, POSITION_OPTIONS,
                         VOCAB_OPTIONS, all_presets, config_to_widgets, divisors, fixed_fields, fixed_label, init_label,
@@ -206,7 +205,6 @@ def input_widgets(config: ModelConfig, notes: list[str], tokenizer: TextTokenize
 
 def explorer() -> Explorer:
     """Render the shared sidebar and return the page context (see module docstring)."""
-    leave_legacy_multipage_mode()
     apply_pending()
     drop_unknown_params()
     language_picker()

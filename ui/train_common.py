@@ -4,7 +4,7 @@ the server's line, its live progress bar (with the time left measured from the r
 hold (:func:`lost_run_note`: a server restart, a closed tab).
 
 The sections themselves are :mod:`ui.train_panel` (train a copy of the sidebar model) and :mod:`ui.race_panel`
-(Pre-Norm vs Post-Norm race); ``pages/train.py`` wires them. Jobs run in background threads held in this browser
+(Pre-Norm vs Post-Norm race); ``app_pages/train.py`` wires them. Jobs run in background threads held in this browser
 session's ``st.session_state`` (:mod:`server.jobs`); a ``st.fragment(run_every=LIVE_EVERY_S)`` redraws a live panel.
 """
 

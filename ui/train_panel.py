@@ -3,7 +3,7 @@ before and after on the sidebar's input; probe what it learned on the Tang poems
 
 The run is a :class:`server.jobs.TrainJob` in this browser session's ``st.session_state``; a fragment redraws its live
 panel's progress every second and its charts every few seconds, with the time left measured from the run's own
-steps. When it ends the page (``pages/train.py``) hands the trained model to the sidebar
+steps. When it ends the page (``app_pages/train.py``) hands the trained model to the sidebar
 (:func:`ui.train_common.publish_finished_job`).
 
 References: Loshchilov & Hutter 2019 (AdamW); see ``engine/train/``.

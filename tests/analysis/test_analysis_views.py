@@ -231,4 +231,4 @@ def test_analysis_package_imports_no_ui_libraries():
             names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             for name in names:
-                assert name.split(".")[0] not in ("streamlit", "plotly", "ui", "pages"), f"{path.name} imports {name}"
+                assert name.split(".")[0] not in ("streamlit", "plotly", "ui", "app_pages"), f"{path.name} imports {name}"

@@ -1,4 +1,4 @@
-"""AppTest checks of pages/generate.py (the KV-cache decode stepper) against independent computations:
+"""AppTest checks of app_pages/generate.py (the KV-cache decode stepper) against independent computations:
 full forwards without any cache for the tokens, the attention row and the logits, the cache formula for the
 memory calculator."""
 

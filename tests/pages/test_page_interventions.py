@@ -1,4 +1,4 @@
-"""AppTest checks of pages/interventions.py on the default random model (its sweeps run at once, in the page),
+"""AppTest checks of app_pages/interventions.py on the default random model (its sweeps run at once, in the page),
 against an independent computation: a fresh model whose head is removed by zeroing its ``o_proj`` columns, and
 whose residual stream is patched by a forward pre-hook on the block (never the engine's interventions)."""
 

@@ -1,4 +1,4 @@
-"""AppTest checks of pages/loss.py against an independent engine computation (see page_helpers)."""
+"""AppTest checks of app_pages/loss.py against an independent engine computation (see page_helpers)."""
 
 from __future__ import annotations
 

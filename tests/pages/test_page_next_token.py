@@ -1,4 +1,4 @@
-"""AppTest checks of pages/next_token.py against an independent engine computation (see page_helpers)."""
+"""AppTest checks of app_pages/next_token.py against an independent engine computation (see page_helpers)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""AppTest of the Layer norms page (pages/norms.py): every chart number checked against the engine.
+"""AppTest of the Layer norms page (app_pages/norms.py): every chart number checked against the engine.
 
 Pattern (Streamlit 1.67's AppTest keeps no widget state across a page switch): with ``st.navigation`` a value set through ``at.session_state`` is
 lost on ``switch_page`` after a run, so each scenario switches to the page BEFORE the first run (this page's

@@ -1,4 +1,4 @@
-"""AppTest of the Pre vs Post page (pages/prepost.py): charts checked against the engine, shared model untouched.
+"""AppTest of the Pre vs Post page (app_pages/prepost.py): charts checked against the engine, shared model untouched.
 
 The page's url_path ("pre-vs-post") differs from its file stem, so AppTest cannot select it before a first run
 of app.py, and after a run a value set through ``at.session_state`` is lost on ``switch_page`` (Streamlit 1.67's

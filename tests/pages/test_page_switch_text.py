@@ -11,9 +11,9 @@ def test_text_typed_on_another_page_after_clearing_survives_the_way_back(other):
     at = open_page("overview")
     at.text_area(key="input.text").input("").run()
     assert "The text is empty" in texts(at)  # the cleared text is refused on Overview
-    at.switch_page(f"pages/{other}.py").run()
+    at.switch_page(f"app_pages/{other}.py").run()
     at.text_area(key="input.text").input("moon light").run()
     assert "The text is empty" not in texts(at)
-    at.switch_page("pages/overview.py").run()
+    at.switch_page("app_pages/overview.py").run()
     assert at.text_area(key="input.text").value == "moon light"
     assert "The text is empty" not in texts(at)

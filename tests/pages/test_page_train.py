@@ -1,4 +1,4 @@
-"""AppTest checks of pages/train.py: a tiny run trains a copy (never the cached model), Stop works mid-run, two
+"""AppTest checks of app_pages/train.py: a tiny run trains a copy (never the cached model), Stop works mid-run, two
 sessions keep their trained models apart, the other pages run on the trained model, and the race runs.
 
 Tiny settings (hidden 16, 1 layer, vocab 256, 20 steps of 4 x 16 tokens) keep every run to about a second.
@@ -157,7 +157,7 @@ def test_two_sessions_keep_their_trained_models_apart(charts):
     assert "train.trained" not in b.session_state
     assert "train.job" not in b.session_state
     # session B's attention page shows the random-init model
-    b.switch_page("pages/attention.py").run()
+    b.switch_page("app_pages/attention.py").run()
     rerun(b, **{"ui.lang": "en", **SIDEBAR})
     assert not b.exception
     model, ids, _ = reference(**SIDEBAR)
@@ -177,11 +177,11 @@ def test_other_pages_run_on_the_trained_model(charts):
     job = wait_done(at)
     _, ids, _ = reference(**SIDEBAR)
     for page in ("attention", "loss", "overview"):
-        at.switch_page(f"pages/{page}.py").run()
+        at.switch_page(f"app_pages/{page}.py").run()
         rerun(at, **{"ui.lang": "en", **SIDEBAR, "model.source": "trained"})
         assert not at.exception, page
         assert at.session_state["train.trained"]["id"] == job.id
-    at.switch_page("pages/attention.py").run()
+    at.switch_page("app_pages/attention.py").run()
     rerun(at, **{"ui.lang": "en", **SIDEBAR, "model.source": "trained"})
     with torch.no_grad():
         expected = job.model(ids, output_attentions=True).attentions[0][0, 0].double().numpy()
@@ -307,8 +307,8 @@ def test_training_settings_survive_a_visit_to_another_page():
     at.number_input(key="train.steps").set_value(120).run()
     lr = LR_OPTIONS[0]  # not the default learning rate
     at.select_slider(key="train.lr.en").set_value(lr).run()
-    at.switch_page("pages/attention.py").run()
-    at.switch_page("pages/train.py").run()
+    at.switch_page("app_pages/attention.py").run()
+    at.switch_page("app_pages/train.py").run()
     assert at.number_input(key="train.steps").value == 120
     assert at.select_slider(key="train.lr.en").value == lr
     assert not at.exception

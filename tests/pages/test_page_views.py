@@ -1,4 +1,4 @@
-"""AppTest checks of the real-model views (pages/heads.py, pages/lens.py) against independent computations on
+"""AppTest checks of the real-model views (app_pages/heads.py, app_pages/lens.py) against independent computations on
 a fresh model (see page_helpers), on random-init models; the checkpoint runs are in test_checkpoint_pages."""
 
 from __future__ import annotations
