@@ -10,10 +10,12 @@ import torch
 
 from analysis import generation as gen
 from engine.generation import FILTER_ORDER, sampling_filters
+from engine.kv_cache import cached_positions, config_kv_cache_bytes
 from ui.examples import language_notice
 from ui.budget import refuse_over_budget
 from ui.controls import index_slider
 from ui.figures.generate import cache_bars, filter_bars, memory_bars, query_row_heatmap
+from ui.format import percent
 from ui.i18n import t
 from ui.lessons import page_shortcut
 from ui.sidebar import explorer, presenter_mode
@@ -149,9 +151,17 @@ with first_screen(t("gen.title"), t("gen.explain")):
 if n:
     cache_chart(growth, S, fill_screen=False)
 kv, hd = int(growth["kv_heads"].iloc[0]), int(growth["head_dim"].iloc[0])
-st.caption(t("gen.cache_caption", L=config.num_hidden_layers, kv=kv, h=config.num_attention_heads, s=S, hd=hd,
-             bytes=f"{run.cache.num_bytes():,}", b=run.cache[0][0].element_size(),
-             formula=f"{gen.kv_cache_bytes(config.num_hidden_layers, kv, hd, S, run.cache[0][0].element_size()):,}"))
+b, L = run.cache[0][0].element_size(), config.num_hidden_layers
+kept = cached_positions(config, S)  # positions each layer's cache holds: S, or a sliding layer's window - 1
+if min(kept) == S:
+    st.caption(t("gen.cache_caption", L=L, kv=kv, h=config.num_attention_heads, s=S, hd=hd,
+                 bytes=f"{run.cache.num_bytes():,}", b=b, formula=f"{gen.kv_cache_bytes(L, kv, hd, S, b):,}"))
+else:  # sliding-window layers keep only their window: the sum over layers, and what the window saves
+    local, unwindowed = sum(k < S for k in kept), gen.kv_cache_bytes(L, kv, hd, S, b)
+    windowed = config_kv_cache_bytes(config, S, b)
+    st.caption(t("gen.cache_caption_window", full=L - local, local=local, kv=kv, h=config.num_attention_heads, s=S,
+                 hd=hd, w=min(kept), bytes=f"{run.cache.num_bytes():,}", b=b, formula=f"{windowed:,}",
+                 unwindowed=f"{unwindowed:,}", saved=percent(1 - windowed / unwindowed)))
 
 # ---- the distribution: what each filter removed ----
 n_views = n + 1

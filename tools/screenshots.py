@@ -3,15 +3,19 @@ the language and presenter mode switched in the sidebar, every page reached by c
 
     python -m tools.screenshots [--langs en zh] [--modes normal presenter] [--sizes 1440x1000 1280x720]
                                 [--pages generate lens] [--no-default] [--no-smollm2] [--no-docs]
+                                [--lessons minimind_block smollm2_inside]
 
 Run it from the project root as a module (``-m``): the project root is then on ``sys.path``, so ``tests`` and the app's
 packages import without a path insert (pytest's ``pythonpath`` setting does not apply to tools).
 
 For each language x mode x size: one PNG per page of the default (random-init) model, as the viewport shows it
 (what a projector shows without scrolling): ``screenshots/<size>-<mode>-<lang>-<page>.png``. Then, unless
-``--no-smollm2``, SmolLM2-135M-Instruct is chosen in the sidebar and the views that need a real model (Head
-roles & massive activations, Logit lens & tokenizers) are shot at the same sizes, every chart of theirs as its
-own PNG too (``...-smollm2-<page>-chart<i>.png``), since their lower charts lie below the first screen. Finally
+``--no-smollm2``, SmolLM2-135M-Instruct is chosen in the sidebar and every page is shot again with it at the same
+sizes, the real-model views (Head roles, Logit lens) with every chart of theirs as its own PNG too
+(``...-smollm2-<page>-chart<i>.png``), since their lower charts lie below the first screen. With ``--lessons``,
+every step of those lessons in each language x size, presenter mode, opened by its link: the step as the question
+shows it, then after "Skip" (the chart revealed): ``screenshots/lesson-<id>-<size>-<lang>-<n>-{ask,reveal}.png``.
+Finally
 ``docs/screenshot-attention.png`` (the README's picture: SmolLM2's induction head on the Attention page, English,
 presenter mode, 1280 px wide; see :func:`docs_picture`) is regenerated unless ``--no-docs``. Starts its own ``streamlit run app.py`` on a free port and stops it at the end. Offline.
 """
@@ -29,12 +33,13 @@ from tests.browser_support import (
 from ui.examples import PROMPTS
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOLLM2_PAGES = {"heads": 4, "lens": 8}  # navigation index of the real-model views (app.PAGES order)
+CHART_PAGES = {"heads", "lens"}  # real-model views whose lower charts are shot one by one
+CHARTLESS = ("train", "lessons")  # the lab draws charts once a run starts; the lesson list draws none
 
 
 def wait_for_chart(page, path: str) -> None:
-    """Wait for the page's first chart (the training lab draws charts only once a run starts: not waited for)."""
-    if path != "train":
+    """Wait for the page's first chart (not on the pages that draw none at first, ``CHARTLESS``)."""
+    if path not in CHARTLESS:
         page.wait_for_selector(f'[data-testid="stMain"] {CHART}', timeout=300_000)
     settle(page, 1200)
 
@@ -63,22 +68,50 @@ def pages_run(browser, url: str, lang: str, mode: str, size: tuple[int, int], sm
     try:
         if smollm2:
             choose_smollm2(page, lang, timeout=600_000)
-            for path, index in SMOLLM2_PAGES.items():
-                assert click_nav(page, index, timeout=600_000) == path
-                wait_for_chart(page, path)
-                assert_clean(page)
-                out += shoot(page, f"{tag}-smollm2-{path}", charts=True)
-                print("  ", out[-1].name, flush=True)
-            return out
+            tag += "-smollm2"
         for i in range(page.locator(NAV_LINKS).count()):
             href = page.locator(NAV_LINKS).nth(i).get_attribute("href") or ""
-            if i and only and not any(href.rstrip("/").endswith("/" + p) for p in only):
+            if only and not any(href.rstrip("/").endswith("/" + p) for p in only):
                 continue
-            path = (click_nav(page, i, timeout=600_000) if i else "") or "overview"
+            path = click_nav(page, i, timeout=600_000)
             wait_for_chart(page, path)
             assert_clean(page)
-            out += shoot(page, f"{tag}-{path}")
+            out += shoot(page, f"{tag}-{path}", charts=smollm2 and path in CHART_PAGES)
             print("  ", out[-1].name, flush=True)
+    finally:
+        page.close()
+    return out
+
+
+def lesson_run(browser, url: str, lesson_id: str, lang: str, size: tuple[int, int]) -> list[Path]:
+    """Every step of a lesson in presenter mode, opened by its link: as asked, then revealed by "Skip"."""
+    import lessons
+
+    lesson = lessons.by_id(lesson_id)
+    assert lesson is not None, f"no lesson {lesson_id!r}"
+    w, h = size
+    page = browser.new_page(viewport={"width": w, "height": h})
+    page.set_default_timeout(600_000)
+    out = []
+    try:
+        page.goto(f"{url}/?{urlencode({'lesson': lesson_id, 'step': 1, 'ui.lang': lang, 'ui.presenter': 'true'})}",
+                  wait_until="domcontentloaded")
+        for step in lesson.steps:
+            page.wait_for_function("n => new URLSearchParams(location.search).get('step') === String(n)",
+                                   arg=step.number)
+            page.wait_for_selector(".st-key-lessons-banner")
+            wait_for_chart(page, "lessons" if step.question else step.page)
+            assert_clean(page)
+            name = f"lesson-{lesson_id}-{w}x{h}-{lang}-{step.number:02d}"
+            out += shoot(page, name + ("-ask" if step.question else ""))
+            skip = page.locator(".st-key-lessons-skip button")
+            if step.question and skip.count():
+                skip.click()
+                settle(page, 1500)
+                wait_for_chart(page, step.page)
+                out += shoot(page, name + "-reveal")
+            print("  ", out[-1].name, flush=True)
+            page.keyboard.press("PageDown")
     finally:
         page.close()
     return out
@@ -116,6 +149,7 @@ def main() -> None:
     parser.add_argument("--no-default", action="store_true", help="skip the default model's pages")
     parser.add_argument("--no-smollm2", action="store_true", help="skip the SmolLM2 views")
     parser.add_argument("--no-docs", action="store_true", help="do not regenerate docs/screenshot-attention.png")
+    parser.add_argument("--lessons", nargs="+", default=[], help="lesson ids whose every step to shoot (presenter)")
     args = parser.parse_args()
     sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes]
 
@@ -133,6 +167,11 @@ def main() -> None:
                             for size in sizes:
                                 print(f"{'SmolLM2' if smollm2 else 'default'} {lang} {mode} {size}", flush=True)
                                 pages_run(browser, url, lang, mode, size, smollm2, args.pages)
+                for lesson_id in args.lessons:
+                    for lang in args.langs:
+                        for size in sizes:
+                            print(f"lesson {lesson_id} {lang} {size}", flush=True)
+                            lesson_run(browser, url, lesson_id, lang, size)
                 if not args.no_docs:
                     print("wrote", docs_picture(browser, url))
             finally:

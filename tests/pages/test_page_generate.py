@@ -4,6 +4,8 @@ memory calculator."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,6 +15,7 @@ from engine import CausalLM
 from engine.generation import sampling_filters
 from tests.page_helpers import open_page, reference, rerun, state_config, texts
 from ui.figures.generate import cache_bars, filter_bars, query_row_heatmap
+from ui.options import DEFAULTS, widgets_to_config
 
 SETTINGS = dict(temperature=0.8, top_k=20, top_p=0.9, min_p=0.05)  # the page's defaults
 
@@ -299,3 +302,21 @@ def test_the_flops_badge_and_its_caption_count_the_same_square():
     assert f"{cached:,} with the cache vs {full:,} recomputing" in badge, badge
     caption = next(c.value for c in at.caption if "only query computed" in c.value)
     assert f"S × S = {S * S:,} query–key scores" in caption and f"discards the {S * (S - 1) // 2:,}" in caption
+
+
+def test_a_sliding_window_layer_is_counted_with_its_window():
+    """Issue 26: a sliding-window layer keeps only w - 1 positions, so the cache caption sums over layers (it said
+    ``measured = 2·L·kv·hd·S·b`` however many positions a layer dropped). Window 4 on layer 1, full layer 2."""
+    fixed = {"sliding_window": 4, "layer_types": ["sliding_attention", "full_attention"]}
+    state = {"cfg.num_hidden_layers": 2, "input.mode": "random", "input.random_len": 6, "cfg.fixed": fixed}
+    at = press(open_page("generate", **state), 2)
+    cfg = widgets_to_config({**DEFAULTS, **state})  # the sliders' part: KV heads and head_dim
+    caption = next(s for s in texts(at).split("\n") if "sliding-window layers keep only the last" in s)
+    assert caption.startswith("The 1 full-attention layers") and "the 1 sliding-window layers keep only the last 3" in caption
+    S = int(re.search(r"store K and V as \[1, \d+, (\d+), \d+\]", caption).group(1))
+    assert S > 3
+    per_position = 2 * cfg.kv_heads * cfg.head_dim * 4  # K and V, float32
+    measured, formula, unwindowed = (int(re.search(p, caption).group(1).replace(",", "")) for p in (
+        r"Measured size ([\d,]+) bytes", r"bytes = ([\d,]+); without", r"without the window ([\d,]+) bytes"))
+    assert measured == formula == per_position * (S + 3)  # the full layer keeps S, the sliding one 4 - 1 = 3
+    assert unwindowed == per_position * 2 * S

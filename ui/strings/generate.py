@@ -58,6 +58,11 @@ EN = {
     "gen.cache_caption": "Every one of the {L} layers stores K and V as [1, {kv}, {s}, {hd}] ([batch, n_kv_heads, "
                          "positions, head_dim]): {kv} KV heads serve {h} query heads. Measured size {bytes} bytes = "
                          "2 · {L} · {kv} · {hd} · {s} · {b} bytes = {formula}.",
+    "gen.cache_caption_window": "The {full} full-attention layers store K and V as [1, {kv}, {s}, {hd}]; the {local} "
+                                "sliding-window layers keep only the last {w} positions, [1, {kv}, {w}, {hd}] ({kv} KV "
+                                "heads serve {h} query heads). Measured size {bytes} bytes = 2 · {kv} · {hd} · {b} · "
+                                "({full} · {s} + {local} · {w}) bytes = {formula}; without the window {unwindowed} "
+                                "bytes ({saved} less).",
     "gen.dist_title": "The distribution and what each filter removed",
     "gen.view": "Distribution of step",
     "gen.view_help": "The last value is the distribution the next press will draw from.",
@@ -162,6 +167,10 @@ ZH = {
     "gen.cache_y": "层",
     "gen.cache_caption": "{L} 层中的每一层都把 K 和 V 存成 [1, {kv}, {s}, {hd}]（[批次, KV 头数, 位置数, head_dim]）："
                          "{kv} 个 KV 头服务 {h} 个查询头。实测大小 {bytes} 字节 = 2 · {L} · {kv} · {hd} · {s} · {b} 字节 = {formula}。",
+    "gen.cache_caption_window": "{full} 个全注意力层把 K 和 V 存成 [1, {kv}, {s}, {hd}]；{local} 个滑动窗口层只保留最近 "
+                                "{w} 个位置，即 [1, {kv}, {w}, {hd}]（{kv} 个 KV 头服务 {h} 个查询头）。实测大小 {bytes} "
+                                "字节 = 2 · {kv} · {hd} · {b} · ({full} · {s} + {local} · {w}) 字节 = {formula}；没有窗口时"
+                                "为 {unwindowed} 字节（少了 {saved}）。",
     "gen.dist_title": "概率分布，以及每个过滤器去掉了什么",
     "gen.view": "查看第几步的分布",
     "gen.view_help": "最后一个值是下一次按键将要从中抽取的分布。",
