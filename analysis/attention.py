@@ -22,9 +22,11 @@ ATTENTION_STAGES = ("raw", "scaled", "masked", "softmax")
 def attention_stage(out: CausalLMOutput, layer: int, head: int, stage: str = "softmax", batch: int = 0) -> np.ndarray:
     """One head's attention matrix at one stage of its computation, ``[T, T]`` float32 (queries x keys).
 
-    Stages: "raw" = Q K^T; "scaled" = Q K^T / sqrt(head_dim); "masked" = scaled with future cells removed;
-    "softmax" = the probabilities. Future cells (key > query) are NaN in "masked" and "softmax", so charts
-    draw them as empty; in "raw" and "scaled" every cell is a real number (the mask is not applied yet).
+    Stages: "raw" = Q K^T; "scaled" = Q K^T / sqrt(head_dim); "masked" = scaled with the layer's mask applied;
+    "softmax" = the probabilities. The cells the layer's mask removes are NaN in "masked" and "softmax", so charts
+    draw them as empty: the future (key > query) and, on a sliding-window layer, the keys before its window (the
+    band). The mask is read from the run itself (its -inf cells), so every mask the engine applies is shown. In
+    "raw" and "scaled" every cell is a real number (the mask is not applied yet).
 
     Raises:
         ValueError: unknown stage (valid ones listed).
@@ -44,8 +46,25 @@ def attention_stage(out: CausalLMOutput, layer: int, head: int, stage: str = "so
         m = out.activations[prefix + "hook_pattern"][batch, head]
     m = m.float().cpu().numpy().copy()
     if stage in ("masked", "softmax"):
-        m[np.triu(np.ones((T, T), dtype=bool), k=1)] = np.nan  # future: not part of the distribution
+        m[masked_cells(out, layer, batch)[head]] = np.nan  # not part of the distribution
     return m
+
+
+def masked_cells(out: CausalLMOutput, layer: int, batch: int = 0) -> np.ndarray:
+    """``[n_heads, T, T]`` bool: the cells the layer's mask removed (-inf scores): the future, and the keys before a
+    sliding window. Without recorded scores (a run without activations): the causal triangle."""
+    scores = out.activations.get(f"blocks.{layer}.attn.hook_attn_scores") if out.activations else None
+    if scores is None:
+        nh, T = out.attentions[layer].shape[1], out.attentions[layer].shape[-1]
+        return np.broadcast_to(np.triu(np.ones((T, T), dtype=bool), k=1), (nh, T, T))
+    return torch.isneginf(scores[batch]).cpu().numpy()  # (nh, T, T)
+
+
+def attention_sink(out: CausalLMOutput, layer: int, head: int, batch: int = 0) -> np.ndarray | None:
+    """``[T]`` the share of each query's softmax that goes to the head's learned sink logit (gpt-oss ``sinks``: a
+    column with no value), or None when the layer has no sink. A row's key weights sum to 1 minus it."""
+    sink = out.activations.get(f"blocks.{layer}.attn.hook_sink") if out.activations else None
+    return None if sink is None else sink[batch, head].float().cpu().numpy()
 
 
 def attention_long(out: CausalLMOutput, tokens: Sequence[str], batch: int = 0) -> pd.DataFrame:
@@ -67,19 +86,21 @@ def attention_long(out: CausalLMOutput, tokens: Sequence[str], batch: int = 0) -
 
 
 def attention_checks(out: CausalLMOutput, batch: int = 0) -> pd.DataFrame:
-    """Sanity checks per layer: max |row sum - 1|, max |weight above the diagonal|, and NaN/Inf presence.
+    """Sanity checks per layer: max |row sum - 1| (the sink's share counted in the row where the layer has a sink),
+    max |weight in a masked cell| (above the diagonal, and before a sliding window), and NaN/Inf presence.
 
     Columns: ``layer``, ``max_row_sum_error``, ``max_upper_triangle``, ``finite``.
     """
     rows = []
     for i, att in enumerate(out.attentions):
         a = att[batch].double()  # (nh, T, T)
-        T = a.shape[-1]
-        upper = torch.ones(T, T, dtype=torch.bool).triu(1)
+        sink = out.activations.get(f"blocks.{i}.attn.hook_sink") if out.activations else None
+        total = a.sum(-1) + (sink[batch].double() if sink is not None else 0.0)  # (nh, T)
+        masked = torch.from_numpy(np.ascontiguousarray(masked_cells(out, i, batch)))
         rows.append((
             i,
-            float((a.sum(-1) - 1).abs().max()),
-            float(a[:, upper].abs().max()) if T > 1 else 0.0,
+            float((total - 1).abs().max()),
+            float(a[masked].abs().max()) if bool(masked.any()) else 0.0,
             bool(torch.isfinite(a).all()),
         ))
     return pd.DataFrame(rows, columns=["layer", "max_row_sum_error", "max_upper_triangle", "finite"])

@@ -59,12 +59,24 @@ with first_screen(t("attn.title"), t("attn.explain")):
     if n_draw < T:
         st.warning(t("attn.capped", n=n_draw, total=T))
     df = pd.DataFrame(mat, index=labels[:n_draw], columns=labels[:n_draw])
+    sink = analysis.attention_sink(out, layer - 1, head - 1) if stage == "softmax" else None  # (T,) or None
     unit = t("attn.unit_prob") if stage == "softmax" else t("attn.unit_score")
     fig = attention_heatmap(df, labels[:n_draw], stage, t("attn.heatmap_title", stage=t(f"attn.stage.{stage}"), layer=layer,
-                                                          head=head), t("attn.x"), t("attn.y"), unit)
-    chart(fig, df.reset_index(names=t("attn.y")), "attn.heatmap", view={"layer": layer, "head": head, "stage": stage},
+                                                          head=head), t("attn.x"), t("attn.y"), unit,
+                            sink=None if sink is None else sink[:n_draw], sink_label=t("attn.sink_col"))
+    table = df if sink is None else df.assign(**{t("attn.sink_col"): sink[:n_draw]})
+    chart(fig, table.reset_index(names=t("attn.y")), "attn.heatmap", view={"layer": layer, "head": head, "stage": stage},
           fill_screen=True)
 st.caption(t("attn.caption_masked") if stage in ("masked", "softmax") else t("attn.caption_unmasked"))
+masked = analysis.masked_cells(out, layer - 1)[head - 1]  # (T, T): the layer's mask, read from the run
+band = int(np.tril(masked, -1).sum())  # cells below the diagonal the mask removes: a sliding window's band
+if ctx.config.layer_type(layer - 1) == "sliding_attention":
+    w = ctx.config.sliding_window
+    st.caption(t("attn.caption_window", layer=layer, w=w, before=w - 1, band=f"{band:,}",
+                 seen=int((~masked).sum(-1).max())))
+if sink is not None:
+    st.caption(t("attn.caption_sink", lo=f"{float(sink.min()):.3f}", hi=f"{float(sink.max()):.3f}",
+                 q=int(sink.argmax()), rest=f"{1 - float(sink.max()):.3f}"))
 if stage == "softmax" and T > 1:
     st.caption(t("attn.row0", tok=phrase(ctx.pieces[0])))
 
@@ -74,8 +86,8 @@ n_small = min(T, HEADS_MAX_TOKENS)
 if n_small < T:
     st.caption(t("attn.small_capped", n=n_small, total=T))
 pattern = out.attentions[layer - 1][0].float().cpu().numpy()  # (nh, T, T)
-tri = np.triu(np.ones((T, T), dtype=bool), k=1)
-mats = [np.where(tri, np.nan, pattern[h])[:n_small, :n_small] for h in range(nh)]
+hidden = analysis.masked_cells(out, layer - 1)  # (nh, T, T): the future, and before a sliding window
+mats = [np.where(hidden[h], np.nan, pattern[h])[:n_small, :n_small] for h in range(nh)]
 fig = heads_grid(mats, [t("attn.head_n", head=h + 1) for h in range(nh)], t("attn.heads_chart", layer=layer),
                  t("attn.unit_prob"))
 chart(fig, None, "attn.heads")

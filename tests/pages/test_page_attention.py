@@ -141,3 +141,39 @@ def test_entropy_map_colour_bar_unit_is_in_the_session_language(lang, unit):
     maps = [f for f in figures(at) if f["data"] and f["data"][0].get("type") == "heatmap"
             and "colorbar" in f["data"][0] and unit in str(f["data"][0]["colorbar"].get("title", ""))]
     assert maps, [f["data"][0].get("colorbar") for f in figures(at) if f["data"]]
+
+
+def test_a_sliding_window_is_a_band_and_a_sink_its_own_column(charts):
+    """Issue 26: a sliding-window layer's mask is drawn as a band (the keys before the window empty, like the
+    future) and a gpt-oss sink as one more column holding each row's share; the checks count the sink in the row.
+    Reference: a fresh model of the same config, its pattern masked by hand (j > i or j <= i - w)."""
+    from dataclasses import replace
+
+    from engine import CausalLM
+    from tests.page_helpers import state_config
+
+    w, T = 3, 8
+    state = {"input.mode": "random", "input.random_len": T, "cfg.position_embedding": "rope"}
+    at = open_page("attention", **state, **{"cfg.fixed": {"sliding_window": w, "attention_sinks": True},
+                                            "attn.layer": 2, "attn.head": 2})
+    assert not at.exception
+    config, seed = state_config(**state)
+    config = replace(config, sliding_window=w, attention_sinks=True)
+    torch.manual_seed(seed)
+    model = CausalLM(config)
+    ids = torch.randint(0, config.vocab_size, (1, T), generator=torch.Generator().manual_seed(seed))
+    with torch.no_grad():
+        a = model(ids, output_attentions=True).attentions[1][0, 1].double().numpy()  # (T, T) key weights
+    i, j = np.indices((T, T))
+    hidden = (j > i) | (j <= i - w)  # the future and the keys before the window, by hand
+    heatmap = charts(attention_heatmap)
+    z = np.asarray(heatmap.figure.data[0].z, dtype=np.float64)
+    assert z.shape == (T, T + 1)  # the keys, then the sink column
+    assert np.isnan(z[:, :T][hidden]).all() and np.isfinite(z[:, :T][~hidden]).all()
+    np.testing.assert_allclose(z[:, :T][~hidden], a[~hidden], atol=1e-6)
+    np.testing.assert_allclose(z[:, T], 1 - a.sum(-1), atol=1e-6)  # the sink's share: what the keys do not get
+    assert heatmap.layout["xaxis"]["ticktext"][-1] == "sink"
+    page = texts(at)
+    assert f"sliding-window layer (window {w})" in page and f"band at the lower left ({int(hidden[np.tril_indices(T, -1)].sum())} cells)" in page
+    assert f"here from {z[:, T].min():.3f} to {z[:, T].max():.3f}" in page
+    assert "All 2 layers pass" in page  # row sums with the sink, no weight in a masked cell

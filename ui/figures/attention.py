@@ -26,13 +26,15 @@ SEQUENTIAL = "Blues"  # probabilities 0..1
 
 
 def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title: str, x_title: str, y_title: str,
-                      colorbar_title: str) -> go.Figure:
+                      colorbar_title: str, sink: np.ndarray | None = None, sink_label: str = "") -> go.Figure:
     """Heatmap of one head's ``[T, T]`` attention matrix at one stage (queries = rows, keys = columns).
 
     Args:
         matrix: ``T x T`` values (``analysis.attention.attention_stage``); NaN = masked future cell.
         labels: T unique tick labels (``Explorer.tick_labels``), used on both axes.
         stage: "raw", "scaled", "masked" (diverging scale centred at 0) or "softmax" (sequential, 0..1).
+        sink: ``[T]`` each row's share of the learned sink (gpt-oss), drawn as one more column at x = T, labelled
+            ``sink_label``: the key weights of a row and its sink cell sum to 1.
     Returns:
         A figure with one ``go.Heatmap`` on integer positions; y reversed so query 0 is at the top; NaN cells
         show the light-grey background. Every token labelled on both axes up to ``LABEL_EVERY_TOKEN`` (smaller
@@ -42,11 +44,14 @@ def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title
     """
     z = f32(matrix.to_numpy())
     T = z.shape[0]
+    if sink is not None:  # one more column: the sink's share of each row (a softmax column with no value)
+        z = np.concatenate([z, f32(np.asarray(sink, dtype=np.float32)[:T, None])], axis=1)  # (T, T + 1)
     probs = stage == "softmax"
     scale = dict(colorscale=SEQUENTIAL, zmin=0.0, zmax=1.0) if probs else dict(colorscale=DIVERGING, zmid=0.0)
     trace = go.Heatmap(
-        z=z, x=np.arange(T), y=np.arange(T), hoverongaps=False, colorbar=dict(title=dict(text=colorbar_title)),
-        customdata=token_pairs(labels[:T], labels[:T]), meta=dict(token_fields=["customdata"]),  # tokens, not UI text
+        z=z, x=np.arange(z.shape[1]), y=np.arange(T), hoverongaps=False, colorbar=dict(title=dict(text=colorbar_title)),
+        customdata=token_pairs(labels[:T], labels[:T] + ([sink_label] if sink is not None else [])),
+        meta=dict(token_fields=["customdata"]),  # tokens, not UI text
         hovertemplate=t("fig.query_key_tokens") + ": %{z:.4g}<extra></extra>", **scale,
     )
     if T <= (CELL_TEXT_MAX_TOKENS if probs else CELL_TEXT_MAX_TOKENS // 2):  # scores need wider labels
@@ -54,7 +59,11 @@ def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title
     fig = go.Figure(trace)
     base_layout(fig, title, x_title, y_title, height=max(420, min(760, 160 + 22 * T)))
     fig.update_layout(plot_bgcolor=MASKED_BG)
-    fig.update_xaxes(**position_axis(labels), showgrid=False, zeroline=False, tickangle=column_tickangle(T))
+    x_axis = position_axis(labels[:T])
+    if sink is not None:
+        x_axis.update(tickvals=[*x_axis["tickvals"], T], ticktext=[*x_axis["ticktext"], sink_label])
+        fig.add_vline(x=T - 0.5, line=dict(color="black", width=2))  # the sink column apart from the keys
+    fig.update_xaxes(**x_axis, showgrid=False, zeroline=False, tickangle=column_tickangle(T))
     fig.update_yaxes(**position_axis(labels), showgrid=False, zeroline=False, autorange="reversed")
     return fig
 

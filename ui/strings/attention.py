@@ -19,6 +19,14 @@ EN = {
     "attn.head_title": "Layer {layer}, head {head}",
     "attn.heatmap_title": "{stage} — layer {layer}, head {head}",
     "attn.x": "key (position and token)",
+    "attn.sink_col": "sink",
+    "attn.caption_window": "Layer {layer} is a sliding-window layer (window {w}): each query sees itself and at most "
+                           "the {before} keys before it, so no row has more than {seen} visible keys; the grey band "
+                           "at the lower left ({band} cells) is masked like the future, and its cache keeps only "
+                           "those keys.",
+    "attn.caption_sink": "The last column is this head's sink: a learned logit with no value that takes a share of "
+                         "each row's softmax, here from {lo} to {hi} (most at query {q}); a row's key weights sum "
+                         "to 1 minus its sink share (at query {q}: {rest}).",
     "attn.y": "query (position and token)",
     "attn.unit_prob": "probability",
     "attn.unit_score": "score",
@@ -50,11 +58,12 @@ EN = {
                          "the entropy map below summarises every head instead.",
     "attn.entropy_map": "Mean attention entropy, layers × heads (nats; uniform = {uniform})",
     "attn.checks_title": "Checks: rows sum to 1, nothing above the diagonal",
-    "attn.checks_caption": "For every layer, the largest |row sum − 1| over all heads and queries, and the largest "
-                           "weight above the diagonal. The mask makes the upper triangle exactly 0, not just small.",
+    "attn.checks_caption": "For every layer, the largest |row sum − 1| over all heads and queries (a sink's share "
+                           "counted in its row), and the largest weight in a masked cell (above the diagonal, and "
+                           "before a sliding window). The mask makes those cells exactly 0, not just small.",
     "attn.col.layer": "layer",
     "attn.col.row_sum": "max |row sum − 1|",
-    "attn.col.upper": "max weight above diagonal",
+    "attn.col.upper": "max weight in masked cells",
     "attn.col.verdict": "OK?",
     "attn.pass": "✅ pass",
     "attn.fail": "❌ fail",
@@ -80,6 +89,13 @@ ZH = {
     "attn.head_title": "第 {layer} 层，第 {head} 个头",
     "attn.heatmap_title": "{stage} —— 第 {layer} 层，第 {head} 个头",
     "attn.x": "键（位置与 token）",
+    "attn.sink_col": "汇聚点",
+    "attn.caption_window": "第 {layer} 层是滑动窗口层（窗口 {w}）：每个查询只看见自己和前面最多 {before} 个键，所以任何一行"
+                           "可见的键都不超过 {seen} 个；左下方的灰色带（{band} 个格子）和未来一样被掩码，它的缓存也只保留"
+                           "窗口里的键。",
+    "attn.caption_sink": "最后一列是这个头的注意力汇聚点：一个学到的、没有值向量的 logit，它分走每一行 softmax 的一部分，"
+                         "这里从 {lo} 到 {hi}（最多的是查询 {q}）；一行中各个键的权重之和等于 1 减去它的汇聚份额"
+                         "（查询 {q}：{rest}）。",
     "attn.y": "查询（位置与 token）",
     "attn.unit_prob": "概率",
     "attn.unit_score": "分数",
@@ -107,10 +123,11 @@ ZH = {
     "attn.grid_too_big": "{L} 层 × {nh} 个头 = {cells} 个小热力图，超过了仍可阅读的 {cap} 个；下方的熵图改为概括每个头。",
     "attn.entropy_map": "平均注意力熵，层 × 头（奈特；均匀 = {uniform}）",
     "attn.checks_title": "检查：每行之和为 1，对角线上方没有权重",
-    "attn.checks_caption": "对每一层，给出所有头和查询中最大的 |行和 − 1|，以及对角线上方的最大权重。掩码使上三角恰好为 0，而不只是很小。",
+    "attn.checks_caption": "对每一层，给出所有头和查询中最大的 |行和 − 1|（有汇聚点时把它的份额算进该行），以及被掩码格子"
+                           "（对角线上方，以及滑动窗口之前）中的最大权重。掩码使这些格子恰好为 0，而不只是很小。",
     "attn.col.layer": "层",
     "attn.col.row_sum": "最大 |行和 − 1|",
-    "attn.col.upper": "对角线上方最大权重",
+    "attn.col.upper": "被掩码格子中的最大权重",
     "attn.col.verdict": "通过？",
     "attn.pass": "✅ 通过",
     "attn.fail": "❌ 未通过",
