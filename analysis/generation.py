@@ -10,7 +10,7 @@ import torch
 
 from engine import CausalLM, KVCache, ModelConfig
 from engine.generation import FILTER_ORDER, FilterStep, forward_flops
-from engine.kv_cache import kv_cache_bytes
+from engine.kv_cache import cached_positions, kv_cache_bytes
 
 STAGES = ("softmax",) + FILTER_ORDER  # the raw distribution, then after each filter
 
@@ -19,7 +19,11 @@ REFERENCE_SHAPES = {
     "SmolLM2-135M": (30, 9, 3, 64),
     "GPT-2 small": (12, 12, 12, 64),
     "Llama-3-8B": (32, 32, 8, 128),
+    "Gemma-3-1B": (26, 4, 1, 256),
 }
+# Sliding-window patterns of the reference shapes: (window, every n-th layer is a full one). Gemma 3: 5 local
+# layers (window 512) to 1 global.
+REFERENCE_WINDOWS = {"Gemma-3-1B": (512, 6)}
 
 
 def filter_table(filters: Sequence[FilterStep], token_strings: Callable[[list[int]], list[str]],
@@ -110,19 +114,35 @@ def gqa_kv_heads(n_heads: int, kv_heads: int) -> int | None:
 
 def memory_table(config: ModelConfig, current_name: str, seq_len: int, bytes_per_value: int) -> pd.DataFrame:
     """KV-cache size at ``seq_len`` tokens (batch 1) for the current model and the reference shapes, as MHA,
-    GQA and MQA: ``bytes = 2 * L * n_kv_heads * head_dim * T * bytes_per_value``.
+    GQA and MQA: ``bytes = 2 * L * n_kv_heads * head_dim * T * bytes_per_value``; for a model with sliding-window
+    layers one more row, ``window``: its own KV heads, each layer counted with the positions it keeps
+    (``min(T, window - 1)`` on a sliding layer, :func:`engine.kv_cache.cached_positions`), i.e.
+    ``2 * n_kv_heads * head_dim * bytes_per_value * sum over layers``.
 
-    Columns: ``model``, ``attention`` (MHA/GQA/MQA), ``layers``, ``heads``, ``kv_heads``, ``head_dim``,
-    ``bytes``, ``mib``, ``configured`` (True for the variant the model actually uses).
+    Columns: ``model``, ``attention`` (MHA/GQA/MQA/window), ``layers``, ``heads``, ``kv_heads``, ``head_dim``,
+    ``bytes``, ``mib``, ``configured`` (True for the variant the model actually uses: its window row if it has
+    one).
     """
-    shapes = {current_name: (config.num_hidden_layers, config.num_attention_heads, config.kv_heads, config.head_dim),
-              **REFERENCE_SHAPES}
+    own = cached_positions(config, seq_len)
+    shapes = {current_name: (config.num_hidden_layers, config.num_attention_heads, config.kv_heads, config.head_dim,
+                             own if min(own) < seq_len else None), **{
+        name: (layers, heads, kv, hd, _pattern_positions(layers, seq_len, *REFERENCE_WINDOWS[name])
+               if name in REFERENCE_WINDOWS else None)
+        for name, (layers, heads, kv, hd) in REFERENCE_SHAPES.items()}}
     rows = []
-    for name, (layers, heads, kv, hd) in shapes.items():
+    for name, (layers, heads, kv, hd, kept) in shapes.items():
         for kind, n_kv in (("MHA", heads), ("GQA", gqa_kv_heads(heads, kv)), ("MQA", 1)):
             if n_kv is None or (kind == "MQA" and heads == 1):  # one head: MHA and MQA are the same model
                 continue
             b = kv_cache_bytes(layers, n_kv, hd, seq_len, bytes_per_value)
-            rows.append((name, kind, layers, heads, n_kv, hd, b, b / 2**20, n_kv == kv))
+            rows.append((name, kind, layers, heads, n_kv, hd, b, b / 2**20, n_kv == kv and kept is None))
+        if kept is not None:  # the same KV heads, each sliding layer keeping only its window
+            b = 2 * kv * hd * bytes_per_value * sum(kept)
+            rows.append((name, "window", layers, heads, kv, hd, b, b / 2**20, True))
     return pd.DataFrame(rows, columns=["model", "attention", "layers", "heads", "kv_heads", "head_dim", "bytes",
                                        "mib", "configured"])
+
+
+def _pattern_positions(layers: int, seq_len: int, window: int, every: int) -> list[int]:
+    """Positions each layer keeps when every ``every``-th layer is full and the others slide over ``window``."""
+    return [seq_len if (i + 1) % every == 0 else min(seq_len, window - 1) for i in range(layers)]

@@ -15,7 +15,7 @@ from ui.examples import language_notice
 from ui.budget import refuse_over_budget
 from ui.controls import index_slider
 from ui.figures.generate import cache_bars, filter_bars, memory_bars, query_row_heatmap
-from ui.format import percent
+from ui.format import percent, significant
 from ui.i18n import t
 from ui.lessons import page_shortcut
 from ui.sidebar import explorer, presenter_mode
@@ -205,10 +205,16 @@ dtype = control(m2.selectbox, t("gen.mem_dtype"), "gen.dtype", "bfloat16", kind=
                 bind=False)
 mem = gen.memory_table(config, t("gen.mem_current"), T_mem, BYTES[dtype])
 chart(memory_bars(mem, t("gen.mem_chart", T=f"{T_mem:,}", dtype=dtype), t("gen.mem_x"), t("gen.mem_y"),
-                  t("gen.mcol.kv_heads")), mem, "gen.memory")
+                  t("gen.mcol.kv_heads"), names={"window": t("gen.mem_window")}), mem, "gen.memory")
 st.latex(r"\text{bytes} = 2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot T \cdot b")
 llama = mem[mem["model"] == "Llama-3-8B"].set_index("attention")["mib"]
 st.caption(t("gen.mem_caption", T=f"{T_mem:,}", dtype=dtype, gqa=f"{llama['GQA']:,.0f}", mha=f"{llama['MHA']:,.0f}",
              mqa=f"{llama['MQA']:,.0f}", x=f"{llama['MHA'] / llama['GQA']:.0f}"))
+for w in mem[mem["attention"] == "window"].itertuples():  # what a sliding window saves, per model that has one
+    full = mem[(mem["model"] == w.model) & (mem["kv_heads"] == w.kv_heads) & (mem["attention"] != "window")]
+    full_mib = float(full["mib"].iloc[0])
+    st.caption(t("gen.mem_window_caption", model=w.model, T=f"{T_mem:,}", mib=significant(w.mib),
+                 full=significant(full_mib), share=percent(w.mib / full_mib)))
 if not presenting and revealed("gen.memory"):  # the table waits for a lesson's answer
-    st.dataframe(mem.rename(columns={c: t(f"gen.mcol.{c}") for c in mem.columns}), hide_index=True)
+    shown = mem.assign(attention=mem["attention"].replace({"window": t("gen.mem_window")}))
+    st.dataframe(shown.rename(columns={c: t(f"gen.mcol.{c}") for c in mem.columns}), hide_index=True)

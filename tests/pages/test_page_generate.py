@@ -320,3 +320,22 @@ def test_a_sliding_window_layer_is_counted_with_its_window():
         r"Measured size ([\d,]+) bytes", r"bytes = ([\d,]+); without", r"without the window ([\d,]+) bytes"))
     assert measured == formula == per_position * (S + 3)  # the full layer keeps S, the sliding one 4 - 1 = 3
     assert unwindowed == per_position * 2 * S
+
+
+def test_the_memory_calculator_shows_what_a_sliding_window_saves():
+    """Issue 26: Gemma 3's 5 local : 1 global layers (window 512) at 32k tokens, and a windowed model in the
+    sidebar, each get a "window" row counted layer by layer. Hand-computed: Gemma-3-1B has 26 layers, 1 KV head of
+    256; layers 6, 12, 18, 24 are global (32,768 positions), the other 22 keep 511."""
+    at = open_page("generate", **{"gen.ctx": 32768, "gen.dtype": "bfloat16", "cfg.num_hidden_layers": 2,
+                                  "cfg.fixed": {"sliding_window": 4, "layer_types": ["sliding_attention", "full_attention"]}})
+    mem = next(d.value for d in at.dataframe if "KV heads" in d.value.columns).set_index(["model", "attention"])
+    gemma = 2 * 1 * 256 * 2 * (4 * 32768 + 22 * 511)
+    assert mem.loc[("Gemma-3-1B", "sliding window"), "bytes"] == gemma == 145_729_536
+    assert mem.loc[("Gemma-3-1B", "MQA"), "bytes"] == 2 * 26 * 1 * 256 * 32768 * 2
+    assert bool(mem.loc[("Gemma-3-1B", "sliding window"), "as configured"])
+    assert not bool(mem.loc[("Gemma-3-1B", "MQA"), "as configured"])
+    cfg = widgets_to_config({**DEFAULTS, "cfg.num_hidden_layers": 2})  # KV heads and head_dim of the sidebar model
+    own = 2 * cfg.kv_heads * cfg.head_dim * 2 * (3 + 32768)  # the sliding layer keeps 3, the full one 32,768
+    assert mem.loc[("this model", "sliding window"), "bytes"] == own
+    page = texts(at)
+    assert "Gemma-3-1B keeps 139 MiB at 32,768 tokens instead of 832 MiB with every layer full: 16.7% of the full" in page

@@ -17,7 +17,7 @@ from ui.i18n import t
 
 SOURCE_COLORS = {"prefill": "#1f77b4", "decode": "#ff7f0e"}
 STAGE_COLORS = ["#9e9e9e", "#1f77b4", "#2ca02c", "#9467bd", "#d62728"]  # softmax, temperature, top-k, top-p, min-p
-ATTENTION_COLORS = {"MHA": "#1f77b4", "GQA": "#2ca02c", "MQA": "#ff7f0e"}
+ATTENTION_COLORS = {"MHA": "#1f77b4", "GQA": "#2ca02c", "MQA": "#ff7f0e", "window": "#9467bd"}
 
 
 def query_row_heatmap(row: pd.DataFrame, labels: list[str], prefill_len: int, title: str, x_title: str,
@@ -89,23 +89,27 @@ def filter_bars(df: pd.DataFrame, stage_labels: dict[str, str], title: str, x_ti
     return fig
 
 
-def memory_bars(df: pd.DataFrame, title: str, x_title: str, y_title: str, kv_heads_name: str = "n_kv_heads"
-                ) -> go.Figure:
+def memory_bars(df: pd.DataFrame, title: str, x_title: str, y_title: str, kv_heads_name: str = "n_kv_heads",
+                names: dict[str, str] | None = None) -> go.Figure:
     """Grouped bars of KV-cache MiB per model, one colour per attention kind; the configured variant is outlined
     in black and labelled with its size.
 
     Args:
         df: ``analysis.generation.memory_table``.
         kv_heads_name: the hover's name for the number of KV heads (translated).
+        names: a legend name per attention kind where it is a word (``window``), in the session's language.
     """
     fig = go.Figure()
     for kind, color in ATTENTION_COLORS.items():
         part = df[df["attention"] == kind]
-        fig.add_bar(x=part["model"].tolist(), y=f32(part["mib"]), name=kind, marker_color=color,
+        if part.empty:
+            continue
+        name = (names or {}).get(kind, kind)
+        fig.add_bar(x=part["model"].tolist(), y=f32(part["mib"]), name=name, marker_color=color,
                     marker_line_width=[3 if c else 0 for c in part["configured"]], marker_line_color="black",
                     text=[significant(m) for m in part["mib"]], textposition="outside",
                     customdata=part["kv_heads"].tolist(),
-                    hovertemplate=f"%{{x}} {kind} ({kv_heads_name} = %{{customdata}}): %{{y:,.2f}} MiB<extra></extra>")
+                    hovertemplate=f"%{{x}} {name} ({kv_heads_name} = %{{customdata}}): %{{y:,.2f}} MiB<extra></extra>")
     base_layout(fig, title, x_title, y_title, height=440)
     legend_under_title(fig)  # a phone: the legend wraps below the title, never onto it
     fig.update_layout(barmode="group")

@@ -97,6 +97,9 @@ EN = {
     "gen.hcol.flops_cached": "FLOPs with cache",
     "gen.hcol.flops_full": "FLOPs recomputing",
     "gen.mem_title": "How big is the KV cache?",
+    "gen.mem_window": "sliding window",
+    "gen.mem_window_caption": "With its sliding-window layers, {model} keeps {mib} MiB at {T} tokens instead of {full} "
+                              "MiB with every layer full: {share} of the full cache.",
     "gen.mem_ctx": "Context length T (tokens)",
     "gen.mem_dtype": "Bytes per value",
     "gen.mem_current": "this model",
@@ -205,6 +208,9 @@ ZH = {
     "gen.hcol.flops_cached": "用缓存的 FLOPs",
     "gen.hcol.flops_full": "重算的 FLOPs",
     "gen.mem_title": "KV 缓存有多大？",
+    "gen.mem_window": "滑动窗口",
+    "gen.mem_window_caption": "有了滑动窗口层，{model} 在 {T} 个 token 时只需 {mib} MiB，而每层都是全注意力时需要 {full} MiB："
+                              "只占完整缓存的 {share}。",
     "gen.mem_ctx": "上下文长度 T（token 数）",
     "gen.mem_dtype": "每个数值的字节数",
     "gen.mem_current": "当前模型",
