@@ -103,7 +103,8 @@ def cli_options(path: Path) -> tuple[frozenset[str], frozenset[str]]:
                 strings = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
                 if node.func.attr == "add_argument":
                     flags.update(s for s in strings if s.startswith("-"))
-                elif node.func.attr == "add_parser" and strings:
+                elif node.func.attr == "add_parser" and strings and p == path:  # the script's own (an imported
+                    # package's command-line entry point, e.g. lessons/__main__.py, is not this script's)
                     subcommands.add(strings[0])
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]

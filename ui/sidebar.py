@@ -33,6 +33,7 @@ from ui.options import (DEFAULT_TEXT, DEFAULTS, FFN_KINDS, FFN_OPTIONS, HIDDEN_O
                         VOCAB_OPTIONS, all_presets, config_to_widgets, divisors, fixed_fields, fixed_label, init_label,
                         nearest, preset_values, variant_fields, widgets_to_config)
 from ui.presenter import presenter_mode, presenter_toggle
+from ui.variant_controls import variant_widgets
 from ui.share import export_json, parse_config_upload, parse_upload, share_widgets
 from ui.state import (MAX_TEXT, apply_pending, control, cut_utf16, drop_unknown_params, repair, rerun_if_pending, reset,
                       show_messages, translated_choice, utf16_len)
@@ -124,6 +125,7 @@ def config_widgets(notes: list[str]) -> ModelConfig:
               "cfg.num_attention_heads": heads, "cfg.num_key_value_heads": kv, "cfg.intermediate_size": ffn_size,
               "cfg.ffn": ffn, "cfg.norm_type": norm, "cfg.norm_position": placement,
               "cfg.position_embedding": position, "cfg.tie_word_embeddings": tied, "cfg.initializer_range": init}
+    variant_widgets(fixed_fields(), layers, fixed_fields()["max_position_embeddings"])
     try:
         config = widgets_to_config(values, fixed_fields())
     except ValueError as err:

@@ -197,3 +197,34 @@ def test_reset_to_defaults_restores_every_control():
         assert at.session_state[key] == value, key
     assert at.session_state["cfg.preset"] == ""
     assert _built(at).norm_eps == 1e-5  # the preset's fixed fields are gone too
+
+
+def test_the_block_variant_controls_build_the_config_and_follow_a_preset():
+    """Issue 26: the sidebar's block-variants group edits the config fields without a slider: a window, its layer
+    pattern, sinks, QK-norm and experts switched on one at a time build exactly that ModelConfig; picking a
+    preset afterwards shows the preset's values in the same controls, and switching one off there keeps the rest."""
+    at = _probe()
+    base = _resolved(_built(at))
+    at.sidebar.select_slider(key="cfg.variant.sliding_window").set_value(8).run()
+    assert _resolved(_built(at)) == base.replace(sliding_window=8)  # every layer slides (Mistral)
+    at.sidebar.radio(key="cfg.variant.layer_types").set_value("alternate").run()
+    assert _built(at).layer_types == ("sliding_attention", "full_attention") * (base.num_hidden_layers // 2)
+    at.sidebar.toggle(key="cfg.variant.attention_sinks").set_value(True).run()
+    at.sidebar.radio(key="cfg.variant.qk_norm").set_value("per_head").run()
+    at.sidebar.select_slider(key="cfg.variant.num_local_experts").set_value(4).run()
+    at.sidebar.select_slider(key="cfg.variant.num_experts_per_tok").set_value(3).run()
+    built = _resolved(_built(at))
+    assert built == base.replace(sliding_window=8, layer_types=built.layer_types, attention_sinks=True,
+                                 qk_norm="per_head", num_local_experts=4, num_experts_per_tok=3)
+    at.sidebar.select_slider(key="cfg.variant.num_local_experts").set_value(2).run()  # top-k follows: 3 > 2
+    assert (_built(at).num_local_experts, _built(at).num_experts_per_tok) == (2, 2)
+    at.sidebar.select_slider(key="cfg.variant.sliding_window").set_value(0).run()  # off: no sliding layer left
+    assert (_built(at).sliding_window, _built(at).layer_types) == (None, None)
+
+    at.sidebar.selectbox(key="cfg.preset.en").set_value("gemma3_like").run()
+    gemma = all_presets()["gemma3_like"]
+    assert at.sidebar.select_slider(key="cfg.variant.sliding_window").value == gemma.sliding_window
+    assert at.sidebar.radio(key="cfg.variant.layer_types").value == "five_to_one"
+    assert at.sidebar.radio(key="cfg.variant.qk_norm").value == "per_head"
+    at.sidebar.radio(key="cfg.variant.qk_norm").set_value("none").run()
+    assert _resolved(_built(at)) == _resolved(gemma.replace(qk_norm="none"))
