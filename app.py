@@ -22,9 +22,11 @@ PAGES = [
     ("app_pages/norms.py", "nav.norms", "norms", "📏"),
     ("app_pages/prepost.py", "nav.prepost", "pre-vs-post", "⚖️"),
     ("app_pages/attention.py", "nav.attention", "attention", "👁️"),
+    ("app_pages/rope.py", "nav.rope", "rope", "🌀"),
     ("app_pages/heads.py", "nav.heads", "heads", "🧠"),
     ("app_pages/loss.py", "nav.loss", "loss", "🎯"),
     ("app_pages/next_token.py", "nav.next", "next-token", "✨"),
+    ("app_pages/experts.py", "nav.experts", "experts", "🔀"),
     ("app_pages/generate.py", "nav.generate", "generate", "💬"),
     ("app_pages/lens.py", "nav.lens", "lens", "🔍"),
     ("app_pages/interventions.py", "nav.interventions", "interventions", "✂️"),
@@ -51,7 +53,10 @@ def _root() -> None:
     st.switch_page(pages[0], query_params=st.query_params.to_dict())
 
 
-nav = st.navigation([st.Page(_root, title=t(PAGES[0][1]), url_path="home", default=True, visibility="hidden"), *pages])
+# expanded: every page listed (Streamlit folds a long list behind "View n more", which a projector audience
+# cannot see and which is never translated)
+nav = st.navigation([st.Page(_root, title=t(PAGES[0][1]), url_path="home", default=True, visibility="hidden"), *pages],
+                    expanded=True)
 note_page(nav.url_path)  # before the page: control() tells a reopened page's stale widget value from an edit
 # a lesson (ui/lessons.py): follow ?lesson=&step= or the lesson's buttons to the step's page, its settings applied
 lesson_hook({url: page for page, (_, _, url, _) in zip(pages, PAGES)}, nav.url_path)

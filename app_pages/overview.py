@@ -3,6 +3,7 @@
 import streamlit as st
 
 import analysis
+from engine.cost import active_parameter_count
 from ui.examples import language_notice
 from ui.figures.overview import activation_heatmap, parameter_bar, step_norm_bar
 from ui.format import DASH, number
@@ -29,6 +30,10 @@ elif ctx.config.tie_word_embeddings:
     st.success(t("overview.tying_saved", saved=f"{saved:,}", v=ctx.config.vocab_size, h=ctx.config.hidden_size))
 else:
     st.caption(t("overview.tying_off", saved=f"{ctx.config.vocab_size * ctx.config.hidden_size:,}"))
+if ctx.config.num_local_experts and not hidden("overview.params"):  # a mixture of experts: what one token uses
+    active = active_parameter_count(ctx.config)
+    st.info(t("overview.active_params", active=f"{active:,}", total=f"{total:,}", share=f"{active / total:.1%}",
+              k=ctx.config.num_experts_per_tok, n=ctx.config.num_local_experts), icon="🔀")
 
 # ---- one block, step by step ----
 L = ctx.config.num_hidden_layers

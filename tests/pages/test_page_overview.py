@@ -48,3 +48,25 @@ def test_page_labels_step_one_per_block(lang, embedding, after_block_1):
     assert step_one() == after_block_1
     assert any(after_block_1 in m.value for m in at.markdown)
     assert not any(embedding == m for m in at.dataframe[0].value.iloc[:, 1])
+
+
+@pytest.mark.parametrize("lang, words", [("en", "one token passes through"), ("zh", "每个 token 只经过")])
+def test_moe_active_versus_total_parameters(lang, words):
+    """With experts the Overview names the parameters one token passes through next to the total: every parameter
+    of a fresh model of the preset, less the E - k routed experts per block it skips (counted by hand)."""
+    from engine import VARIANT_PRESETS
+    from ui.options import preset_values
+
+    config = VARIANT_PRESETS["minimind_moe"]
+    model = CausalLM(config)
+    total = sum(p.numel() for p in model.parameters())
+    expert = sum(p.numel() for p in model.layers[0].mlp.experts[0].parameters())
+    L, E, k = config.num_hidden_layers, config.num_local_experts, config.num_experts_per_tok
+    active = total - L * (E - k) * expert
+    at = open_page("overview", lang=lang, **{**preset_values("minimind_moe"), "cfg.preset": "minimind_moe"})
+    assert not at.exception, at.exception
+    line = next(i.value for i in at.info if words in i.value)
+    assert f"{active:,}" in line and f"{total:,}" in line and f"{active / total:.1%}" in line
+    assert f"{total:,}" in at.get("plotly_chart")[0].proto.spec  # the chart's title names the same total
+    dense = open_page("overview", lang=lang)
+    assert not dense.exception and not any(words in i.value for i in dense.info)

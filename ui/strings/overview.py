@@ -11,6 +11,8 @@ EN = {
     "overview.params_y": "parameters",
     "overview.tying_saved": "Tying the LM head saves {saved} parameters (V × H = {v} × {h}).",
     "overview.tying_off": "The LM head is untied: it has its own V × H = {saved} parameters.",
+    "overview.active_params": "Mixture of experts: one token passes through {active} of the {total} parameters "
+                              "({share}), since each block routes it to {k} of its {n} experts.",
     "overview.shape_title": "One block, step by step (layer {layer}, {n} tokens)",
     "overview.shape_explain": "Shapes are [T, H] for one sequence; mean norm is the average L2 norm over positions.",
     "overview.layer": "Block to walk through",
@@ -63,6 +65,8 @@ ZH = {
     "overview.params_y": "参数量",
     "overview.tying_saved": "权重绑定节省了 {saved} 个参数（V × H = {v} × {h}）。",
     "overview.tying_off": "输出头（lm_head）未绑定：它自己有 V × H = {saved} 个参数。",
+    "overview.active_params": "混合专家：每个 token 只经过 {total} 个参数中的 {active} 个（{share}），因为每个 Block 只把它送往 "
+                              "{n} 个专家中的 {k} 个。",
     "overview.shape_title": "逐步拆解一个 Block（第 {layer} 层，{n} 个 token）",
     "overview.shape_explain": "单条序列的形状为 [T, H]；平均范数是各位置 L2 范数的平均值。",
     "overview.layer": "要拆解的 Block",
