@@ -1,4 +1,5 @@
-"""Pre-Norm vs Post-Norm: the same weights under both placements, on the same input, up to 48 layers.
+"""Norm placement: the same weights under Pre-Norm, Post-Norm, the sandwich (Gemma 2/3) and OLMo-2's order, on the
+same input, up to 48 layers; the model's own placement first.
 
 Reference: Xiong et al. 2020, "On Layer Normalization in the Transformer Architecture" (gradient norms by depth
 at initialisation; why Pre-Norm trains without warm-up).
@@ -14,7 +15,8 @@ import analysis
 from engine import ModelConfig
 from server.budget import verdict
 from ui.budget import refuse_over_budget
-from ui.caches.views import divergence, gradients, last_block_gradient, placement_pair
+from analysis.prepost import NORM_SLOTS, PLACEMENTS, norms_at_init
+from ui.caches.views import gradients, last_block_gradient, placement_comparison
 from ui.figures.prepost import depth_scaling_lines, divergence_lines, gradient_norm_lines, placement_norm_lines
 from ui.format import number
 from ui.i18n import t
@@ -28,7 +30,7 @@ SCALING_DEPTHS = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48)  # the scaling chart's L va
 
 
 def depth_scaling(config: ModelConfig, seed: int, ids: tuple[int, ...], depths: tuple[int, ...]) -> pd.DataFrame:
-    """The last block's gradient norm at every depth, one cached model pair per depth, with a progress bar."""
+    """The last block's gradient norm at every depth, four placements per depth (cached), with a progress bar."""
     bar = st.progress(0.0, text=t("prepost.scaling_computing", n=len(depths)))
     parts = []
     for k, L in enumerate(depths):
@@ -46,13 +48,13 @@ def scaling_depths(config: ModelConfig, tokens: int) -> tuple[int, ...]:
 
 
 ctx = explorer()
+own = ctx.config.norm_position
+names = {p: t(f"cfg.norm_position.{p}") for p in (own, *(p for p in PLACEMENTS if p != own))}  # own first
+legend = {**names, own: t("prepost.own", name=names[own])}  # the legend marks this model's own placement
 with first_screen(t("prepost.title"), t("prepost.explain")):
-    if ctx.config.norm_position not in ("pre", "post"):  # sandwich / post_sublayer: other norms, other weights
-        st.info(t("prepost.other_placement", placement=t(f"cfg.norm_position.{ctx.config.norm_position}")))
-        st.stop()
-    if ctx.source != "random":  # trained weights were shaped by one placement; the other is a what-if
+    if ctx.source != "random":  # trained weights were shaped by one placement; the others are a what-if
         st.warning(t("prepost.trained_placement_short" if presenter_mode() else "prepost.trained_placement",
-                     placement=t(f"cfg.norm_position.{ctx.config.norm_position}")))
+                     placement=names[own]))
 
     # ---- depth control: this page only; defaults to (and follows) the sidebar's layers until moved ----
     L_sidebar = ctx.config.num_hidden_layers
@@ -80,33 +82,67 @@ with first_screen(t("prepost.title"), t("prepost.explain")):
             model = ctx.model
         else:  # same config and seed, other depth: the sidebar's cached builder (never mutated)
             model = build_model(ctx.config.replace(num_hidden_layers=depth).to_json(), int(ss["cfg.seed"]))
-        pre, post = placement_pair(model)
-        div = divergence(pre, post, ids)
-        grads = gradients(pre, post, ids) if T >= 2 else None
+        norms, drift = placement_comparison(model, ids)  # the four placements on the model's weights
+        grads = gradients(model, ids) if T >= 2 else None
 
-    names = {"pre": t("cfg.norm_position.pre"), "post": t("cfg.norm_position.post")}
-    other = "post" if ctx.config.norm_position == "pre" else "pre"
     bad = []
-    if not np.isfinite(div[["pre_norm", "post_norm", "cosine", "rel_l2"]].to_numpy()).all():
+    if not (np.isfinite(norms.drop(columns="depth").to_numpy()).all()
+            and np.isfinite(drift[["cosine", "rel_l2"]].to_numpy()).all()):
         bad.append(t("prepost.part.divergence"))
     if grads is not None and not np.isfinite(grads["grad_norm"].to_numpy()).all():
         bad.append(t("prepost.part.gradients"))
     if bad:
         st.warning(t("prepost.nonfinite", parts=", ".join(bad)))
 
-    # ---- 1. norm by depth, both placements ----
+    # ---- 1. norm by depth, every placement ----
     depth_labels = [t("prepost.tick.embed")] + [t("prepost.tick.block", i=i) for i in range(1, depth + 1)]
     sqrt_h = math.sqrt(ctx.config.hidden_size)
-    fig = placement_norm_lines(div, depth_labels, names, t("prepost.norm_title", n=T), t("prepost.depth_x"),
+    fig = placement_norm_lines(norms, depth_labels, legend, t("prepost.norm_title", n=T), t("prepost.depth_x"),
                                t("prepost.norm_y"), sqrt_h=sqrt_h, sqrt_h_name=t("prepost.sqrt_h", value=f"{sqrt_h:.2f}"))
-    chart(fig, div, "prepost.norms", fill_screen=True)  # presenter mode: the rest of the first screen
-st.caption(t("prepost.same_weights", other=names[other]))
+    chart(fig, norms, "prepost.norms", fill_screen=True)  # presenter mode: the rest of the first screen
 
-# ---- 2. divergence per depth ----
-div_shown = div.assign(cosine=div["cosine"].clip(-1.0, 1.0))  # float64 round-off can give 1 + 1e-16
-fig = divergence_lines(div_shown, depth_labels, t("prepost.div_title"), t("prepost.cosine_title"),
-                       t("prepost.cosine_y"), t("prepost.rel_title"), t("prepost.rel_y"), t("prepost.depth_x"))
-chart(fig, div_shown, "prepost.divergence")
+
+def extremes(values: dict[str, float]) -> tuple[str, str] | None:
+    """The placements with the largest and the smallest value, or None unless every value is finite and positive."""
+    if not values or not all(math.isfinite(v) and v > 0 for v in values.values()):
+        return None
+    return max(values, key=values.get), min(values, key=values.get)
+
+
+def norm_sentence() -> str:
+    """What the norms chart shows at the last block: every placement's value and which one grew the most."""
+    first, last = norms.iloc[0], norms.iloc[-1]
+    growth = {p: float(last[f"{p}_norm"] / first[f"{p}_norm"]) for p in names}
+    ends = extremes(growth)
+    if ends is None:
+        return ""
+    top, low = ends
+    values = t("prepost.sep").join(t("prepost.value", value=number(last[f"{p}_norm"], ".3g"), name=names[p]) for p in names)
+    key = "prepost.norm_measured" if growth[top] > 1 else "prepost.norm_measured_none"
+    return t(key, embed=number(first[f"{own}_norm"], ".3g"), layers=depth, values=values, top=names[top],
+             low=names[low], growth=number(growth[top], ".3g"), low_growth=number(growth[low], ".3g"),
+             ratio=number(growth[top] / growth[low], ".3g"))
+
+
+st.markdown(norm_sentence())
+fresh = [t("prepost.fresh_item", name=names[p], k=len(norms_at_init(own, p)), n=len(NORM_SLOTS[p]))
+         for p in names if norms_at_init(own, p)]
+st.caption(t("prepost.same_weights", fresh=t("prepost.sep").join(fresh) or t("prepost.fresh_none"))
+           + (" " + t("prepost.fresh_random") if ctx.source == "random" else ""))
+
+# ---- 2. drift from the model's own placement, per depth ----
+drift_shown = drift.assign(cosine=drift["cosine"].clip(-1.0, 1.0))  # float64 round-off can give 1 + 1e-16
+fig = divergence_lines(drift_shown, depth_labels, names, t("prepost.div_title", own=names[own]),
+                       t("prepost.cosine_title"), t("prepost.cosine_y"),
+                       t("prepost.rel_title"), t("prepost.rel_y"), t("prepost.depth_x"))
+chart(fig, drift_shown, "prepost.divergence")
+at_last = drift_shown[drift_shown["depth"] == depth].set_index("placement")
+cosines = at_last["cosine"].to_dict()
+if len(cosines) >= 2 and all(math.isfinite(v) for v in cosines.values()):
+    near, far = max(cosines, key=cosines.get), min(cosines, key=cosines.get)
+    st.markdown(t("prepost.div_measured", layers=depth, own=names[own], near=names[near], far=names[far],
+                  near_cos=number(cosines[near], ".3f"), far_cos=number(cosines[far], ".3f"),
+                  near_rel=number(at_last.loc[near, "rel_l2"], ".3g"), far_rel=number(at_last.loc[far, "rel_l2"], ".3g")))
 
 # ---- 3. gradient norms per layer (Xiong et al. 2020) ----
 if grads is None:
@@ -114,17 +150,21 @@ if grads is None:
 else:
     group_labels = ([t("prepost.tick.embed")] + [t("prepost.tick.block", i=i) for i in range(1, depth + 1)]
                     + [t("prepost.tick.final_head")])
-    fig = gradient_norm_lines(grads, group_labels, names, t("prepost.grad_title"), t("prepost.grad_x"), t("prepost.grad_y"))
+    fig = gradient_norm_lines(grads, group_labels, legend, t("prepost.grad_title"), t("prepost.grad_x"),
+                              t("prepost.grad_y"))
     chart(fig, grads, "prepost.gradients")
     if ctx.config.tie_word_embeddings:
         st.caption(t("prepost.tied_head"))
     g = {k: grads[(grads["placement"] == k) & grads["layer"].between(0, depth - 1)].sort_values("layer")["grad_norm"]
-         .tolist() for k in ("pre", "post")}
-    sentences = [profile_sentence(names[k], g[k]) for k in ("pre", "post")]
-    if all(sentences):
-        ratio = g["post"][-1] / g["pre"][-1]
+         .tolist() for k in names}
+    sentences = [profile_sentence(names[k], g[k]) for k in names]
+    ends = extremes({k: v[-1] for k, v in g.items()})
+    if all(sentences) and ends is not None:
+        top, low = ends
         st.markdown(t("prepost.measured", layers=depth) + " " + " ".join(sentences) + " "
-                    + t("prepost.last_ratio", layers=depth, ratio=number(ratio, ".2g")))
+                    + t("prepost.last_ratio", layers=depth, top=names[top], low=names[low],
+                        ratio=number(g[top][-1] / g[low][-1], ".2g")))
+
 
 # ---- 4. Xiong et al. 2020, Theorem 1: the last block's gradient against depth ----
 def scaling_section() -> None:
@@ -142,18 +182,20 @@ def scaling_section() -> None:
         return
     seed = int(ss["cfg.seed"])
     scaling = depth_scaling(ctx.config, seed, ids, depths)
-    pts = {k: scaling[scaling["placement"] == k].sort_values("layers") for k in ("pre", "post")}
+    pts = {k: scaling[scaling["placement"] == k].sort_values("layers") for k in names}
     c = analysis.inverse_sqrt_reference(pts["pre"]["layers"], pts["pre"]["grad_norm"])
-    fig = depth_scaling_lines(scaling, names, c, t("prepost.scaling_ref", c=number(c, ".3g")),
+    fig = depth_scaling_lines(scaling, legend, c, t("prepost.scaling_ref", c=number(c, ".3g")),
                               t("prepost.scaling_title"), t("prepost.scaling_x"), t("prepost.scaling_y"))
     chart(fig, scaling, "prepost.scaling")
     slope = {k: analysis.power_law_fit(d["layers"], d["grad_norm"])[0] for k, d in pts.items()}
     change = {k: float(d["grad_norm"].iloc[-1] / d["grad_norm"].iloc[0]) for k, d in pts.items()}
     if all(math.isfinite(v) for v in [*slope.values(), *change.values()]):
-        st.markdown(t("prepost.scaling_measured", lo=depths[0], hi=depths[-1], seed=seed,
-                      pre_slope=number(slope["pre"], "+.2f"), post_slope=number(slope["post"], "+.2f"),
-                      pre_change=number(change["pre"], ".2g"), post_change=number(change["post"], ".2g"),
-                      sqrt_change=number(math.sqrt(depths[0] / depths[-1]), ".2g")))
+        top, low = max(slope, key=slope.get), min(slope, key=slope.get)
+        fits = t("prepost.fit_sep").join(t("prepost.scaling_fit", name=names[k], slope=number(slope[k], "+.2f"),
+                           change=number(change[k], ".2g")) for k in names)
+        st.markdown(t("prepost.scaling_measured", lo=depths[0], hi=depths[-1], seed=seed, fits=fits,
+                      sqrt_change=number(math.sqrt(depths[0] / depths[-1]), ".2g"), top=names[top], low=names[low],
+                      spread=number(change[top] / change[low], ".2g")))
     else:
         st.warning(t("prepost.nonfinite", parts=t("prepost.part.gradients")))
     st.caption(t("prepost.scaling_caption", lo=depths[0], hi=depths[-1]))

@@ -1,6 +1,7 @@
 """Every page opens for every variant preset (QK-norm, sandwich and OLMo-2 norms, sliding windows, sinks, experts):
-no exception, and each page's first chart is drawn from a DataFrame; a page that cannot show something for a
-variant says so in words (Pre vs Post on a sandwich or post-sub-layer model)."""
+no exception, and each page's first chart is drawn from a DataFrame (the norm placements compared on every
+placement, sandwich and OLMo-2's included); Experts draws its router map on a mixture-of-experts preset and says in
+words that a dense model has none."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from ui.options import preset_values
 
 # pages whose first screen draws a chart at the sidebar's defaults (the lessons list and the training lab wait
 # for a click; they are opened for the exception check only)
-CHART_PAGES = ("overview", "norms", "prepost", "attention", "loss", "next_token", "generate", "heads", "lens")
-PAGES = CHART_PAGES + ("lesson_list", "train")
+CHART_PAGES = ("overview", "norms", "prepost", "attention", "rope", "loss", "next_token", "generate", "heads", "lens",
+               "interventions")
+PAGES = CHART_PAGES + ("experts", "lesson_list", "train")
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +36,8 @@ def test_every_page_opens_for_the_variant_preset(runs, name):
     for page in PAGES:
         exceptions, frames, shown = runs[name, page]
         assert not exceptions, (name, page, exceptions)
-        if page == "prepost" and VARIANT_PRESETS[name].norm_position not in ("pre", "post"):
-            assert "Pre" in shown and "Post" in shown and not frames, shown  # said in words, no chart
+        if page == "experts":
+            moe = VARIANT_PRESETS[name].num_local_experts > 0
+            assert bool(frames) == moe, (name, frames)  # a dense model: said in words, no chart
         elif page in CHART_PAGES:
             assert frames and not frames[0].empty, (name, page)

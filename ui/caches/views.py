@@ -15,7 +15,7 @@ import streamlit as st
 import torch
 
 import analysis
-from analysis import heads, lens
+from analysis import heads, lens, prepost
 from engine import CausalLM, ModelConfig
 from engine.parity import attention_paths_agree, reference_check
 from engine.tokenizer import TextTokenizer
@@ -116,41 +116,45 @@ def pretrained_tokenizer(name: str) -> tuple[TextTokenizer | None, str]:
 
 
 @st.cache_resource(max_entries=3, show_spinner=False, hash_funcs=HASH)
-def placement_pair(model: CausalLM) -> tuple[CausalLM, CausalLM]:
-    """``(pre_model, post_model)`` with the same weights; the given model is one of them, never modified.
+def placement_models(model: CausalLM) -> dict[str, CausalLM]:
+    """``{placement: model}`` for the four norm placements on the model's weights, its own placement first (the
+    model itself, never modified; :func:`analysis.prepost.placement_models`).
 
-    The twin shares the model's tensors, but an entry keeps those tensors alive after the model cache has
+    The twins share the model's tensors, but an entry keeps those tensors alive after the model cache has
     dropped the model: few entries keep the server's memory bounded by the model cache.
     """
-    pair = analysis.norm_placement_pair(model)
-    for twin in pair:
+    models = prepost.placement_models(model)
+    for placement, twin in models.items():
         if twin is not model:
-            register_model(twin, f"{model_key(model)}|{twin.config.norm_position}")
-    return pair
+            register_model(twin, f"{model_key(model)}|{placement}")
+    return models
 
 
 @st.cache_data(max_entries=32, show_spinner=False, hash_funcs=HASH)
-def divergence(pre: CausalLM, post: CausalLM, ids: tuple[int, ...]) -> pd.DataFrame:
-    """``analysis.placement_divergence`` on ids ``[1, T]`` (depth 0..L: norms, cosine, relative L2)."""
-    return analysis.placement_divergence(pre, post, torch.tensor([ids]))
+def placement_comparison(model: CausalLM, ids: tuple[int, ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``analysis.prepost.placement_comparison`` of the four placements on ids ``[1, T]``: (norms by depth, drift
+    from the model's own placement by depth)."""
+    return prepost.placement_comparison(placement_models(model), torch.tensor([ids]))
 
 
 @st.cache_data(max_entries=32, show_spinner=False, hash_funcs=HASH)
-def gradients(pre: CausalLM, post: CausalLM, ids: tuple[int, ...]) -> pd.DataFrame:
-    """``analysis.gradient_norms`` of the LM loss (labels = input ids) for both placements, stacked with a
-    ``placement`` column ("pre"/"post"). Uses autograd.grad: no ``.grad`` is written on the shared models."""
+def gradients(model: CausalLM, ids: tuple[int, ...]) -> pd.DataFrame:
+    """``analysis.gradient_norms`` of the LM loss (labels = input ids) for the four placements, stacked with a
+    ``placement`` column (the model's own first). Uses autograd.grad: no ``.grad`` is written on the shared models."""
     input_ids = torch.tensor([ids])
-    with heavy_work("gradient", pre.config, len(ids), show=False):  # large ones wait for a heavy-job slot
-        return pd.concat([analysis.gradient_norms(pre, input_ids).assign(placement="pre"),
-                          analysis.gradient_norms(post, input_ids).assign(placement="post")], ignore_index=True)
+    with heavy_work("gradient", model.config, len(ids), show=False):  # large ones wait for a heavy-job slot
+        return pd.concat([analysis.gradient_norms(m, input_ids).assign(placement=p)
+                          for p, m in placement_models(model).items()], ignore_index=True)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def last_block_gradient(config_json: str, seed: int, ids: tuple[int, ...], layers: int) -> pd.DataFrame:
-    """``analysis.last_block_gradient_by_depth`` for the sidebar's config and seed at one depth (two rows)."""
+    """``analysis.last_block_gradient_by_depth`` for the sidebar's config and seed at one depth: one row per
+    placement, the config's own first."""
     config = ModelConfig.from_dict(json.loads(config_json)).replace(num_hidden_layers=layers)
     with heavy_work("gradient", config, len(ids), show=False):  # large ones wait for a heavy-job slot
-        return analysis.last_block_gradient_by_depth(config, seed, torch.tensor([ids]), [layers])
+        return analysis.last_block_gradient_by_depth(config, seed, torch.tensor([ids]), [layers],
+                                                     placements=prepost.PLACEMENTS)
 
 
 @st.cache_data(max_entries=64, show_spinner=False, hash_funcs=HASH)
