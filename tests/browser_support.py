@@ -89,6 +89,9 @@ class GuardedBrowser:
 
 
 NAV_LINKS = '[data-testid="stSidebarNav"] a'
+# Pages that draw no chart at first: the Training lab until a run starts, the lesson list until a lesson is opened,
+# Experts on a dense model (every bundled model is dense: it offers the MoE preset instead)
+CHARTLESS = ("train", "lessons", "experts")
 LANG_LABEL = {"en": "English", "zh": "中文"}
 PRESENTER_LABEL = {"en": "Presenter mode", "zh": "演示模式"}
 

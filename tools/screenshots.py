@@ -28,13 +28,12 @@ from pathlib import Path
 from urllib.parse import quote, urlencode
 
 from tests.browser_support import (
-    ARGS, CHART, CHROMIUM, NAV_LINKS, SHOTS, assert_clean, choose_smollm2, click_nav, open_app, settle, start_server,
+    ARGS, CHART, CHARTLESS, CHROMIUM, NAV_LINKS, SHOTS, assert_clean, choose_smollm2, click_nav, open_app, settle, start_server,
 )
 from ui.examples import PROMPTS
 
 ROOT = Path(__file__).resolve().parents[1]
 CHART_PAGES = {"heads", "lens"}  # real-model views whose lower charts are shot one by one
-CHARTLESS = ("train", "lessons")  # the lab draws charts once a run starts; the lesson list draws none
 
 
 def wait_for_chart(page, path: str) -> None:

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.browser
 WIDTH, HEIGHT = 1280, 720
 PRESENTER_TICK_PX = 18  # chart fonts: 13 px normally, 20 px in presenter mode
 MIN_VISIBLE = 0.8  # share of the first chart's box inside the 1280 x 720 viewport
-CHARTLESS = ("lessons",)  # the lesson list: no chart until a lesson is opened
+CHARTLESS = ("lessons", "experts")  # no chart until a lesson is opened / on a dense model
 
 # The first chart's box (the Streamlit element around the Plotly figure) and how much of it the viewport shows.
 FIRST_CHART = """() => {

@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.browser_support import (CHART, NAV_LINKS, SHOTS, assert_clean, checkpoint_shown, choose_smollm2,
+from tests.browser_support import (CHART, CHARTLESS, NAV_LINKS, SHOTS, assert_clean, checkpoint_shown, choose_smollm2,
                                    click_nav, open_app, settle)
 from ui.i18n import catalogs
 
@@ -87,7 +87,7 @@ def test_smollm2_link_of_every_page_opens_smollm2(server, browser, lang):
                 assert_clean(page)
                 assert copied_link(page, lang) == page.url
             link = page.url
-            opened = open_link(browser, link, lang, chart=path not in ("train", "lessons"))  # not trained here; the lesson list has no chart
+            opened = open_link(browser, link, lang, chart=path not in CHARTLESS)  # not trained here, etc.
             try:
                 assert_clean(opened)
                 assert urlsplit(opened.url).path.endswith("/" + path), (path, opened.url)
