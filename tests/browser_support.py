@@ -8,6 +8,7 @@ server. Chromium is also started with every other host unresolvable, as in a lec
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import socket
@@ -92,6 +93,17 @@ NAV_LINKS = '[data-testid="stSidebarNav"] a'
 # Pages that draw no chart at first: the Training lab until a run starts, the lesson list until a lesson is opened,
 # Experts on a dense model (every bundled model is dense: it offers the MoE preset instead)
 CHARTLESS = ("train", "lessons", "experts")
+
+
+def _nav_index() -> dict[str, int]:
+    """URL path -> its link's index in the navigation (app.py's PAGES order), read from app.py's source."""
+    tree = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
+    pages = next(ast.literal_eval(n.value) for n in ast.walk(tree)
+                 if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "PAGES")
+    return {url: i for i, (_path, _key, url, _icon) in enumerate(pages)}
+
+
+NAV_INDEX = _nav_index()  # a page added to the navigation moves the links after it: tests click by path
 LANG_LABEL = {"en": "English", "zh": "中文"}
 PRESENTER_LABEL = {"en": "Presenter mode", "zh": "演示模式"}
 

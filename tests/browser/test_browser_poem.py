@@ -8,13 +8,13 @@ from __future__ import annotations
 import pytest
 
 from engine.checkpoints import poem
-from tests.browser_support import CHART, SHOTS, assert_clean, checkpoint_shown, click_nav, open_app, settle
+from tests.browser_support import CHART, NAV_INDEX, SHOTS, assert_clean, checkpoint_shown, click_nav, open_app, settle
 from ui.strings import common as common_strings
 from ui.strings import poem as poem_strings
 
 pytestmark = [pytest.mark.browser]
 
-PAGE_INDEX = {"attention": 3, "heads": 4, "lens": 8}  # app.PAGES order
+PAGE_INDEX = {p: NAV_INDEX[p] for p in ("attention", "heads", "lens")}
 
 
 def choose_poem_model(page, timeout: int = 300_000) -> None:

@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.browser_support import CHART, SHOTS, assert_clean, click_nav, open_app, settle
+from tests.browser_support import CHART, NAV_INDEX, SHOTS, assert_clean, click_nav, open_app, settle
 from tests.ui.test_share_qr import reference_modules, svg_modules
 from ui.i18n import catalogs
 
@@ -101,7 +101,7 @@ def test_the_code_is_the_address_bars_link_and_opens_full_screen(server, browser
     L = catalogs()["en"]
     page = open_app(browser, server, 1280, 720, lang="en", presenter=True)
     try:
-        click_nav(page, 3)  # Attention
+        click_nav(page, NAV_INDEX["attention"])
         handle = page.locator('[data-testid="stMain"] [data-testid="stSlider"]').filter(
             has_text=L["attn.layer"]).locator('input[type="range"]').first
         handle.focus()
@@ -115,7 +115,7 @@ def test_the_code_is_the_address_bars_link_and_opens_full_screen(server, browser
         assert L["share.qr_local"].split("{host}")[0] in page.locator(SIDEBAR).inner_text()  # 127.0.0.1: said
         assert same_link(full_screen(page, "en", "share-qr-full-en.png"), link)
 
-        click_nav(page, 7)  # Generate
+        click_nav(page, NAV_INDEX["generate"])
         next_button = page.get_by_role("button", name=re.compile(re.escape(L["gen.next"])))
         next_button.wait_for(timeout=240_000)
         next_button.click()

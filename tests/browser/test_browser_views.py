@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser_support import (
-    CHART, SHOTS, assert_clean, checkpoint_shown, choose_smollm2, click_nav, open_app, settle,
+    CHART, NAV_INDEX, SHOTS, assert_clean, checkpoint_shown, choose_smollm2, click_nav, open_app, settle,
 )
 from ui.strings import common as common_strings
 from ui.strings import heads as heads_strings
@@ -19,7 +19,7 @@ from ui.strings import heads as heads_strings
 pytestmark = [pytest.mark.browser, pytest.mark.smollm2]
 
 STRINGS = {"en": {**common_strings.EN, **heads_strings.EN}, "zh": {**common_strings.ZH, **heads_strings.ZH}}
-PAGE_INDEX = {"heads": 4, "lens": 8}  # app.PAGES order: overview, norms, pre-vs-post, attention, heads, ..., lens
+PAGE_INDEX = {p: NAV_INDEX[p] for p in ("heads", "lens")}
 LAYER, HEAD = 3, 2  # 1-based head to click on the map (not the page's default layer 1, head 1)
 
 # Pixel centre of one cell of the first chart (the role map): Plotly's own axis mapping, in page coordinates.
