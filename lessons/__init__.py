@@ -25,6 +25,7 @@ import torch
 from analysis.lessons import REGISTRY, Answer, StepInputs, distinct, format_option, format_value, options
 from analysis import lessons_real, lessons_training  # noqa: F401,E402  (lessons 4 and 5 register their answers here)
 from analysis import lessons_interventions  # noqa: F401,E402  (lesson 6's answers)
+from analysis import lessons_variants  # noqa: F401,E402  (lesson 7's answers)
 
 FOLDER = Path(__file__).resolve().parent
 ROOT = FOLDER.parent
@@ -363,7 +364,9 @@ def check_lesson(lesson: Lesson, run_answers: bool = True) -> tuple[list[str], l
     """Problems of one lesson (each naming the file and step) and the computed keys (None without a question)."""
     problems: list[str] = []
     pages, sidebar, per_page = app_keys()
-    from engine import PRESETS
+    from ui.options import all_presets  # the tutorials' presets and the 2024-2026 variants (the sidebar's list)
+
+    PRESETS = all_presets()
 
     if not lesson.draft:
         if not MIN_STEPS <= len(lesson.steps) <= MAX_STEPS:
