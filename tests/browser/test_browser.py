@@ -68,6 +68,10 @@ def test_moving_a_slider_updates_a_chart(server, browser):
             "([sel, old]) => { const e = document.querySelector(sel); return e && e.innerHTML !== old; }",
             arg=[chart, before], timeout=60_000,
         )
+        # the first change of the chart's HTML may be Streamlit marking it stale, not the new figure: wait (a
+        # loaded machine) until Plotly has drawn the new figure's four main ticks, then check everything
+        page.wait_for_function("sel => document.querySelector(sel).querySelectorAll('.xtick').length === 4",
+                               arg=chart, timeout=60_000)
         page.wait_for_timeout(500)
         _assert_clean(page)
         assert "cfg.num_hidden_layers=3" in page.url  # the view is in the URL
