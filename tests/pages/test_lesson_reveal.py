@@ -27,3 +27,36 @@ def test_lens_sentences_wait_for_the_answer():
     assert not at.exception
     assert EN["lessons.predict_first"] not in [i.value for i in at.info]
     assert sum(m.value.startswith(page_says) for m in at.markdown) == 2
+
+
+def test_a_moved_slider_is_named_the_key_stays_frozen_and_the_answer_is_outlined():
+    """Lesson 1, step 5 (Layer norms: which depth has the largest residual norm?). Moving the layer slider
+    mid-question is said, with a button back; the question is still graded on the lesson's model (its key was
+    frozen for the step's settings); after the answer the chart is drawn with the answer's depth outlined."""
+    from lessons import by_id, check_lesson
+    from tests.page_helpers import shown_chart
+    from ui.figures.lessons import HIGHLIGHT_LINE
+    from ui.lessons import step_values
+
+    lesson = by_id("minimind_block")
+    step = lesson.step(5)
+    key = check_lesson(lesson)[1][4]  # the key the lesson check computes outside the app, on a fresh model
+    values, fixed = step_values(step)
+    at = open_page("norms", **{**values, "cfg.fixed": fixed, "lessons.active": {"lesson": lesson.id, "step": 5}})
+    assert not at.exception
+    assert EN["lessons.predict_first"] in [i.value for i in at.info]  # no chart yet
+    at.sidebar.slider(key="cfg.num_hidden_layers").set_value(values["cfg.num_hidden_layers"] + 2).run()
+    assert not at.exception
+    drift = EN["lessons.drifted"].split("{n}")[0]
+    assert any(w.value.startswith(drift) for w in at.warning)  # said, not silently graded on another model
+    [b for b in at.button if str(b.key) == "lessons.restore"][0].click().run()
+    at.run()  # the restored values are applied before the next run's widgets
+    assert at.session_state["cfg.num_hidden_layers"] == values["cfg.num_hidden_layers"]
+    assert not any(w.value.startswith(drift) for w in at.warning)
+    at.sidebar.slider(key="cfg.num_hidden_layers").set_value(values["cfg.num_hidden_layers"] + 2).run()
+    [b for b in at.button if str(b.key) == f"lessons.option.{key.correct}"][0].click().run()  # the lesson's answer
+    assert not at.exception
+    assert any(m.value.startswith(EN["lessons.right"].split("{")[0]) for m in at.success), [e.value for e in at.error]
+    fig = shown_chart(at, "norms.residual")
+    outlined = [s for s in fig["layout"].get("shapes", []) if s.get("line", {}).get("color") == HIGHLIGHT_LINE]
+    assert len(outlined) == 1, fig["layout"].get("shapes")
