@@ -384,7 +384,9 @@ def _question(box, lesson: Lesson, step: Step, lang: str) -> None:
                            args=(lesson.id, step.number, i, i == key.correct))
         else:
             row = box.container(horizontal=True, vertical_alignment="bottom")
-            guess = row.number_input(t("lessons.estimate"), key="lessons.estimate", value=None, format="%g")
+            within = f"{q.tolerance:.0%}" if q.tolerance is not None else f"{q.tolerance_abs:g}"  # stated, as graded
+            guess = row.number_input(t("lessons.estimate_within", within=within), key="lessons.estimate", value=None,
+                                     format="%g")
             row.button(t("lessons.check"), key="lessons.check", disabled=guess is None, on_click=lambda: _pick(
                 lesson.id, step.number, st.session_state.get("lessons.estimate"),
                 key.grade(q, st.session_state.get("lessons.estimate"))))
