@@ -1,0 +1,36 @@
+"""Class mode's store: classes, students and answers in SQLite (default) or PostgreSQL, behind one interface.
+
+``from classroom import ClassStore`` and its errors are all a caller needs (see docs/architecture.md, "The class
+store"). Plain Python + SQLAlchemy Core: no Streamlit, no text for people beyond the errors' messages.
+"""
+
+from classroom.errors import (
+    AnswerClosed,
+    BadInput,
+    ClassEnded,
+    ClassError,
+    ClassExpired,
+    ClassFull,
+    NotJoined,
+    NotLecturer,
+    UnknownClass,
+)
+from classroom.store import (
+    CLASS_TTL_S,
+    CODE_ALPHABET,
+    CODE_LENGTH,
+    MAX_ANSWER_BYTES,
+    MAX_NICKNAME,
+    MAX_QUESTION,
+    MAX_STUDENTS,
+    ClassStore,
+    clean_nickname,
+    default_url,
+    new_student_id,
+)
+
+__all__ = [
+    "AnswerClosed", "BadInput", "ClassEnded", "ClassError", "ClassExpired", "ClassFull", "NotJoined", "NotLecturer",
+    "UnknownClass", "CLASS_TTL_S", "CODE_ALPHABET", "CODE_LENGTH", "MAX_ANSWER_BYTES", "MAX_NICKNAME", "MAX_QUESTION",
+    "MAX_STUDENTS", "ClassStore", "clean_nickname", "default_url", "new_student_id",
+]

@@ -1,0 +1,432 @@
+"""The class store: classes, their students and answers in a real database through SQLAlchemy Core.
+
+SQLite by default (a file in the data folder, WAL mode, a busy timeout, write transactions ``BEGIN IMMEDIATE``);
+any SQLAlchemy URL through ``EXPLORER_CLASS_DB`` (``postgresql+psycopg://user@host/db`` for replicas on several
+machines). The schema is created on start; the ``schema_version`` table holds its version so that a later version
+can migrate it (:data:`MIGRATIONS`).
+
+Rules every method keeps:
+
+* every query filters by the class code: two classes never see each other's step, students or answers;
+* lecturer actions compare a salted SHA-256 of the secret in constant time (only the hash is stored);
+* a student answers only in a class they joined, only the class's current question, only until the reveal;
+* bounds: codes expire (12 h by default), at most 300 students a class, a nickname of at most 24 characters
+  (control and format characters removed), a question id of at most 200 characters, an answer of at most 200
+  bytes of JSON, a step of at most 4,000 bytes of JSON;
+* bad input raises a :class:`~classroom.errors.ClassError` with a readable message, never an SQL error.
+
+Times are seconds since the epoch (``time.time()``); every method takes ``now=`` so tests can move the clock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import re
+import secrets
+import threading
+import time
+import unicodedata
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
+
+from classroom.errors import (
+    AnswerClosed,
+    BadInput,
+    ClassEnded,
+    ClassExpired,
+    ClassFull,
+    NotJoined,
+    NotLecturer,
+    UnknownClass,
+)
+
+ENV_URL = "EXPLORER_CLASS_DB"
+ENV_DATA_DIR = "EXPLORER_DATA_DIR"
+DB_FILE = "classes.sqlite3"
+
+CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no O/0, no I/1
+CODE_LENGTH = 6
+CLASS_TTL_S = 12 * 3600
+MAX_STUDENTS = 300
+MAX_NICKNAME = 24
+MAX_QUESTION = 200
+MAX_ANSWER_BYTES = 200
+MAX_STEP_BYTES = 4000
+STUDENT_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
+SQLITE_BUSY_TIMEOUT_MS = 10_000
+
+SCHEMA_VERSION = 1
+# version n -> a function(connection) that turns a version-n schema into version n + 1 (none yet)
+MIGRATIONS: dict[int, Any] = {}
+
+metadata = sa.MetaData()
+schema_version = sa.Table(
+    "schema_version", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("version", sa.Integer, nullable=False),
+)
+classes = sa.Table(
+    "classes", metadata,
+    sa.Column("code", sa.String(CODE_LENGTH), primary_key=True),
+    sa.Column("secret_salt", sa.String(64), nullable=False),
+    sa.Column("secret_hash", sa.String(64), nullable=False),
+    sa.Column("created_at", sa.Double, nullable=False),
+    sa.Column("expires_at", sa.Double, nullable=False),
+    sa.Column("step", sa.Text, nullable=True),  # canonical JSON text of the current step (None before the first)
+    sa.Column("step_seq", sa.Integer, nullable=False, default=0),  # +1 on every set_step: "the step changed"
+    sa.Column("question", sa.String(MAX_QUESTION), nullable=True),  # the current step's question id, if any
+    sa.Column("revealed", sa.Boolean, nullable=False, default=False),
+    sa.Column("ended", sa.Boolean, nullable=False, default=False),
+)
+students = sa.Table(
+    "students", metadata,
+    sa.Column("class_code", sa.String(CODE_LENGTH), sa.ForeignKey("classes.code", ondelete="CASCADE"),
+              primary_key=True),
+    sa.Column("student_id", sa.String(64), primary_key=True),
+    sa.Column("nickname", sa.String(4 * MAX_NICKNAME), nullable=True),
+    sa.Column("joined_at", sa.Double, nullable=False),
+    sa.Column("last_seen", sa.Double, nullable=False),
+)
+answers = sa.Table(
+    "answers", metadata,
+    sa.Column("class_code", sa.String(CODE_LENGTH), primary_key=True),
+    sa.Column("question", sa.String(MAX_QUESTION), primary_key=True),
+    sa.Column("student_id", sa.String(64), primary_key=True),  # primary key = UNIQUE(class, question, student)
+    sa.Column("value", sa.Text, nullable=False),  # canonical JSON text (grouped on for the distribution)
+    sa.Column("answered_at", sa.Double, nullable=False),
+    sa.ForeignKeyConstraint(["class_code", "student_id"], ["students.class_code", "students.student_id"],
+                            ondelete="CASCADE"),
+)
+
+
+# ---- defaults and validation ----------------------------------------------------------------------------------
+def default_url() -> str:
+    """``$EXPLORER_CLASS_DB``, else a SQLite file ``classes.sqlite3`` in ``$EXPLORER_DATA_DIR`` (default
+    ``~/.cache/transformer-explorer``)."""
+    if os.environ.get(ENV_URL):
+        return os.environ[ENV_URL]
+    folder = Path(os.environ.get(ENV_DATA_DIR) or Path.home() / ".cache" / "transformer-explorer")
+    return f"sqlite:///{folder / DB_FILE}"
+
+
+def new_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def new_student_id() -> str:
+    """A random student id for a browser (22 URL-safe characters)."""
+    return secrets.token_urlsafe(16)
+
+
+def _hash_secret(salt: str, secret: str) -> str:
+    return hashlib.sha256(bytes.fromhex(salt) + secret.encode("utf-8")).hexdigest()
+
+
+def _canonical_json(value: Any, limit: int, what: str) -> str:
+    try:
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise BadInput(f"{what} must be a JSON value ({exc})") from None
+    if len(text.encode("utf-8")) > limit:
+        raise BadInput(f"{what} is too large: at most {limit} bytes of JSON")
+    return text
+
+
+def _code(code: Any) -> str:
+    if not isinstance(code, str):
+        raise UnknownClass("a class code is 6 letters and digits")
+    code = code.strip().upper()
+    if len(code) != CODE_LENGTH or any(c not in CODE_ALPHABET for c in code):
+        raise UnknownClass(f"no class has the code {code[:12]!r}: a class code is 6 letters and digits")
+    return code
+
+
+def _student_id(student_id: Any) -> str:
+    if not isinstance(student_id, str) or not STUDENT_ID.fullmatch(student_id):
+        raise BadInput("a student id is 8 to 64 letters, digits, '-' or '_'")
+    return student_id
+
+
+def _question(question: Any) -> str:
+    if not isinstance(question, str) or not question or len(question) > MAX_QUESTION:
+        raise BadInput(f"a question id is a text of 1 to {MAX_QUESTION} characters")
+    return question
+
+
+def clean_nickname(nickname: Any) -> str | None:
+    """The nickname as stored: control, format and separator characters removed (bidi overrides, zero-width
+    spaces, newlines), white space collapsed, at most 24 characters; ``None`` when nothing is left. HTML is kept
+    as text: whoever shows it escapes it."""
+    if nickname is None:
+        return None
+    if not isinstance(nickname, str):
+        raise BadInput("a nickname is a text")
+    nickname = nickname[: 16 * MAX_NICKNAME]
+    kept = "".join(" " if c.isspace() else c for c in nickname if unicodedata.category(c)[0] != "C" or c.isspace())
+    kept = " ".join(kept.split())[:MAX_NICKNAME].strip()
+    return kept or None
+
+
+def _now(now: float | None) -> float:
+    return time.time() if now is None else float(now)
+
+
+# ---- the store --------------------------------------------------------------------------------------------------
+class ClassStore:
+    """Every class of this server (or of every replica sharing the database). Thread-safe; one per process."""
+
+    def __init__(self, url: str | None = None, *, ttl_s: float = CLASS_TTL_S, max_students: int = MAX_STUDENTS):
+        self.url = url or default_url()
+        self.ttl_s = float(ttl_s)
+        self.max_students = int(max_students)
+        sa_url = sa.make_url(self.url)
+        self._sqlite = sa_url.get_backend_name() == "sqlite"
+        if self._sqlite:
+            if sa_url.database and sa_url.database != ":memory:":
+                Path(sa_url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            self.engine = sa.create_engine(sa_url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+            sa.event.listen(self.engine, "connect", _sqlite_connect)
+            sa.event.listen(self.engine, "begin", _sqlite_begin)
+        else:
+            self.engine = sa.create_engine(sa_url, pool_pre_ping=True)
+        self._insert = sqlite.insert if self._sqlite else postgresql.insert
+        self._create_schema()
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- schema --
+    def _create_schema(self) -> None:
+        for attempt in range(3):  # two processes starting at once may race on CREATE TABLE / the version row
+            try:
+                with self._write() as conn:
+                    metadata.create_all(conn)
+                    version = conn.execute(sa.select(schema_version.c.version).where(schema_version.c.id == 1))
+                    version = version.scalar()
+                    if version is None:
+                        conn.execute(schema_version.insert().values(id=1, version=SCHEMA_VERSION))
+                    elif version > SCHEMA_VERSION:
+                        raise RuntimeError(f"the class database {self.url!r} has schema version {version}, newer "
+                                           f"than this app's {SCHEMA_VERSION}: update the app")
+                    else:
+                        while version < SCHEMA_VERSION:
+                            MIGRATIONS[version](conn)
+                            version += 1
+                        conn.execute(schema_version.update().where(schema_version.c.id == 1).values(version=version))
+                return
+            except (IntegrityError, sa.exc.ProgrammingError):
+                if attempt == 2:
+                    raise
+
+    # -- transactions --
+    @contextmanager
+    def _write(self) -> Iterator[sa.Connection]:
+        """A write transaction (SQLite: BEGIN IMMEDIATE, so read-then-write never fails on a stale snapshot)."""
+        with self.engine.connect().execution_options(class_write=True) as conn, conn.begin():
+            yield conn
+
+    @contextmanager
+    def _read(self) -> Iterator[sa.Connection]:
+        with self.engine.connect() as conn, conn.begin():
+            yield conn
+
+    def _class_row(self, conn: sa.Connection, code: str, now: float, *, lock: str | None = None,
+                   allow_ended: bool = False):
+        query = sa.select(classes).where(classes.c.code == code)
+        if lock and not self._sqlite:  # PostgreSQL: serialise on the class row (SQLite: BEGIN IMMEDIATE already)
+            query = query.with_for_update(read=lock == "share")
+        row = conn.execute(query).mappings().first()
+        if row is None:
+            raise UnknownClass(f"no class has the code {code}")
+        if now >= row["expires_at"]:
+            raise ClassExpired(f"the class {code} has expired")
+        if row["ended"] and not allow_ended:
+            raise ClassEnded(f"the class {code} has ended")
+        return row
+
+    def _check_secret(self, row, secret: Any) -> None:
+        ok = isinstance(secret, str) and secret != "" and hmac.compare_digest(
+            _hash_secret(row["secret_salt"], secret), row["secret_hash"])
+        if not ok:
+            raise NotLecturer(f"only the lecturer of class {row['code']} may do this")
+
+    # -- the lecturer --
+    def create_class(self, now: float | None = None) -> tuple[str, str]:
+        """A new class: ``(code, lecturer_secret)``. The secret is shown once; only its salted hash is stored."""
+        now = _now(now)
+        secret = secrets.token_urlsafe(32)
+        salt = secrets.token_hex(16)
+        for _ in range(20):
+            code = new_code()
+            try:
+                with self._write() as conn:
+                    conn.execute(classes.insert().values(
+                        code=code, secret_salt=salt, secret_hash=_hash_secret(salt, secret), created_at=now,
+                        expires_at=now + self.ttl_s, step=None, step_seq=0, question=None, revealed=False,
+                        ended=False))
+                return code, secret
+            except IntegrityError:
+                continue  # the code is taken: draw another
+        raise RuntimeError("could not find a free class code in 20 draws")
+
+    def set_step(self, code: str, secret: str, step: Any, now: float | None = None) -> int:
+        """Move the class to ``step`` (a small JSON value: ``{"lesson", "step", "settings"}`` or a poll). A dict
+        with a ``"question"`` key opens that question id for answers; otherwise no answer is taken. Clears the
+        reveal. Returns the new step number (``step_seq``)."""
+        code, now = _code(code), _now(now)
+        text = _canonical_json(step, MAX_STEP_BYTES, "a step")
+        question = step.get("question") if isinstance(step, dict) else None
+        if question is not None:
+            question = _question(question)
+        with self._write() as conn:
+            row = self._class_row(conn, code, now, lock="update")
+            self._check_secret(row, secret)
+            seq = row["step_seq"] + 1
+            conn.execute(classes.update().where(classes.c.code == code).values(
+                step=text, step_seq=seq, question=question, revealed=False))
+        return seq
+
+    def reveal(self, code: str, secret: str, now: float | None = None) -> None:
+        """Close the current question and show its answer and distribution to everyone."""
+        code, now = _code(code), _now(now)
+        with self._write() as conn:
+            row = self._class_row(conn, code, now, lock="update")
+            self._check_secret(row, secret)
+            conn.execute(classes.update().where(classes.c.code == code).values(revealed=True))
+
+    def end(self, code: str, secret: str, now: float | None = None) -> None:
+        """End the class: no more joins, steps or answers (its state still says ``ended``). Ending twice is fine."""
+        code, now = _code(code), _now(now)
+        with self._write() as conn:
+            row = self._class_row(conn, code, now, lock="update", allow_ended=True)
+            self._check_secret(row, secret)
+            conn.execute(classes.update().where(classes.c.code == code).values(ended=True))
+
+    def roster(self, code: str, secret: str, now: float | None = None) -> list[dict]:
+        """The joined students, first joined first: ``[{nickname, joined_at, last_seen}]`` (no student ids).
+        Nicknames are plain text: escape them to show them."""
+        code, now = _code(code), _now(now)
+        with self._read() as conn:
+            row = self._class_row(conn, code, now, allow_ended=True)
+            self._check_secret(row, secret)
+            rows = conn.execute(
+                sa.select(students.c.nickname, students.c.joined_at, students.c.last_seen)
+                .where(students.c.class_code == code).order_by(students.c.joined_at, students.c.student_id))
+            return [dict(r) for r in rows.mappings()]
+
+    # -- the students --
+    def join(self, code: str, student_id: str, nickname: str | None = None, now: float | None = None) -> dict:
+        """Join (or rejoin: the answers are kept, the nickname replaced) and return :meth:`state`."""
+        code, student_id, now = _code(code), _student_id(student_id), _now(now)
+        nickname = clean_nickname(nickname)
+        with self._write() as conn:
+            self._class_row(conn, code, now, lock="update")
+            key = (students.c.class_code == code) & (students.c.student_id == student_id)
+            if conn.execute(sa.select(students.c.student_id).where(key)).first() is not None:
+                conn.execute(students.update().where(key).values(nickname=nickname, last_seen=now))
+            else:
+                joined = conn.execute(sa.select(sa.func.count()).select_from(students)
+                                      .where(students.c.class_code == code)).scalar_one()
+                if joined >= self.max_students:
+                    raise ClassFull(f"the class {code} is full ({self.max_students} students)")
+                conn.execute(students.insert().values(class_code=code, student_id=student_id, nickname=nickname,
+                                                      joined_at=now, last_seen=now))
+        return self.state(code, now=now)
+
+    def answer(self, code: str, student_id: str, question: str, value: Any, now: float | None = None) -> None:
+        """Record (or change) this student's answer to the class's current question, until the reveal."""
+        code, student_id, now = _code(code), _student_id(student_id), _now(now)
+        question = _question(question)
+        text = _canonical_json(value, MAX_ANSWER_BYTES, "an answer")
+        with self._write() as conn:
+            row = self._class_row(conn, code, now, lock="share")
+            key = (students.c.class_code == code) & (students.c.student_id == student_id)
+            if conn.execute(sa.select(students.c.student_id).where(key)).first() is None:
+                raise NotJoined(f"this student has not joined the class {code}")
+            if row["question"] != question:
+                raise AnswerClosed(f"the question {question[:40]!r} is not open in the class {code}")
+            if row["revealed"]:
+                raise AnswerClosed(f"the answer to {question[:40]!r} has been revealed: answers are closed")
+            stmt = self._insert(answers).values(class_code=code, question=question, student_id=student_id,
+                                                value=text, answered_at=now)
+            conn.execute(stmt.on_conflict_do_update(
+                index_elements=[answers.c.class_code, answers.c.question, answers.c.student_id],
+                set_={"value": stmt.excluded.value, "answered_at": stmt.excluded.answered_at}))
+            conn.execute(students.update().where(key).values(last_seen=now))
+
+    def my_answer(self, code: str, student_id: str, question: str, now: float | None = None) -> Any:
+        """This student's answer to ``question`` (``None`` if none): what a reloaded page shows again."""
+        code, student_id, now = _code(code), _student_id(student_id), _now(now)
+        question = _question(question)
+        with self._read() as conn:
+            self._class_row(conn, code, now, allow_ended=True)
+            text = conn.execute(sa.select(answers.c.value).where(
+                (answers.c.class_code == code) & (answers.c.question == question)
+                & (answers.c.student_id == student_id))).scalar()
+        return None if text is None else json.loads(text)
+
+    # -- everyone --
+    def state(self, code: str, now: float | None = None) -> dict:
+        """What a student follows: ``{code, step, step_seq, question, revealed, ended, expires_at}``."""
+        code, now = _code(code), _now(now)
+        with self._read() as conn:
+            row = self._class_row(conn, code, now, allow_ended=True)
+        return {"code": code, "step": None if row["step"] is None else json.loads(row["step"]),
+                "step_seq": row["step_seq"], "question": row["question"], "revealed": bool(row["revealed"]),
+                "ended": bool(row["ended"]), "expires_at": row["expires_at"]}
+
+    def counts(self, code: str, question: str, now: float | None = None) -> dict:
+        """``{joined, answered, distribution: {value: n}}`` for one question, no names. A value that is a string,
+        number, bool or null is its own key; a list or dict is keyed by its canonical JSON text."""
+        code, now = _code(code), _now(now)
+        question = _question(question)
+        with self._read() as conn:
+            self._class_row(conn, code, now, allow_ended=True)
+            joined = conn.execute(sa.select(sa.func.count()).select_from(students)
+                                  .where(students.c.class_code == code)).scalar_one()
+            rows = conn.execute(sa.select(answers.c.value, sa.func.count()).where(
+                (answers.c.class_code == code) & (answers.c.question == question)).group_by(answers.c.value)).all()
+        distribution: dict = {}
+        for text, n in rows:
+            value = json.loads(text)
+            key = text if isinstance(value, (list, dict)) else value
+            distribution[key] = distribution.get(key, 0) + n
+        return {"joined": joined, "answered": sum(distribution.values()), "distribution": distribution}
+
+    def purge(self, now: float | None = None) -> int:
+        """Delete every expired class with its students and answers; returns how many classes went."""
+        now = _now(now)
+        with self._write() as conn:
+            gone = sa.select(classes.c.code).where(classes.c.expires_at <= now).scalar_subquery()
+            conn.execute(answers.delete().where(answers.c.class_code.in_(gone)))
+            conn.execute(students.delete().where(students.c.class_code.in_(gone)))
+            return conn.execute(classes.delete().where(classes.c.expires_at <= now)).rowcount
+
+
+# ---- SQLite connection settings ----------------------------------------------------------------------------------
+_wal_lock = threading.Lock()
+
+
+def _sqlite_connect(dbapi_connection, _record) -> None:
+    dbapi_connection.isolation_level = None  # SQLAlchemy's begin event below emits BEGIN itself
+    cursor = dbapi_connection.cursor()
+    cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+    with _wal_lock:
+        cursor.execute("PRAGMA journal_mode = WAL")
+    cursor.execute("PRAGMA foreign_keys = ON")
+    cursor.close()
+
+
+def _sqlite_begin(conn: sa.Connection) -> None:
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("class_write") else "BEGIN")
+
+
+__all__ = ["ClassStore", "clean_nickname", "default_url", "new_code", "new_student_id"]

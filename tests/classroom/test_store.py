@@ -1,0 +1,327 @@
+"""The class store on SQLite and on PostgreSQL (fixtures in conftest.py): codes, the lecturer secret, answers and
+the reveal, counts without names, bounds, no cross-talk, nothing lost on restart, concurrent answers."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+import classroom.store
+from classroom import (
+    CODE_ALPHABET,
+    MAX_NICKNAME,
+    AnswerClosed,
+    BadInput,
+    ClassEnded,
+    ClassExpired,
+    ClassFull,
+    ClassStore,
+    NotJoined,
+    NotLecturer,
+    UnknownClass,
+    new_student_id,
+)
+
+
+@pytest.fixture(scope="module")
+def store(db_url):
+    s = ClassStore(db_url)
+    yield s
+    s.close()
+
+
+def open_question(store, question="q1", now=None):
+    code, secret = store.create_class(now=now)
+    store.set_step(code, secret, {"lesson": "attention", "step": 2, "settings": "abc123", "question": question},
+                   now=now)
+    return code, secret
+
+
+def test_codes_use_the_alphabet_without_look_alikes_and_are_unique(store):
+    codes = [store.create_class()[0] for _ in range(30)]
+    assert len(set(codes)) == 30
+    for code in codes:
+        assert len(code) == 6 and set(code) <= set(CODE_ALPHABET)
+    assert not set("O0I1") & set(CODE_ALPHABET) and len(CODE_ALPHABET) == 32
+    assert store.state(codes[0].lower())["code"] == codes[0]  # typed in lower case: still found
+
+
+def test_a_taken_code_is_drawn_again(store, monkeypatch):
+    taken, _ = store.create_class()
+    fresh = "HJKMNP" if taken != "HJKMNP" else "QRSTUV"
+    draws = iter([taken, taken, fresh])
+    monkeypatch.setattr(classroom.store, "new_code", lambda: next(draws))
+    code, _ = store.create_class()
+    assert code == fresh
+
+
+@pytest.mark.parametrize("action", ["set_step", "reveal", "end", "roster"])
+def test_only_the_secret_controls_the_class(store, action):
+    code, secret = store.create_class()
+    student = new_student_id()
+    store.join(code, student)
+    _, other_secret = store.create_class()
+    call = {
+        "set_step": lambda s: store.set_step(code, s, {"question": "x"}),
+        "reveal": lambda s: store.reveal(code, s),
+        "end": lambda s: store.end(code, s),
+        "roster": lambda s: store.roster(code, s),
+    }[action]
+    for wrong in ["", None, student, other_secret, secret[:-1], secret + "x", 12345, secret.encode()]:
+        with pytest.raises(NotLecturer):
+            call(wrong)
+    assert store.state(code)["step_seq"] == 0 and not store.state(code)["revealed"]
+    assert not store.state(code)["ended"]
+    call(secret)
+
+
+def test_the_secret_is_stored_only_as_a_salted_hash(store, db_url):
+    code, secret = store.create_class()
+    with store.engine.connect() as conn:
+        row = conn.execute(classroom.store.classes.select().where(classroom.store.classes.c.code == code)).mappings()
+        row = dict(row.one())
+    assert secret not in json.dumps(row, default=str)
+    assert len(row["secret_hash"]) == 64 and row["secret_salt"]
+
+
+def test_answers_upsert_until_the_reveal_and_the_counts_have_no_names(store):
+    code, secret = open_question(store)
+    ids = [new_student_id() for _ in range(4)]
+    for i, sid in enumerate(ids):
+        store.join(code, sid, nickname=f"Nick{i}")
+    store.answer(code, ids[0], "q1", "A")
+    store.answer(code, ids[0], "q1", "B")  # changed her mind: one answer, the last
+    store.answer(code, ids[1], "q1", "B")
+    store.answer(code, ids[2], "q1", 3)
+    counts = store.counts(code, "q1")
+    assert counts == {"joined": 4, "answered": 3, "distribution": {"B": 2, 3: 1}}
+    assert not any("Nick" in str(k) or k in ids for k in counts["distribution"])
+    assert store.my_answer(code, ids[0], "q1") == "B" and store.my_answer(code, ids[3], "q1") is None
+
+    store.reveal(code, secret)
+    assert store.state(code)["revealed"]
+    for sid, value in [(ids[0], "A"), (ids[3], "A")]:
+        with pytest.raises(AnswerClosed):
+            store.answer(code, sid, "q1", value)
+    assert store.counts(code, "q1")["distribution"] == {"B": 2, 3: 1}
+
+    store.set_step(code, secret, {"poll": "Which?", "options": ["x", "y"], "question": "poll-1"})
+    assert not store.state(code)["revealed"]
+    with pytest.raises(AnswerClosed):  # the old question is not open any more
+        store.answer(code, ids[3], "q1", "A")
+    store.answer(code, ids[3], "poll-1", ["x", "y"])
+    assert store.counts(code, "poll-1")["distribution"] == {'["x","y"]': 1}
+
+
+def test_a_step_without_a_question_takes_no_answers(store):
+    code, secret = store.create_class()
+    sid = new_student_id()
+    store.join(code, sid)
+    with pytest.raises(AnswerClosed):
+        store.answer(code, sid, "q1", "A")
+    store.set_step(code, secret, {"lesson": "norms", "step": 0})
+    assert store.state(code)["question"] is None
+    with pytest.raises(AnswerClosed):
+        store.answer(code, sid, "q1", "A")
+
+
+def test_codes_expire(store):
+    t0 = 1_000_000.0
+    code, secret = open_question(store, now=t0)
+    sid = new_student_id()
+    store.join(code, sid, now=t0 + 60)
+    store.answer(code, sid, "q1", "A", now=t0 + 11.9 * 3600)
+    later = t0 + 12 * 3600
+    for call in [lambda: store.state(code, now=later), lambda: store.join(code, new_student_id(), now=later),
+                 lambda: store.answer(code, sid, "q1", "B", now=later), lambda: store.reveal(code, secret, now=later),
+                 lambda: store.counts(code, "q1", now=later)]:
+        with pytest.raises(ClassExpired):
+            call()
+    assert store.purge(now=later) >= 1
+    with pytest.raises(UnknownClass):
+        store.state(code, now=t0)
+
+
+def test_an_ended_class_takes_nothing_more(store):
+    code, secret = open_question(store)
+    sid = new_student_id()
+    store.join(code, sid)
+    store.end(code, secret)
+    store.end(code, secret)  # twice is fine
+    assert store.state(code)["ended"]
+    with pytest.raises(ClassEnded):
+        store.join(code, new_student_id())
+    with pytest.raises(ClassEnded):
+        store.answer(code, sid, "q1", "A")
+    with pytest.raises(ClassEnded):
+        store.set_step(code, secret, {"question": "q2"})
+
+
+def test_a_class_holds_at_most_300_students(store):
+    code, _ = store.create_class()
+    ids = [f"student-{i:04d}" for i in range(300)]
+    for sid in ids:
+        store.join(code, sid)
+    with pytest.raises(ClassFull):
+        store.join(code, "student-late")
+    store.join(code, ids[7], nickname="back again")  # a rejoin is not a new student
+    assert store.counts(code, "q1")["joined"] == 300
+
+
+def test_two_classes_do_not_see_each_other(store):
+    (a, sa), (b, sb) = open_question(store, "shared-q"), open_question(store, "shared-q")
+    store.set_step(b, sb, {"lesson": "loss", "step": 5, "question": "shared-q"})
+    alice, bob = new_student_id(), new_student_id()
+    store.join(a, alice, nickname="Alice")
+    store.join(b, bob, nickname="Bob")
+    store.answer(a, alice, "shared-q", "A")
+    store.answer(b, bob, "shared-q", "B")
+    assert store.counts(a, "shared-q") == {"joined": 1, "answered": 1, "distribution": {"A": 1}}
+    assert store.counts(b, "shared-q") == {"joined": 1, "answered": 1, "distribution": {"B": 1}}
+    assert store.state(a)["step"]["lesson"] == "attention" and store.state(b)["step"]["lesson"] == "loss"
+    assert [r["nickname"] for r in store.roster(a, sa)] == ["Alice"]
+    with pytest.raises(NotLecturer):  # one class's secret is not another's
+        store.reveal(b, sa)
+    store.reveal(a, sa)
+    assert store.state(a)["revealed"] and not store.state(b)["revealed"]
+    store.answer(b, bob, "shared-q", "C")
+
+
+def test_a_student_who_did_not_join_cannot_answer(store):
+    (a, _), (b, _) = open_question(store), open_question(store)
+    alice = new_student_id()
+    store.join(a, alice)
+    with pytest.raises(NotJoined):
+        store.answer(b, alice, "q1", "A")
+    with pytest.raises(NotJoined):
+        store.answer(b, new_student_id(), "q1", "A")
+    assert store.counts(b, "q1")["answered"] == 0
+
+
+def test_hostile_nicknames_are_stored_as_bounded_plain_text(store):
+    code, secret = store.create_class()
+    hostile = {
+        "x" * 10_000: "x" * MAX_NICKNAME,
+        "<script>alert(1)</script>": "<script>alert(1)</script",
+        "a\x00b\x1b[31mc\nd\u202eE\u200bF": "ab[31mc dEF",
+        "Robert'); DROP TABLE students;--": "Robert'); DROP TABLE stu",
+        "  \t\n ": None,
+        "李白 🌙": "李白 🌙",
+    }
+    for i, nick in enumerate(hostile):
+        store.join(code, f"hostile-{i:03d}", nickname=nick)
+    stored = [r["nickname"] for r in store.roster(code, secret)]
+    assert stored == list(hostile.values())
+    assert all(n is None or (len(n) <= MAX_NICKNAME and n.isprintable()) for n in stored)
+    with pytest.raises(BadInput):
+        store.join(code, "hostile-999", nickname=["not", "text"])
+
+
+@pytest.mark.parametrize("value", ["x" * 199, {"a": "b" * 300}, float("nan"), {1, 2}, object()])
+def test_oversized_or_non_json_answers_are_bad_input(store, value):
+    code, _ = open_question(store)
+    sid = new_student_id()
+    store.join(code, sid)
+    with pytest.raises(BadInput):
+        store.answer(code, sid, "q1", value)
+    store.answer(code, sid, "q1", "x" * 198)  # 200 bytes with its quotes: the largest allowed
+    assert store.counts(code, "q1")["answered"] == 1
+
+
+@pytest.mark.parametrize("bad", [
+    lambda s, c, sid: s.answer(c, sid, "q" * 201, "A"),
+    lambda s, c, sid: s.answer(c, sid, "", "A"),
+    lambda s, c, sid: s.answer(c, sid, None, "A"),
+    lambda s, c, sid: s.answer(c, "short", "q1", "A"),
+    lambda s, c, sid: s.answer(c, "x' OR '1'='1", "q1", "A"),
+    lambda s, c, sid: s.join(c, None),
+    lambda s, c, sid: s.set_step(c, "secret", {"question": "q" * 300}),
+    lambda s, c, sid: s.set_step(c, "secret", {"big": "x" * 5000}),
+])
+def test_bad_input_is_a_clear_error_never_an_sql_error(store, bad):
+    code, _ = open_question(store)
+    sid = new_student_id()
+    store.join(code, sid)
+    with pytest.raises(BadInput):
+        bad(store, code, sid)
+
+
+@pytest.mark.parametrize("code", ["", "ABC", "ABCDEFG", "OOOOOO", "'; --", None, 123456, "ZZZZZZ"])
+def test_a_bad_code_is_an_unknown_class(store, code):
+    with pytest.raises(UnknownClass, match="class"):
+        store.state(code)
+    with pytest.raises(UnknownClass):
+        store.join(code, new_student_id())
+
+
+def test_nothing_is_lost_on_restart(db_url):
+    first = ClassStore(db_url)
+    code, secret = open_question(first, "restart-q")
+    ids = [new_student_id() for _ in range(5)]
+    for i, sid in enumerate(ids):
+        first.join(code, sid, nickname=f"s{i}")
+        if i < 4:
+            first.answer(code, sid, "restart-q", "AB"[i % 2])
+    state = first.state(code)
+    first.close()
+
+    second = ClassStore(db_url)  # a new process on the same database
+    try:
+        assert second.state(code) == state
+        assert [r["nickname"] for r in second.roster(code, secret)] == [f"s{i}" for i in range(5)]
+        assert second.counts(code, "restart-q") == {"joined": 5, "answered": 4, "distribution": {"A": 2, "B": 2}}
+        second.answer(code, ids[4], "restart-q", "A")  # the question is still open, the students still joined
+        second.reveal(code, secret)
+        assert second.counts(code, "restart-q")["distribution"] == {"A": 3, "B": 2}
+        assert second.state(code)["revealed"]
+    finally:
+        second.close()
+
+
+def test_concurrent_answers_are_all_counted_once(store):
+    code, secret = open_question(store, "race-q")
+    ids = [new_student_id() for _ in range(50)]
+
+    def student(i: int) -> None:
+        store.join(code, ids[i], nickname=f"n{i}")
+        store.answer(code, ids[i], "race-q", "A")
+        store.answer(code, ids[i], "race-q", "ABCD"[i % 4])  # changes it: still one answer
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(student, range(50)))
+    counts = store.counts(code, "race-q")
+    assert counts["joined"] == 50 and counts["answered"] == 50
+    assert counts["distribution"] == {"A": 13, "B": 13, "C": 12, "D": 12}
+
+
+def test_answers_racing_the_reveal_are_either_counted_or_refused(store):
+    code, secret = open_question(store, "reveal-race")
+    ids = [new_student_id() for _ in range(40)]
+    for sid in ids:
+        store.join(code, sid)
+    accepted, refused = [], []
+    start = threading.Barrier(9)
+
+    def student(chunk):
+        start.wait()
+        for sid in chunk:
+            try:
+                store.answer(code, sid, "reveal-race", "A")
+                accepted.append(sid)
+            except AnswerClosed:
+                refused.append(sid)
+
+    threads = [threading.Thread(target=student, args=(ids[i::8],)) for i in range(8)]
+    for t in threads:
+        t.start()
+    start.wait()
+    time.sleep(0.005)
+    store.reveal(code, secret)
+    for t in threads:
+        t.join()
+    assert len(accepted) + len(refused) == 40
+    assert store.counts(code, "reveal-race")["answered"] == len(accepted)  # nothing slipped in after the reveal
