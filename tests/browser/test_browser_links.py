@@ -179,7 +179,9 @@ def test_smollm2_on_the_chinese_poem_says_why_and_an_example_prompt_fixes_it(ser
         assert "\ufffd" not in main.inner_text() + page.locator(SIDEBAR).inner_text()
         SHOTS.mkdir(exist_ok=True)
         page.screenshot(path=str(SHOTS / "smollm2-zh-notice-generate.png"))
-        main.get_by_role("button", name=L["examples.sentence"]).click()
+        # in presenter mode the notice is one line and its example prompts sit in a popover beside it
+        main.get_by_role("button", name=L["examples.label"]).first.click()
+        page.get_by_role("button", name=L["examples.sentence"]).first.click()
         page.wait_for_function("""() => document.querySelector('[data-testid="stMain"]').innerText
                                         .includes('The capital of France')""", timeout=420_000)  # the new prompt
         settle(page, ms=1500, timeout=420_000)
