@@ -57,6 +57,9 @@ def test_a_moved_slider_is_named_the_key_stays_frozen_and_the_answer_is_outlined
     [b for b in at.button if str(b.key) == f"lessons.option.{key.correct}"][0].click().run()  # the lesson's answer
     assert not at.exception
     assert any(m.value.startswith(EN["lessons.right"].split("{")[0]) for m in at.success), [e.value for e in at.error]
+    at.sidebar.slider(key="cfg.num_hidden_layers").set_value(values["cfg.num_hidden_layers"]).run()  # the lesson's model
     fig = shown_chart(at, "norms.residual")
     outlined = [s for s in fig["layout"].get("shapes", []) if s.get("line", {}).get("color") == HIGHLIGHT_LINE]
     assert len(outlined) == 1, fig["layout"].get("shapes")
+    # the answer, after the final norm, is the right panel's one point: outlined there, not in the gap beside it
+    assert key.options[key.correct]["en"] == "after the final norm" and outlined[0]["xref"] == "x2", outlined

@@ -41,8 +41,19 @@ def _coord(values, value, data: pd.DataFrame | None, n: int):
 
 def highlight(fig: go.Figure, spec: dict, data: pd.DataFrame | None = None) -> go.Figure:
     """Outline ``spec``'s part of the first trace: ``{"x": ...}`` a band across the plot at that x, ``{"y": ...}``
-    one at that y, both: one cell. Returns the same figure."""
+    one at that y, both: one cell. A figure whose x value sits on another panel says where in its
+    ``layout.meta["highlight_x"]`` (``{str(value): {"axis": "x2", "at": 0}}``: the Layer norms chart's final norm).
+    Returns the same figure."""
     if not fig.data or not spec:
+        return fig
+    style = dict(line=dict(color=HIGHLIGHT_LINE, width=4), fillcolor=HIGHLIGHT_FILL, layer="above")
+    meta = fig.layout.meta if isinstance(fig.layout.meta, dict) else {}
+    x = spec.get("x")
+    x = int(x) if isinstance(x, numbers.Number) and float(x).is_integer() else x  # 4, 4.0 or numpy's 4: "4"
+    elsewhere = (meta.get("highlight_x") or {}).get(str(x))
+    if elsewhere is not None and "y" not in spec:
+        at = float(elsewhere["at"])
+        fig.add_shape(type="rect", xref=elsewhere["axis"], yref="paper", x0=at - 0.5, x1=at + 0.5, y0=0, y1=1, **style)
         return fig
     tr = fig.data[0]
     z, xs, ys = (getattr(tr, a, None) for a in ("z", "x", "y"))
@@ -50,7 +61,6 @@ def highlight(fig: go.Figure, spec: dict, data: pd.DataFrame | None = None) -> g
     ny = len(z) if z is not None else (len(ys) if ys is not None else 0)
     x = _coord(xs, spec["x"], data, nx) if "x" in spec else None
     y = _coord(ys, spec["y"], data, ny) if "y" in spec else None
-    style = dict(line=dict(color=HIGHLIGHT_LINE, width=4), fillcolor=HIGHLIGHT_FILL, layer="above")
     xref, yref = (getattr(tr, "xaxis", None) or "x"), (getattr(tr, "yaxis", None) or "y")
     if x and y:
         fig.add_shape(type="rect", xref=xref, yref=yref, x0=x[0] - x[1], x1=x[0] + x[1], y0=y[0] - y[1],
