@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.browser_support import (CHART, CHARTLESS, NAV_LINKS, SHOTS, assert_clean, checkpoint_shown, choose_smollm2,
+from tests.browser_support import (CHART, CHARTLESS, NAV_INDEX, NAV_LINKS, SHOTS, assert_clean, checkpoint_shown, choose_smollm2,
                                    click_nav, open_app, settle)
 from ui.i18n import catalogs
 
@@ -215,7 +215,7 @@ def test_an_opened_link_keeps_its_values_in_the_address_bar_after_a_navigation_c
         query = parse_qs(urlsplit(page.url).query)
         # the language by its id (the link's label 中文 is read as an alias of zh)
         assert query == {"ui.lang": ["zh"], "ui.presenter": ["true"], "cfg.num_hidden_layers": ["3"]}, page.url
-        assert L["nav.heads"] in page.locator(NAV_LINKS).all_inner_texts()[4], "the navigation switched language"
+        assert L["nav.heads"] in page.locator(NAV_LINKS).all_inner_texts()[NAV_INDEX["heads"]], "the navigation switched language"
         opened = open_link(browser, page.url, "zh", chart=True)  # what Copy link copies, in a new browser
         try:
             assert_clean(opened)

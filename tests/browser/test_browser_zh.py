@@ -49,7 +49,7 @@ CODE_NAMES = {"embed_tokens", "embed_positions", "self_attn", "mlp", "lm_head", 
               "max_position_embeddings", "initializer_range", "rms_norm_eps", "norm_eps", "bias", "seed",
               "attention_bias", "labels", "betas", "float32", "torch", "equal", "state_dict", "ByteLevel", "d_model",
               "raw", "logit", "lens", "bfloat16", "float16", "run_with_hooks"}
-NAMES = r"GPT-2 small|Llama-3-8B|SmolLM2-135M(-Instruct)?"  # model names as published
+NAMES = r"GPT-2 small|Llama-3-8B|Gemma-3-1B|MiniMind-MoE|SmolLM2-135M(-Instruct)?"  # model names as published
 HOOK = r"(blocks\.\d+\.(attn\.|mlp\.)?hook_\w+|ln_final\.hook_\w+|hook_\w+)"  # TransformerLens activation names
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9_\-.]*[A-Za-z0-9]")
