@@ -22,20 +22,6 @@ GPT2 = {"preset": "gpt2_walkthrough"}
 NUMPY = {"preset": "numpy_decoder", "input.text": "床前明月光，疑是地上霜。"}  # a shorter input: a faster test
 
 
-@pytest.fixture(scope="module")
-def built():
-    cache = {}
-
-    def get(settings: dict):
-        key = lessons.settings_digest(settings)
-        if key not in cache:
-            parts = lessons.build_parts(settings)
-            cache[key] = StepInputs(settings, lambda: parts)
-        return cache[key]
-
-    return get
-
-
 def key(built, name, settings, **args):
     return REGISTRY[name](built(settings), **args)
 

@@ -9,23 +9,9 @@ import pytest
 import torch
 
 import lessons
-from analysis.lessons import REGISTRY, StepInputs
+from analysis.lessons import REGISTRY
 
 MiB = 2 ** 20
-
-
-@pytest.fixture(scope="module")
-def built():
-    cache = {}
-
-    def get(settings: dict) -> StepInputs:
-        digest = lessons.settings_digest(settings)
-        if digest not in cache:
-            parts = lessons.build_parts(settings)
-            cache[digest] = StepInputs(settings, lambda: parts)
-        return cache[digest]
-
-    return get
 
 
 def key(built, name, settings):
