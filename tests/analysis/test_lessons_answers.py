@@ -12,7 +12,6 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import lessons
 from analysis.lessons import REGISTRY, StepInputs
 from engine import PRESETS, CausalLM
 from engine.generation import forward_flops
