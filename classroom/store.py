@@ -277,6 +277,13 @@ class ClassStore:
                 continue  # the code is taken: draw another
         raise RuntimeError("could not find a free class code in 20 draws")
 
+    def check_lecturer(self, code: str, secret: str, now: float | None = None) -> None:
+        """Raise :class:`NotLecturer` unless ``secret`` is this class's (a private lecturer link being opened)."""
+        code, now = _code(code), _now(now)
+        with self._read() as conn:
+            row = self._class_row(conn, code, now, allow_ended=True)
+        self._check_secret(row, secret)
+
     def set_step(self, code: str, secret: str, step: Any, now: float | None = None) -> int:
         """Move the class to ``step`` (a small JSON value: ``{"lesson", "step", "settings"}`` or a poll). A dict
         with a ``"question"`` key opens that question id for answers; otherwise no answer is taken. Clears the

@@ -301,7 +301,7 @@ def is_local(link: str) -> bool:
     return host in LOCAL_HOSTS or host.startswith("127.")
 
 
-def _qr_html(link: str, code: segno.QRCode, size: str, font: str) -> str:
+def qr_html(link: str, code: segno.QRCode, size: str, font: str) -> str:
     """The code and the link it encodes, in one block: ``size`` the image's CSS width, ``font`` the link's size."""
     return (f'<div class="share-qr" style="text-align:center">'
             f'<img class="share-qr-img" alt="{html.escape(t("share.qr_alt"))}" src="{qr_data_uri(code)}" '
@@ -331,7 +331,7 @@ def _draw_qr(slot, link: str | None) -> None:
             return
         code = qr_code(link)
         if code is not None:
-            st.html(_qr_html(link, code, "11rem", "0.7rem"))
+            st.html(qr_html(link, code, "11rem", "0.7rem"))
         for note in _qr_notes(link, code):
             st.caption("⚠️ " + note)
 
@@ -346,7 +346,7 @@ def _full_screen(link: str) -> None:
             return
         largest = "2rem" if len(link) <= 60 else "1.4rem" if len(link) <= 160 else "1rem"
         font = f"clamp(1rem, 5.2vw, {largest})"  # on a phone: a host and port still fit on one line
-        st.html(_qr_html(link, code, "min(55vh, 80vw)", font))
+        st.html(qr_html(link, code, "min(55vh, 80vw)", font))
         if is_local(link):
             st.warning(t("share.qr_local", host=urlsplit(link).hostname or ""))
 

@@ -54,16 +54,6 @@ SEEN_KEY = "state.seen"  # {(page, control key): the value the control showed at
 FIXED_KEY = "cfg.fixed"  # config fields without a control, set by a preset or an upload
 MAX_TEXT = 20_000  # UTF-16 code units, as the browser counts a string's length
 _MISSING = object()
-# URL parameters that are no control's (the lessons' ``lesson`` and ``step``): registered by their module, so the
-# link check knows them
-EXTRA_PARAMS: set[str] = set()
-
-
-def register_params(*names: str) -> None:
-    """Declare URL parameters that no control owns (read and written by the module that registers them)."""
-    EXTRA_PARAMS.update(names)
-
-
 def utf16_len(text: str) -> int:
     """Length of ``text`` as JavaScript counts it (an emoji outside the BMP counts 2)."""
     return len(text.encode("utf-16-le")) // 2
@@ -199,6 +189,7 @@ LINK_PARAMS: set[str] = {
     "loss.masked", "next.position", "prepost.depth", "train.layer", "train.head",
     "gen.sample", "gen.temperature", "gen.top_k", "gen.top_p", "gen.min_p", "gen.seed", "gen.steps",
     "lesson", "step",  # a lesson's step (ui/lessons.py)
+    "class", "lecturer",  # class mode's join code and the lecturer's private link (ui/class_mode.py)
     "train.run", "train.race_run",  # the id of the session's latest run / race (ui/train_common.py: lost_run_note)
 }
 UNKNOWN_CHECKED_KEY = "state.unknown_checked"

@@ -59,7 +59,7 @@ def test_a_taken_code_is_drawn_again(store, monkeypatch):
     assert code == fresh
 
 
-@pytest.mark.parametrize("action", ["set_step", "reveal", "end", "roster"])
+@pytest.mark.parametrize("action", ["set_step", "reveal", "end", "roster", "check_lecturer"])
 def test_only_the_secret_controls_the_class(store, action):
     code, secret = store.create_class()
     student = new_student_id()
@@ -70,6 +70,7 @@ def test_only_the_secret_controls_the_class(store, action):
         "reveal": lambda s: store.reveal(code, s),
         "end": lambda s: store.end(code, s),
         "roster": lambda s: store.roster(code, s),
+        "check_lecturer": lambda s: store.check_lecturer(code, s),
     }[action]
     for wrong in ["", None, student, other_secret, secret[:-1], secret + "x", 12345, secret.encode()]:
         with pytest.raises(NotLecturer):

@@ -13,7 +13,7 @@ from urllib.parse import unquote
 
 import segno
 
-from ui.share import QR_MAX_BYTES, _qr_html, is_local, qr_code, qr_data_uri
+from ui.share import QR_MAX_BYTES, qr_html, is_local, qr_code, qr_data_uri
 
 BORDER = 4  # the quiet zone ui.share draws
 
@@ -66,7 +66,7 @@ LINKS = [
 
 def test_the_image_is_the_qr_code_of_the_link_printed_under_it():
     for link in LINKS:
-        block = _qr_html(link, qr_code(link), "11rem", "0.7rem")
+        block = qr_html(link, qr_code(link), "11rem", "0.7rem")
         src, text = shown(block)
         assert text == link
         assert svg_modules(src) == reference_modules(text)
@@ -81,7 +81,7 @@ def test_a_different_link_draws_a_different_code():
 def test_a_link_in_html_is_escaped():
     """Markup in a link is text, and its ``&`` separators survive the wrapping hints (``&<wbr>amp;`` did not)."""
     link = 'http://10.0.0.5:8501/overview?input.text=%3Cb%3E&x="<b>&y=1'
-    block = _qr_html(link, qr_code(link), "11rem", "0.7rem")
+    block = qr_html(link, qr_code(link), "11rem", "0.7rem")
     assert "<b>" not in block.split('class="share-qr-link"')[1]
     assert shown(block)[1] == link
 

@@ -1,0 +1,57 @@
+"""A class's answers to one question as a table: one row per option (or, for an estimate, per band around the
+answer), the number of students who gave it, and whether it is right. No names: the class store only counts.
+
+The distribution is the class store's ``counts()["distribution"]``: ``{answer value: number of students}``, where a
+choice's value is the option's index and an estimate's value is the number typed.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import pandas as pd
+
+BANDS = ("too_low", "within", "too_high")
+
+
+def choice_table(labels: list[str], distribution: dict, correct: int | None = None) -> pd.DataFrame:
+    """One row per option, in the options' order: ``answer`` (its label), ``students``, ``right`` (None for a poll).
+    A value that is no option's index (a forged or stale answer) is not counted."""
+    counts = [0] * len(labels)
+    for value, n in distribution.items():
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool) and 0 <= value < len(labels):
+            counts[value] += int(n)
+    right = [None if correct is None else i == correct for i in range(len(labels))]
+    return pd.DataFrame({"answer": labels, "students": counts, "right": right})
+
+
+def estimate_table(distribution: dict, correct: float, tolerance: float, labels: dict[str, str]) -> pd.DataFrame:
+    """Three rows: estimates below ``correct - tolerance``, within ``tolerance`` of it (right), above it.
+    ``labels``: each band's name (``too_low``, ``within``, ``too_high``). Values that are not numbers are not
+    counted."""
+    counts = dict.fromkeys(BANDS, 0)
+    for value, n in distribution.items():
+        if not isinstance(value, numbers.Real) or isinstance(value, bool):
+            continue
+        band = "within" if abs(float(value) - correct) <= tolerance else "too_low" if value < correct else "too_high"
+        counts[band] += int(n)
+    return pd.DataFrame({"answer": [labels[b] for b in BANDS], "students": [counts[b] for b in BANDS],
+                         "right": [b == "within" for b in BANDS]})
+
+
+def summary(table: pd.DataFrame, joined: int) -> dict:
+    """The numbers a sentence about the chart states: ``answered``, ``joined``, the most picked answer ``top`` with
+    its count ``top_n`` and share (None when nobody answered or two answers tie for the most), ``right`` and its
+    share of the answers (None for a poll)."""
+    answered = int(table["students"].sum())
+    out = {"answered": answered, "joined": int(joined), "top": None, "top_n": 0, "top_share": None,
+           "right": None, "right_share": None}
+    if answered:
+        most = int(table["students"].max())
+        leaders = table.loc[table["students"] == most, "answer"].tolist()
+        if len(leaders) == 1:
+            out.update(top=leaders[0], top_n=most, top_share=most / answered)
+        if table["right"].notna().all():
+            right = int(table.loc[table["right"].astype(bool), "students"].sum())
+            out.update(right=right, right_share=right / answered)
+    return out

@@ -1,0 +1,36 @@
+"""The class's answers as a bar chart (class mode): one horizontal bar per answer, the right one green after the
+reveal. No names: the bars are counts."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from ui.escape import plotly
+from ui.figures.common import base_layout
+from ui.i18n import t
+
+RIGHT = "#16a34a"
+WRONG = "#9ca3af"
+OPEN = "#2563eb"
+
+
+def distribution_bar(table: pd.DataFrame, revealed: bool) -> go.Figure:
+    """``table``: ``analysis.classroom.choice_table`` / ``estimate_table`` (answer, students, right). Rows top to
+    bottom in the table's order; before the reveal every bar has one colour (the lecturer's screen gives nothing
+    away), after it the right answer is green."""
+    n = len(table)
+    colours = [RIGHT if (revealed and r is True) else WRONG if revealed and r is False else OPEN
+               for r in table["right"]]
+    total = max(int(table["students"].sum()), 1)
+    fig = go.Figure(go.Bar(
+        x=table["students"].tolist(), y=list(range(n)), orientation="h", marker_color=colours,
+        text=[f"{int(s)} ({s / total:.0%})" for s in table["students"]], textposition="outside", cliponaxis=False,
+        hovertemplate="%{customdata}: %{x}<extra></extra>", customdata=[plotly(a) for a in table["answer"]]))
+    base_layout(fig, t("class.dist_title"), t("class.dist_x"), t("class.dist_y"), height=120 + 38 * n)
+    fig.update_yaxes(tickvals=list(range(n)), ticktext=[plotly(a) for a in table["answer"]], autorange="reversed",
+                     title_text="")
+    most = int(table["students"].max()) if n else 0
+    fig.update_xaxes(range=[0, max(most * 1.3, 1)], dtick=max(1, round(most / 5)) if most else 1, rangemode="tozero")
+    fig.update_layout(margin=dict(l=10, r=20, t=50, b=50), showlegend=False)
+    return fig
