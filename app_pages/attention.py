@@ -16,6 +16,7 @@ from ui.figures.attention import attention_heatmap, entropy_bar, entropy_heatmap
 from ui.figures.common import HEATMAP_MAX_TOKENS
 from ui.format import scientific
 from ui.i18n import current_lang, labeler, t
+from ui.presenter import pairs
 from ui.sidebar import explorer, trace
 from ui.state import control
 from ui.widgets import chart, first_screen, screen_heading
@@ -45,12 +46,14 @@ with first_screen(t("attn.title"), t("attn.explain")):
 
     # ---- which head, which stage ----
     # Math, not words: the same in both languages, so a shared link (the URL holds the label) opens in either.
-    c1, c2, c3 = st.columns([1, 1, 2])  # one row of controls: the heatmap starts high on a projector
+    # one row of controls: the heatmap starts high on a projector; on a phone the two sliders share a row and
+    # the stage buttons wrap onto a second one rather than scroll out of sight
+    c1, c2, c3 = pairs("attn.controls").columns([1, 1, 2])
     layer = index_slider(t("attn.layer"), 1, L, "attn.layer", container=c1)
     head = index_slider(t("attn.head"), 1, nh, "attn.head", container=c2)
     stage = control(c3.segmented_control, t("attn.stage"), "attn.stage", "softmax", kind="choice",
                     options=list(analysis.ATTENTION_STAGES), format_func=labeler("attn.stage."), required=True,
-                    help=t("attn.stage_help")) or "softmax"
+                    help=t("attn.stage_help"), wrap=True) or "softmax"
 
     # ---- one head ----
     screen_heading(t("attn.head_title", layer=layer, head=head))

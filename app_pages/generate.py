@@ -18,6 +18,7 @@ from ui.figures.generate import cache_bars, filter_bars, memory_bars, query_row_
 from ui.format import percent, significant
 from ui.i18n import t
 from ui.lessons import page_shortcut
+from ui.presenter import pairs
 from ui.sidebar import explorer, presenter_mode
 from ui.state import control, current, linked_int, sync_url
 from ui.stepper import Sampling, current_run, history_frame, new_run
@@ -51,7 +52,7 @@ with first_screen(t("gen.title"), t("gen.explain")):
 
     # ---- sampling settings (in the URL, so a shared link replays the same run) ----
     # in presenter mode behind a button in the run's row (one line: room for the chart), one control a line
-    settings = st.container()
+    settings = pairs("gen.settings")  # on a phone two controls a row, not six rows above the chart
     row = st.container(horizontal=True, vertical_alignment="center")
     run_buttons = row.container(horizontal=True, vertical_alignment="center", width="content")
     if presenting:
@@ -129,7 +130,7 @@ with first_screen(t("gen.title"), t("gen.explain")):
                        x=f"{check['saving']:.1f}"), icon="⚡", color="blue")
 
         L = config.num_hidden_layers
-        c1, c2 = st.columns(2)
+        c1, c2 = pairs("gen.row").columns(2)  # side by side on a phone too
         # layers and heads numbered from 1 on screen, as on every other page; 0-based in the tensors
         layer = index_slider(t("gen.layer"), 1, L, "gen.layer", default=1, container=c1, bind=False)
         head = index_slider(t("gen.head"), 1, config.num_attention_heads, "gen.head", default=1, container=c2, bind=False)

@@ -11,6 +11,11 @@ chart inside :func:`fill` (``ui.widgets.first_screen`` and ``chart(..., fill=Tru
 the stage is as tall as the viewport and the main chart takes the height its head leaves (CSS flex, with the
 chart at ``height="stretch"``: Streamlit sizes the Plotly figure to its element), so a heatmap's height follows
 the screen, not the number of tokens. Outside presenter mode both are plain containers.
+
+A phone (a viewport at most ``PHONE_MAX_PX`` wide, where Streamlit stacks columns and folds the sidebar away): the
+first screen shows the title, the controls and the main chart; the page's explanation moves below the main chart
+(CSS ``order`` inside the stage, so the page's script and the desktop layout are unchanged), the margins at the
+sides shrink so the charts take the full width, and the columns of a :func:`pairs` container stay two to a row.
 """
 
 from __future__ import annotations
@@ -28,6 +33,10 @@ FILL_KEY = "presenter.fill"  # the containers of the main chart(s), which fill w
 FILL_MIN_REM = 16  # the main chart's least height (a head taller than the screen pushes it down, never to 0)
 HEADING_KEY = "presenter.heading"  # the row of the title and the explanation's button
 SIDEBAR_REM = 17  # the sidebar's width in presenter mode (Streamlit's default: 300 px)
+EXPLAIN_KEY = "page.explain"  # the container of the first screen's "what to look for" box (outside presenter mode)
+PAIRS_KEY = "phone.pairs"  # containers whose columns stay two to a row on a phone (see pairs)
+PHONE_MAX_PX = 640  # Streamlit stacks columns below this width: a phone held upright (390 px), not a tablet
+PHONE_CELL_TEXT_MAX = 36  # numbered heatmap cells a phone shows (a 6 x 6 grid, or 8 tokens' causal triangle)
 
 
 def css_class(key: str) -> str:
@@ -36,6 +45,7 @@ def css_class(key: str) -> str:
 
 
 FILL = f'[class*="{css_class(FILL_KEY)}"]'  # every fill container: its key is FILL_KEY + "." + the chart's key
+PAIRS = f'[class*="{css_class(PAIRS_KEY)}"]'  # every pairs container: its key is PAIRS_KEY + "." + a name
 
 
 # Always on. Streamlit's wide layout leaves ~6rem above the title and 5rem at the sides: on a 720-pixel-high
@@ -46,6 +56,18 @@ PAGE_CSS = f"""<style>
 .stMainBlockContainer h3 {{ padding-top: 0.5rem; padding-bottom: 0.25rem; }}
 [data-testid="stSliderThumbValue"], [data-testid="stSliderThumbValue"] p,
 [data-testid="stSliderTickBar"] p {{ font-family: {FONT_FAMILY}; }}
+/* a phone: the controls and the main chart first, the explanation after the chart, charts the screen's width */
+@media (max-width: {PHONE_MAX_PX}px) {{
+  .stMainBlockContainer {{ padding-left: 1rem; padding-right: 1rem; }}
+  .stMainBlockContainer h1 {{ font-size: 1.6rem; }}
+  .{css_class(STAGE_KEY)} > :has(> .{css_class(EXPLAIN_KEY)}) {{ order: 1; }}
+  {PAIRS} > [data-testid="stLayoutWrapper"] > [data-testid="stHorizontalBlock"] > [data-testid="stColumn"] {{
+    min-width: calc(50% - 0.5rem); }}
+  /* a heatmap of more than {PHONE_CELL_TEXT_MAX} cells with numbers: on a phone they overlap; colours only (a tap shows
+     the value) */
+  [data-testid="stPlotlyChart"] g.hm:has(> g.heatmap-label:nth-of-type({PHONE_CELL_TEXT_MAX + 1})) > g.heatmap-label {{
+    display: none; }}
+}}
 </style>"""
 
 # Presenter mode: readable from the back of the room. Slider values get their own size and sit above the knob
@@ -107,6 +129,12 @@ def presenter_toggle() -> None:
 def stage():
     """The container of a page's first screen: its head and its main chart (in presenter mode one viewport high)."""
     return st.container(key=STAGE_KEY)
+
+
+def pairs(name: str):
+    """A container for one row of ``st.columns`` that a phone shows two columns to a row (two short sliders side
+    by side; a third, wider column below them), where Streamlit would stack every column on its own row."""
+    return st.container(key=f"{PAIRS_KEY}.{name}")
 
 
 def fill(name: str):

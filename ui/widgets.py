@@ -14,7 +14,7 @@ from ui.figures.common import PRESENTER_CHART_PX, PRESENTER_FILL_PX, scale_fonts
 from ui.figures.lessons import highlight
 from ui.i18n import t
 from ui.lessons import chart_gate
-from ui.presenter import HEADING_KEY, PRESENTER_SCALE, fill, presenter_mode, stage
+from ui.presenter import EXPLAIN_KEY, HEADING_KEY, PRESENTER_SCALE, fill, presenter_mode, stage
 
 PLOTLY_CONFIG = {"displaylogo": False}
 _BELOW_SCREEN: ContextVar = ContextVar("below_first_screen", default=None)  # see first_screen
@@ -103,7 +103,7 @@ def first_screen(title: str, explanation: str):
     controls and main chart (``chart(..., fill_screen=True)``). In presenter mode it is one viewport high and the
     main chart fills what the rest leaves; the title and the explanation share one line (the explanation behind
     a button); the main chart's download buttons go below that screen. Outside presenter mode: the title, the
-    open explanation, the block."""
+    open explanation, the block (on a phone the explanation is shown after the main chart: ``ui.presenter``)."""
     screen = stage()
     token = _BELOW_SCREEN.set(st.container() if presenter_mode() else None)  # drawn after the stage
     try:
@@ -115,7 +115,8 @@ def first_screen(title: str, explanation: str):
                     st.markdown(explanation)
             else:
                 st.title(title)
-                explain(explanation)
+                with st.container(key=EXPLAIN_KEY):
+                    explain(explanation)
             yield
     finally:
         _BELOW_SCREEN.reset(token)
