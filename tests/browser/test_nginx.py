@@ -1,13 +1,17 @@
 """deploy/nginx.conf in front of two `streamlit run` replicas on localhost: sticky, websocket-aware sessions.
 
 nginx (Debian package) runs in the foreground with a temporary prefix; the repository's config is used as is,
-except for its ports (free ones are picked) and the two upstream addresses. Checks:
+except for its ports: free ones are picked, for nginx's ``listen`` and for the two replicas (every ``:8501`` and
+``:8502`` in it: the upstream servers and the map that names the replica that answered). Checks:
 
 * plain HTTP: a browser without the cookie gets an ``explorer_id`` cookie; the same cookie always reaches the
   same replica; forty different cookies reach both replicas (so the class is spread);
 * a real browser through the proxy: the page loads, a slider rerun redraws the chart, clicking another page in
   the navigation works, no exception; nginx's access log shows every request of that browser, including the
-  ``/_stcore/stream`` websocket (status 101), went to one replica.
+  ``/_stcore/stream`` websocket (status 101), went to one replica;
+* a replica killed and restarted (the last test: it leaves both replicas up): the browser it served reconnects to
+  the other one, and once the killed replica is back, everything that browser asks for, the chart's CSV download
+  included, still goes to the survivor, none answers 404, and the charts draw.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -23,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_support import ARGS, CHART, CHROMIUM, free_port as _free_port
+from tests.browser_support import CHART, free_port as _free_port, settle
 from tests.browser_support import assert_clean as _assert_clean
 
 pytestmark = pytest.mark.browser
@@ -45,35 +50,48 @@ def _wait_healthy(url: str, proc: subprocess.Popen, what: str, seconds: float = 
     raise RuntimeError(f"{what} did not answer {url} within {seconds} s")
 
 
+def _start_replica(port: int) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                             "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+                            cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1"),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
 @pytest.fixture(scope="module")
 def proxy(tmp_path_factory):
     assert Path(NGINX).exists(), "nginx not found: install Debian's nginx (see .ci/run)"
     ports = [_free_port(), _free_port()]
-    replicas = [subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                                  "--server.port", str(p), "--browser.gatherUsageStats", "false"],
-                                 cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1"),
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for p in ports]
     prefix = tmp_path_factory.mktemp("nginx")
     (prefix / "logs").mkdir()
     listen = _free_port()
     conf = (ROOT / "deploy" / "nginx.conf").read_text()
-    upstream = "".join(f"        server 127.0.0.1:{p};\n" for p in ports)
-    conf, n_up = re.subn(r"(?:        server 127\.0\.0\.1:\d+;\n)+", upstream, conf)
+    counts = []
+    for default, port in zip((8501, 8502), ports):
+        conf, n = re.subn(rf":{default}\b", f":{port}", conf)  # a replica's upstream, its backup line, its map line
+        counts.append(n)
     conf, n_listen = re.subn(r"listen \d+;", f"listen 127.0.0.1:{listen};", conf)
-    assert n_up == 1 and n_listen == 1, "deploy/nginx.conf changed shape: update this test's substitutions"
+    assert counts == [3, 3] and n_listen == 1, "deploy/nginx.conf changed shape: update this test's substitutions"
     (prefix / "nginx.conf").write_text(conf)
+    replicas = {f"127.0.0.1:{p}": _start_replica(p) for p in ports}  # address -> process (a restart replaces it)
     nginx = subprocess.Popen([NGINX, "-p", str(prefix), "-c", str(prefix / "nginx.conf"), "-g", "daemon off;"],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+    def restart(addr: str) -> None:
+        """Start the replica at ``addr`` again (on its port) and wait until it is healthy."""
+        replicas[addr] = _start_replica(int(addr.rsplit(":", 1)[1]))
+        _wait_healthy(f"http://{addr}/_stcore/health", replicas[addr], f"replica on {addr}")
+
     try:
-        for p, proc in zip(ports, replicas):
-            _wait_healthy(f"http://127.0.0.1:{p}/_stcore/health", proc, f"replica on {p}")
+        for addr, proc in replicas.items():
+            _wait_healthy(f"http://{addr}/_stcore/health", proc, f"replica on {addr}")
         _wait_healthy(f"http://127.0.0.1:{listen}/_stcore/health", nginx, "nginx")
-        yield {"url": f"http://127.0.0.1:{listen}", "replicas": {f"127.0.0.1:{p}" for p in ports},
-               "log": prefix / "logs" / "access.log"}
+        yield {"url": f"http://127.0.0.1:{listen}", "replicas": set(replicas), "procs": replicas,
+               "restart": restart, "log": prefix / "logs" / "access.log"}
     finally:
-        for proc in [nginx, *replicas]:
+        procs = [nginx, *replicas.values()]
+        for proc in procs:
             proc.terminate()
-        for proc in [nginx, *replicas]:
+        for proc in procs:
             try:
                 proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
@@ -86,6 +104,62 @@ def _get(url: str, cookie: str | None = None):
         return r.headers
 
 
+def _logged(proxy, cookie: str, start: int = 0, seconds: float = 20) -> list[str]:
+    """The access log's lines of one browser (its ``explorer_id``) from byte ``start`` on, once they include its
+    websocket: nginx logs ``/_stcore/stream`` (status 101) when it closes."""
+    deadline = time.time() + seconds
+    while True:
+        with open(proxy["log"], "rb") as f:
+            f.seek(start)
+            mine = [line for line in f.read().decode().splitlines() if f" id={cookie} " in line + " "]
+        if any("/_stcore/stream" in line and '" 101 ' in line for line in mine) or time.time() > deadline:
+            break
+        time.sleep(0.5)
+    assert any("/_stcore/stream" in line and '" 101 ' in line for line in mine), mine[-5:]
+    return mine
+
+
+def _upstream(line: str) -> str:
+    return line.rsplit(" upstream=", 1)[1]  # last in the line; "A, B" when A did not answer and B did
+
+
+def _open(browser, url: str):
+    context = browser.new_context(viewport={"width": 1400, "height": 1800})
+    page = context.new_page()
+    page.set_default_timeout(90_000)
+    page.goto(url + "/?ui.lang=English", wait_until="domcontentloaded")
+    page.wait_for_selector(CHART, timeout=120_000)
+    settle(page)
+    _assert_clean(page)
+    return context, page
+
+
+def _rerun_with_slider(page) -> None:
+    """One step of the sidebar's Layers slider: a rerun over the websocket; waits until the chart is redrawn."""
+    chart = '[data-testid="stPlotlyChart"]'
+    before = page.locator(chart).first.inner_html()
+    layers = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"]').filter(has_text="Layers L")
+    handle = layers.locator('input[type="range"]').first
+    handle.focus()
+    handle.press("ArrowRight")
+    page.wait_for_function(
+        "([sel, old]) => { const e = document.querySelector(sel); return e && e.innerHTML !== old; }",
+        arg=[chart, before], timeout=90_000)
+    settle(page)
+
+
+def _open_norms(page) -> None:
+    page.get_by_role("link", name="Layer norms").click()  # another page, same session
+    page.wait_for_url(re.compile(r"/norms"), timeout=60_000)
+    page.wait_for_selector(CHART, timeout=120_000)
+    settle(page)
+    _assert_clean(page)
+
+
+def _explorer_id(context) -> str:
+    return next(c["value"] for c in context.cookies() if c["name"] == "explorer_id")
+
+
 def test_cookie_pins_a_browser_to_one_replica_and_spreads_the_class(proxy):
     first = _get(proxy["url"] + "/_stcore/health")
     cookie = next(m.group(1) for c in first.get_all("Set-Cookie") if (m := re.match(r"explorer_id=([^;]+)", c)))
@@ -96,42 +170,61 @@ def test_cookie_pins_a_browser_to_one_replica_and_spreads_the_class(proxy):
     assert spread == proxy["replicas"]
 
 
-def test_browser_session_through_the_proxy_stays_on_one_replica(proxy):
-    from playwright.sync_api import sync_playwright
+def test_browser_session_through_the_proxy_stays_on_one_replica(proxy, browser):
+    context, page = _open(browser, proxy["url"])
+    _rerun_with_slider(page)
+    assert "cfg.num_hidden_layers=3" in page.url
+    _open_norms(page)
+    assert "cfg.num_hidden_layers=3" in page.url  # the session kept its state across the page switch
+    cookie = _explorer_id(context)
+    context.close()  # closes the websocket: nginx logs the stream request now
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        context = browser.new_context(viewport={"width": 1400, "height": 1800})
-        page = context.new_page()
-        page.goto(proxy["url"] + "/?ui.lang=English", wait_until="domcontentloaded")
-        page.wait_for_selector(CHART, timeout=120_000)
-        _assert_clean(page)
-        chart = '[data-testid="stPlotlyChart"]'
-        before = page.locator(chart).first.inner_html()
-        layers = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"]').filter(has_text="Layers L")
-        handle = layers.locator('input[type="range"]').first
-        handle.focus()
-        handle.press("ArrowRight")  # a rerun over the websocket
-        page.wait_for_function(
-            "([sel, old]) => { const e = document.querySelector(sel); return e && e.innerHTML !== old; }",
-            arg=[chart, before], timeout=90_000)
-        assert "cfg.num_hidden_layers=3" in page.url
-        page.get_by_role("link", name="Layer norms").click()  # another page, same session
-        page.wait_for_url(re.compile(r"/norms"), timeout=60_000)
-        page.wait_for_selector(CHART, timeout=120_000)
-        page.wait_for_timeout(500)
-        _assert_clean(page)
-        assert "cfg.num_hidden_layers=3" in page.url  # the session kept its state across the page switch
-        cookie = next(c["value"] for c in context.cookies() if c["name"] == "explorer_id")
-        context.close()  # closes the websocket: nginx logs the stream request now
-        browser.close()
-
-    deadline = time.time() + 20
-    while True:
-        mine = [line for line in proxy["log"].read_text().splitlines() if f"id={cookie}" in line]
-        if any("/_stcore/stream" in line and '" 101 ' in line for line in mine) or time.time() > deadline:
-            break
-        time.sleep(0.5)
-    assert any("/_stcore/stream" in line and '" 101 ' in line for line in mine), mine[-5:]
-    upstreams = {re.search(r"upstream=(\S+)", line).group(1) for line in mine}
+    upstreams = {_upstream(line) for line in _logged(proxy, cookie)}
     assert len(upstreams) == 1 and upstreams <= proxy["replicas"], upstreams
+
+
+def test_a_browser_moved_by_a_failover_stays_on_the_survivor_when_its_replica_returns(proxy, browser):
+    """The last test of the module: it kills a replica (SIGKILL, as a crash) and starts it again."""
+    context, page = _open(browser, proxy["url"])
+    responses: list[tuple[int, str]] = []
+    page.on("response", lambda r: responses.append((r.status, r.url)))
+    sockets: list = []  # websockets opened after the kill
+    page.on("websocket", lambda ws: sockets.append(ws))
+    home = page.evaluate("() => fetch('/_stcore/health').then(r => r.headers.get('X-Explorer-Replica'))")
+    (survivor,) = proxy["replicas"] - {home}
+    cookie = _explorer_id(context)
+
+    proxy["procs"][home].send_signal(signal.SIGKILL)
+    proxy["procs"][home].wait(timeout=20)
+    deadline = time.time() + 90  # Streamlit's frontend reconnects: through nginx, to the survivor
+    while not sockets and time.time() < deadline:
+        page.wait_for_timeout(250)
+    assert sockets, "the page did not reconnect after its replica was killed"
+    _rerun_with_slider(page)  # the survivor runs the page for the browser's widgets (a new session there)
+    _assert_clean(page)
+    moved, moved_at = proxy["log"].stat().st_size, time.time()  # every request from here on: the survivor only
+
+    proxy["restart"](home)
+    # nginx tries a server that failed again after fail_timeout (10 s): the old config's hash sent this browser's
+    # requests back to the restored replica from then on
+    time.sleep(max(0.0, moved_at + 11 - time.time()))
+    after = len(responses)
+    _rerun_with_slider(page)
+    csv = page.locator('[data-testid="stDownloadButton"] button', has_text="Download data (CSV)").first
+    with page.expect_download(timeout=60_000) as info:
+        csv.click()  # the file is made by this session (on the survivor) and fetched over HTTP
+    download = info.value
+    failure, body = download.failure(), None
+    if failure is None:
+        body = Path(download.path()).read_text()
+    _open_norms(page)
+    page.wait_for_timeout(500)
+    _assert_clean(page)
+    bad = [(status, url) for status, url in responses[after:] if status >= 400]
+    context.close()
+
+    mine = _logged(proxy, cookie, start=moved)
+    assert not bad, bad
+    assert failure is None and body and body.count("\n") > 1, (failure, body and body[:200])
+    assert {_upstream(line) for line in mine} == {survivor}, [line for line in mine if _upstream(line) != survivor]
+    assert any("/media/" in line and '" 200 ' in line for line in mine), mine
