@@ -2,11 +2,14 @@
 ``pythonpath`` and the markers are registered in pyproject.toml."""
 
 import os
+import tempfile
 from pathlib import Path
 
 import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing may download while tests run
+# the class store (classroom/, ui/class_mode.py) of this run's AppTests and servers: a fresh folder, never the user's
+os.environ.setdefault("EXPLORER_DATA_DIR", tempfile.mkdtemp(prefix="explorer-tests-"))
 torch.set_num_threads(1)
 
 

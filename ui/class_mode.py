@@ -26,7 +26,7 @@ import os
 import threading
 import time
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import sqlalchemy.exc
 import streamlit as st
@@ -175,7 +175,7 @@ def _cookie(name: str) -> str | None:
         value = st.context.cookies.get(name)
     except Exception:  # noqa: BLE001 -- outside a browser (AppTest)
         return None
-    return value if isinstance(value, str) else None
+    return unquote(value) if isinstance(value, str) else None  # written URL-encoded by _set_cookie
 
 
 def _set_cookie(name: str, value: str, max_age: int = 13 * 3600) -> None:
@@ -190,8 +190,7 @@ def student_id() -> str:
         sid = _cookie(COOKIE_STUDENT)
         if not sid or not 8 <= len(sid) <= 64 or not all(ch.isalnum() or ch in "-_" for ch in sid):
             sid = new_student_id()
-        st.session_state[STUDENT_KEY] = sid
-        _set_cookie(COOKIE_STUDENT, sid, max_age=400 * 24 * 3600)
+        st.session_state[STUDENT_KEY] = sid  # written to the cookie by class_hook (in the script, not a callback)
     return sid
 
 
@@ -310,14 +309,13 @@ def class_hook(pages: dict[str, Any], here: str) -> None:
         return
     if st.query_params.get(PARAM_CODE) != code():
         st.query_params[PARAM_CODE] = code()  # a reload (or a restarted server) comes back to the class
-    cookie = st.session_state.pop("class._set_cookie", None)
-    if cookie:
-        _set_cookie(COOKIE_LECTURER, cookie)
     if role() == "student" and st.session_state.get(FOLLOW_KEY):
         _follow(pages, here)
 
 
 def _follow(pages: dict[str, Any], here: str) -> None:
+    first = not st.session_state.get("class._ran")
+    st.session_state["class._ran"] = True
     try:
         state = class_state(code())
     except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
@@ -341,7 +339,10 @@ def _follow(pages: dict[str, Any], here: str) -> None:
         lesson_ui.leave()
     page = step.get("page")
     if page and page != here and page in pages:
-        st.switch_page(pages[page], query_params={PARAM_CODE: code()})
+        params = {PARAM_CODE: code()}
+        if first:  # the link's other values (its language) go along: no widget has bound them yet
+            params = {**st.query_params.to_dict(), **params}
+        st.switch_page(pages[page], query_params=params)
 
 
 def _step_of(step: dict):
@@ -555,10 +556,26 @@ def _lecturer_live() -> None:
     if row.button(label, key="class.next", disabled=not poll and lesson_ui.active() is None):
         _next(state)
         st.rerun()
+    _roster(bar, c)
     if q:
         table = _table(step, counts, state["revealed"], lang)
         if table is not None:
             _distribution(bar, table, counts["joined"], state["revealed"], "class.distribution")
+
+
+def _roster(box, c: str) -> None:
+    """Who joined (nicknames as plain text; never next to an answer), live in the lecturer's bar."""
+    try:
+        people = store().roster(c, st.session_state.get(SECRET_KEY))
+    except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
+        box.caption(_error_text(err, c))
+        return
+    with box.container(key="class.roster"):
+        with st.expander(t("class.roster", n=len(people))):
+            names = [md(p["nickname"]) for p in people if p["nickname"]]
+            anonymous = len(people) - len(names)
+            st.markdown(", ".join(names + ([f"+{anonymous}"] if anonymous and names else [])) if names
+                        else t("class.roster_empty") if not people else f"{anonymous} ·  —")
 
 
 def _open_poll() -> None:
@@ -611,14 +628,6 @@ def class_panel() -> None:
             st.text_input(t("class.poll_question"), key="class.poll.question", max_chars=MAX_POLL_TEXT)
             st.text_area(t("class.poll_options"), key="class.poll.options", height=120)
             st.form_submit_button(t("class.poll_open"), key="class.poll.open", on_click=_open_poll)
-    try:
-        people = store().roster(c, st.session_state.get(SECRET_KEY))
-    except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
-        people = []
-        box.caption(_error_text(err, c))
-    with box.expander(t("class.roster", n=len(people))):
-        names = [md(p["nickname"]) for p in people if p["nickname"]]
-        st.markdown(", ".join(names) if names else t("class.roster_empty"))
     box.button(t("class.end"), key="class.end", on_click=_end, type="tertiary")
 
 
@@ -692,9 +701,22 @@ def _messages() -> None:
         st.warning("\n\n".join(msgs))
 
 
+def _write_cookies() -> None:
+    """The lecturer's and the student's cookies, written by this run's page (after the hooks' page switches,
+    which drop what a run drew before them): a reload or a restarted server comes back as the same person."""
+    cookie = st.session_state.pop("class._set_cookie", None)
+    if cookie:
+        _set_cookie(COOKIE_LECTURER, cookie)
+    sid = st.session_state.get(STUDENT_KEY)
+    if sid and st.session_state.get("class._cookie_sid") != sid:  # once per session
+        st.session_state["class._cookie_sid"] = sid
+        _set_cookie(COOKIE_STUDENT, sid, max_age=400 * 24 * 3600)
+
+
 def class_banner(here: str) -> bool:
     """app.py, instead of the lesson banner while in a class: the bar (live) and the class step's question and
     reveal. False when the lesson banner should be drawn as usual (no class, a student exploring on their own)."""
+    _write_cookies()
     _messages()
     r = role()
     if r is None:
@@ -728,7 +750,7 @@ def class_banner(here: str) -> bool:
 
 def _poll_banner(step: dict, state: dict, lang: str) -> None:
     box = st.container(border=True, key="class.question")
-    box.markdown(f"**{t('class.poll_label')}:** {md(step.get('prompt', ''))}")
+    box.markdown(t("class.poll_line", prompt=md(step.get("prompt", ""))))
     labels = [md(o) for o in step.get("options", [])]
     q = step["question"]
     if role() == "student" and not state["revealed"]:
