@@ -183,6 +183,44 @@ def test_browser_session_through_the_proxy_stays_on_one_replica(proxy, browser):
     assert len(upstreams) == 1 and upstreams <= proxy["replicas"], upstreams
 
 
+def test_a_class_started_through_one_replica_is_joined_and_answered_through_the_other(proxy, browser):
+    """Class mode across replicas (one machine, one SQLite store): the lecturer's browser is routed to replica r1,
+    a student's to r2 (their route cookies); the student joins by the link, answers, and the lecturer's live count
+    on the other replica shows it; the reveal reaches the student."""
+    url = proxy["url"]
+    pages = {}
+    for who, route in (("lecturer", "r1"), ("student", "r2")):
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context.add_cookies([{"name": "explorer_route", "value": route, "url": url}])
+        pages[who] = context.new_page()
+        pages[who].set_default_timeout(90_000)
+    lecturer, student = pages["lecturer"], pages["student"]
+    served = {}
+    for who, page in pages.items():
+        page.on("response", lambda r, who=who: served.setdefault(who, set()).add(r.headers.get("x-explorer-replica")))
+    lecturer.goto(url + "/attention?lesson=numpy_decoder&step=1&ui.lang=English")
+    lecturer.wait_for_selector('[data-testid="stSidebar"]')
+    settle(lecturer)
+    lecturer.locator('[data-testid="stSidebar"]').get_by_text("Class mode").click()
+    lecturer.locator(".st-key-class-start button").first.click()
+    lecturer.wait_for_selector(".st-key-class-count", timeout=90_000)
+    code = re.search(r"Class ([A-HJ-NP-Z2-9]{6})", lecturer.locator(".st-key-class-count").inner_text()).group(1)
+    student.goto(f"{url}/?class={code}")
+    student.locator(".st-key-class-answer-2 button").click()
+    student.wait_for_selector('.st-key-class-answer-2 button[kind="primary"]', timeout=60_000)
+    lecturer.wait_for_function("() => document.querySelector('.st-key-class-count').innerText.includes('1 of 1 answered')",
+                               timeout=60_000)
+    settle(lecturer)
+    lecturer.locator(".st-key-class-reveal button").click()
+    student.wait_for_selector(".st-key-class-distribution", timeout=60_000)
+    assert "The answer is" in student.locator(".st-key-class-question").inner_text()
+    served = {who: {a for a in addrs if a} for who, addrs in served.items()}
+    assert len(served["lecturer"]) == 1 and len(served["student"]) == 1 and served["lecturer"] != served["student"], served
+    for page in pages.values():
+        _assert_clean(page)
+        page.context.close()
+
+
 def test_a_browser_moved_by_a_failover_stays_on_the_survivor_when_its_replica_returns(proxy, browser):
     """The last test of the module: it kills a replica (SIGKILL, as a crash) and starts it again."""
     context, page = _open(browser, proxy["url"])
