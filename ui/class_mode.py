@@ -68,6 +68,7 @@ MINE_KEY = "class._mine"  # {question id: this student's answer}
 MSG_KEY = "class._messages"
 RATE_KEY = "class._rate"
 PARAM_CODE, PARAM_SECRET = "class", "lecturer"
+ROOT_PAGES = ("", "home")  # app.py's hidden default page (its url path reads "" at "/"): a join link opens it
 COOKIE_STUDENT = "explorer_student"
 COOKIE_LECTURER = "explorer_lecturer"
 ENV_PUBLIC_URL = "EXPLORER_PUBLIC_URL"
@@ -716,6 +717,8 @@ def _write_cookies() -> None:
 def class_banner(here: str) -> bool:
     """app.py, instead of the lesson banner while in a class: the bar (live) and the class step's question and
     reveal. False when the lesson banner should be drawn as usual (no class, a student exploring on their own)."""
+    if here in ROOT_PAGES:
+        return False  # the hidden root page switches to the first page at once: draw there, not here
     _write_cookies()
     _messages()
     r = role()

@@ -1,0 +1,90 @@
+"""Class mode under AppTest (ui/class_mode.py through app.py): hostile join links get a message and no class; a
+session that forges the lecturer's role or secret cannot move, reveal or end a class (the store refuses, the
+class's state is unchanged); the "Start a class" button makes a class whose secret only the session holds; a
+quick poll with too few options is refused with a message. The browser test (tests/browser/test_browser_class.py)
+runs the whole class; here each rule is checked against the store's own state."""
+
+from __future__ import annotations
+
+import pytest
+
+from classroom import ClassStore, new_student_id
+from tests.page_helpers import open_page
+from ui.strings.classroom import EN
+
+
+
+@pytest.fixture(scope="module")
+def store():
+    s = ClassStore()  # the tests' store (tests/conftest.py: a temporary EXPLORER_DATA_DIR), the app's too
+    yield s
+    s.close()
+
+
+def _warnings(at) -> str:
+    return " ".join(w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("raw", ["<script>alert(1)</script>", "A" * 300, "OOOOOO", "../../etc/passwd"])
+def test_a_hostile_class_parameter_gets_a_message_and_no_class(raw):
+    at = open_page(query={"class": raw}, defaults=False, lang=None)
+    assert not at.exception
+    assert EN["class.err.bad_code"] in _warnings(at)
+    assert "class.role" not in at.session_state and "class" not in at.query_params
+
+
+def test_an_unknown_code_says_so():
+    at = open_page(query={"class": "ZZZZZZ"}, defaults=False, lang=None)
+    assert not at.exception
+    assert EN["class.err.unknown"].format(code="ZZZZZZ") in _warnings(at)
+    assert "class.role" not in at.session_state
+
+
+def test_start_a_class_makes_a_class_whose_secret_only_the_session_holds(store):
+    at = open_page(defaults=False)
+    at.button(key="class.start").click().run()
+    assert not at.exception
+    code, secret = at.session_state["class.code_joined"], at.session_state["class._secret"]
+    store.check_lecturer(code, secret)  # the store accepts it: this session is the lecturer
+    assert at.query_params["class"] == [code] or at.query_params["class"] == code
+    assert store.state(code)["step"] == {"kind": "page", "page": "overview"}  # the lecturer's step: this page
+
+
+@pytest.mark.parametrize("forged", ["", "guess", "x" * 43])
+def test_a_student_who_forges_the_lecturer_role_changes_nothing(store, forged):
+    code, secret = store.create_class()
+    store.set_step(code, secret, {"kind": "poll", "question": "poll:1", "prompt": "?", "options": ["a", "b"],
+                                  "page": "overview"})
+    sid = new_student_id()
+    store.join(code, sid)
+    store.answer(code, sid, "poll:1", 0)
+    before = store.state(code)
+    at = open_page(query={"class": code}, defaults=False)
+    assert at.session_state["class.role"] == "student"
+    # the forged session: it claims to be the lecturer, with a guessed secret, and presses what a lecturer would
+    at.session_state["class.role"] = "lecturer"
+    at.session_state["class._secret"] = forged
+    at.run()
+    assert not at.exception
+    after = store.state(code)
+    assert (after["step"], after["step_seq"], after["revealed"], after["ended"]) == (
+        before["step"], before["step_seq"], before["revealed"], before["ended"])
+    assert EN["class.err.not_lecturer_action"].format(code=code) in _warnings(at)
+    assert "class.role" not in at.session_state  # it was sent out of the class, not made its lecturer
+    assert store.counts(code, "poll:1")["answered"] == 1
+
+
+def test_a_quick_poll_needs_two_to_six_different_options(store):
+    at = open_page(defaults=False)
+    at.button(key="class.start").click().run()
+    code = at.session_state["class.code_joined"]
+    for options in ("only one", "same\nsame", "\n".join(f"o{i}" for i in range(7))):
+        at.text_input(key="class.poll.question").set_value("Which?")
+        at.text_area(key="class.poll.options").set_value(options)
+        at.button(key="class.poll.open").click().run()
+        assert EN["class.poll_bad"] in _warnings(at)
+        assert store.state(code)["step"]["kind"] == "page"
+    at.text_area(key="class.poll.options").set_value("yes\nno")
+    at.button(key="class.poll.open").click().run()
+    step = store.state(code)["step"]
+    assert step["kind"] == "poll" and step["options"] == ["yes", "no"] and step["prompt"] == "Which?"
