@@ -513,8 +513,8 @@ def _table(step: dict, counts: dict, revealed: bool, lang: str):
                                                   "too_high": t("class.dist_too_high")})
 
 
-def _distribution(box, table, joined: int, revealed: bool, key: str) -> None:
-    """The bar chart of the class's answers and the sentence its numbers say."""
+def _distribution(box, words, table, joined: int, revealed: bool, key: str) -> None:
+    """The bar chart of the class's answers (in ``box``) and the sentence its numbers say (in ``words``)."""
     from ui.widgets import show_figure
 
     s = summary(table, joined)
@@ -525,7 +525,7 @@ def _distribution(box, table, joined: int, revealed: bool, key: str) -> None:
         parts.append(t("class.dist_right", right=s["right"], answered=s["answered"], share=f"{s['right_share']:.0%}"))
     with box:
         show_figure(distribution_bar(table, revealed), key)
-        st.markdown(" ".join(parts))
+    words.markdown(("" if current_lang() == "zh" else " ").join(parts))
 
 
 @st.fragment(run_every=LECTURER_EVERY_S)
@@ -557,11 +557,14 @@ def _lecturer_live() -> None:
     if row.button(label, key="class.next", disabled=not poll and lesson_ui.active() is None):
         _next(state)
         st.rerun()
-    _roster(bar, c)
-    if q:
-        table = _table(step, counts, state["revealed"], lang)
-        if table is not None:
-            _distribution(bar, table, counts["joined"], state["revealed"], "class.distribution")
+    table = _table(step, counts, state["revealed"], lang) if q else None
+    if table is None:
+        _roster(bar, c)
+        return
+    # the chart beside the numbers: on a 1280 x 720 projector the lesson's text and chart stay in view below
+    chart_col, words_col = bar.columns([3, 2], vertical_alignment="center")
+    _distribution(chart_col, words_col, table, counts["joined"], state["revealed"], "class.distribution")
+    _roster(words_col, c)
 
 
 def _roster(box, c: str) -> None:
@@ -779,7 +782,7 @@ def _shared_distribution(box, step: dict, state: dict, lang: str) -> None:
         return
     table = _table(step, counts, True, lang)
     if table is not None:
-        _distribution(box, table, counts["joined"], True, "class.distribution")
+        _distribution(box, box, table, counts["joined"], True, "class.distribution")
 
 
 def _lesson_banner(lesson, s, state: dict, lang: str) -> None:
@@ -837,5 +840,6 @@ def _lesson_banner(lesson, s, state: dict, lang: str) -> None:
         box.success(t("class.reveal_answer", answer=right_text))
     box.markdown(key.explanation(q, lang))
     _shared_distribution(box, {"kind": "lesson", "lesson": lesson.id, "step": n}, state, lang)
+    lesson_ui.scroll_to_chart(lesson, s)  # once: the revealed chart into view
     if role() == "lecturer":
         lesson_ui.nav_buttons(lesson, n, box)

@@ -401,10 +401,10 @@ def _question(box, lesson: Lesson, step: Step, lang: str) -> None:
     else:
         box.error(t("lessons.wrong", answer=shown))
     box.markdown(key.explanation(q, lang))
-    _scroll_to_chart(lesson, step)
+    scroll_to_chart(lesson, step)
 
 
-def _scroll_to_chart(lesson: Lesson, step: Step) -> None:
+def scroll_to_chart(lesson: Lesson, step: Step) -> None:
     """Once per answer: bring the revealed chart into view (on a 1280 × 720 projector it sits below the banner)."""
     flag = f"lessons._shown.{lesson.id}.{step.number}"
     if not step.chart or st.session_state.get(flag):

@@ -27,7 +27,7 @@ def distribution_bar(table: pd.DataFrame, revealed: bool) -> go.Figure:
         x=table["students"].tolist(), y=list(range(n)), orientation="h", marker_color=colours,
         text=[f"{int(s)} ({s / total:.0%})" for s in table["students"]], textposition="outside", cliponaxis=False,
         hovertemplate="%{customdata}: %{x}<extra></extra>", customdata=[plotly(a) for a in table["answer"]]))
-    base_layout(fig, t("class.dist_title"), t("class.dist_x"), t("class.dist_y"), height=100 + 30 * n)
+    base_layout(fig, t("class.dist_title"), t("class.dist_x"), t("class.dist_y"), height=90 + 28 * n)
     fig.update_yaxes(tickvals=list(range(n)), ticktext=[plotly(a) for a in table["answer"]], autorange="reversed",
                      title_text="")
     most = int(table["students"].max()) if n else 0
