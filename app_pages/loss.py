@@ -19,7 +19,7 @@ from ui.controls import index_slider
 from ui.figures.loss import contribution_bar
 from ui.format import DASH, finite, number, scientific
 from ui.i18n import t
-from ui.lessons import hidden
+from ui.lessons import hidden, predict_first
 from ui.sidebar import explorer, trace
 from ui.state import control, current
 from ui.widgets import chart, first_screen, screen_heading
@@ -84,7 +84,7 @@ st.caption(t("loss.labels_caption") + " `" + ", ".join(str(v) for v in lab[0].to
 # ---- the formula with its numbers ----
 st.subheader(t("loss.formula_title"))
 if hidden("loss.contrib"):
-    st.info(t("lessons.predict_first"), icon="🤔")
+    predict_first()
 elif N == 0:
     st.warning(t("loss.none_supervised", n=T - 1))
 else:
@@ -106,7 +106,7 @@ k = index_slider(t("loss.keep"), 1, T, "loss.keep", default=1, bind=False)
 res = keep_check(ctx.model, tuple(ctx.input_ids[0].tolist()), k)
 V = ctx.config.vocab_size
 if hidden("loss.keep"):  # a lesson asks for the kept logits' shape: the numbers wait for the answer
-    st.info(t("lessons.predict_first"), icon="🤔")
+    predict_first()
 else:
     k1, k2, k3 = st.columns(3)
     k1.metric(t("loss.keep_shape"), str(res["kept_shape"]))

@@ -8,7 +8,7 @@ from ui.examples import language_notice
 from ui.figures.overview import activation_heatmap, parameter_bar, step_norm_bar
 from ui.format import DASH, number
 from ui.i18n import t
-from ui.lessons import hidden, page_shortcut
+from ui.lessons import hidden, page_shortcut, predict_first
 from ui.sidebar import explorer, trace
 from ui.smollm2 import parity_badge
 from ui.widgets import chart, first_screen
@@ -77,7 +77,7 @@ st.caption(t("overview.shape_explain"))
 shown = walk.assign(name=[step_name(n) for n in walk["name"]])
 shown = shown.rename(columns={c: t(f"overview.col.{c}") for c in shown.columns})
 if hidden("overview.shapes"):  # a lesson asks about the shapes or norms: the table waits for the answer
-    st.info(t("lessons.predict_first"), icon="🤔")
+    predict_first()
 else:
     st.dataframe(
         shown.style.apply(lambda r: ["background-color: #fde68a" if r.name == step - 1 else "" for _ in r], axis=1)

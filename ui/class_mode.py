@@ -67,6 +67,9 @@ POLL_KEY = "class._poll"  # the lecturer's open quick poll (a step)
 MINE_KEY = "class._mine"  # {question id: this student's answer}
 MSG_KEY = "class._messages"
 RATE_KEY = "class._rate"
+SYNCED_KEY = "class._synced_seq"  # the lecturer session: the class's step_seq it last wrote or took
+MESSAGE_S = 12.0
+APP_RERUN_KEY = "class._app_rerun"  # a button in the lecturer's fragment asks for a whole-app rerun
 PARAM_CODE, PARAM_SECRET = "class", "lecturer"
 ROOT_PAGES = ("", "home")  # app.py's hidden default page (its url path reads "" at "/"): a join link opens it
 COOKIE_STUDENT = "explorer_student"
@@ -126,9 +129,10 @@ def code() -> str | None:
 
 
 def _say(text: str) -> None:
-    msgs = st.session_state.setdefault(MSG_KEY, [])
-    if text not in msgs:
-        msgs.append(text)
+    """A message for this session, shown above the page for :data:`MESSAGE_S` seconds (a link's run is followed at
+    once by others: the language, the lesson's settings)."""
+    msgs = st.session_state.setdefault(MSG_KEY, {})
+    msgs[text] = time.monotonic() + MESSAGE_S
 
 
 def _allow(kind: str) -> bool:
@@ -213,23 +217,33 @@ def start_class() -> None:
     except sqlalchemy.exc.SQLAlchemyError as err:
         _say(_error_text(err, ""))
         return
-    _become_lecturer(new_code, secret)
+    _become_lecturer(new_code, secret, new=True)
 
 
-def _become_lecturer(class_code: str, secret: str) -> None:
+def _become_lecturer(class_code: str, secret: str, new: bool = False) -> None:
+    """This session is the class's lecturer. A new class takes the lecturer's screen as its first step; an
+    existing one (a lecturer link, a reload, a restart) is taken where it is (:func:`_adopt`)."""
     st.session_state.update({ROLE_KEY: "lecturer", CODE_KEY: class_code, SECRET_KEY: secret})
-    st.session_state.pop(FOLLOW_KEY, None)
+    for key in (FOLLOW_KEY, POLL_KEY, SYNCED_KEY):
+        st.session_state.pop(key, None)
+    if new:
+        st.session_state[SYNCED_KEY] = 0
     st.session_state["class._set_cookie"] = f"{class_code}:{secret}"
-    try:  # take the class where it is (a lecturer link opened on another device, a restart): its lesson step, poll
-        step = class_state(class_code, fresh=True)["step"] or {}
-    except ClassError:
-        step = {}
+
+
+def _adopt(state: dict) -> None:
+    """A lecturer session takes the class's step when another session moved it (a second device of the lecturer,
+    a reload, a restart): its poll, or its lesson step (settings and page, through the lessons' ``go``)."""
+    st.session_state[SYNCED_KEY] = state["step_seq"]
+    step = state["step"] or {}
     if step.get("kind") == "poll":
         st.session_state[POLL_KEY] = step
-    elif step.get("kind") == "lesson" and lesson_files.by_id(step.get("lesson", "")):
-        a = st.session_state.get(lesson_ui.ACTIVE_KEY)
-        if a != {"lesson": step["lesson"], "step": step["step"]}:
+        return
+    st.session_state.pop(POLL_KEY, None)
+    if step.get("kind") == "lesson" and lesson_files.by_id(step.get("lesson", "")):
+        if st.session_state.get(lesson_ui.ACTIVE_KEY) != {"lesson": step["lesson"], "step": step["step"]}:
             lesson_ui.go(step["lesson"], step["step"])
+            apply_pending()
 
 
 def join_class(raw_code: Any, nickname: str | None = None) -> bool:
@@ -245,7 +259,7 @@ def join_class(raw_code: Any, nickname: str | None = None) -> bool:
     except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
         _say(_error_text(err, c))
         return False
-    st.session_state.update({ROLE_KEY: "student", CODE_KEY: c, FOLLOW_KEY: True})
+    st.session_state.update({ROLE_KEY: "student", CODE_KEY: c, FOLLOW_KEY: True, "class._close_sidebar": True})
     st.session_state.pop(SEEN_KEY, None)
     st.session_state.pop(SECRET_KEY, None)
     return True
@@ -258,7 +272,8 @@ def _join_form() -> None:
 
 
 def leave_class(message: str | None = None) -> None:
-    for key in (ROLE_KEY, CODE_KEY, SECRET_KEY, FOLLOW_KEY, SEEN_KEY, POLL_KEY, MINE_KEY):
+    for key in (ROLE_KEY, CODE_KEY, SECRET_KEY, FOLLOW_KEY, SEEN_KEY, POLL_KEY, MINE_KEY, SYNCED_KEY,
+                "class._verified"):
         st.session_state.pop(key, None)
     if message:
         _say(message)
@@ -312,6 +327,18 @@ def class_hook(pages: dict[str, Any], here: str) -> None:
         st.query_params[PARAM_CODE] = code()  # a reload (or a restarted server) comes back to the class
     if role() == "student" and st.session_state.get(FOLLOW_KEY):
         _follow(pages, here)
+    elif role() == "lecturer":
+        secret = st.session_state.get(SECRET_KEY)
+        try:
+            if st.session_state.get("class._verified") != secret:  # the store checks the secret, not the session
+                store().check_lecturer(code(), secret)
+                st.session_state["class._verified"] = secret
+            state = class_state(code(), fresh=True)
+        except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
+            leave_class(_error_text(err, code()))
+            return
+        if state["step_seq"] != st.session_state.get(SYNCED_KEY):
+            _adopt(state)
 
 
 def _follow(pages: dict[str, Any], here: str) -> None:
@@ -331,13 +358,13 @@ def _follow(pages: dict[str, Any], here: str) -> None:
     kind = step.get("kind")
     if kind == "lesson" and lesson_files.by_id(step.get("lesson", "")):
         a = st.session_state.get(lesson_ui.ACTIVE_KEY)
-        if a != {"lesson": step["lesson"], "step": step["step"]}:
-            lesson_ui.go(step["lesson"], step["step"])
+        if a != {"lesson": step["lesson"], "step": step["step"]} or step.get("page", here) != here:
+            lesson_ui.go(step["lesson"], step["step"])  # the lesson hook then switches to the step's page
             apply_pending()  # the step's settings, before any widget of this run
         _mirror(step, state)
         return
-    if st.session_state.get(lesson_ui.ACTIVE_KEY):
-        lesson_ui.leave()
+    if kind != "poll" and st.session_state.get(lesson_ui.ACTIVE_KEY):
+        lesson_ui.leave()  # the lecturer left the lesson (a poll keeps it: its open question's chart stays hidden)
     page = step.get("page")
     if page and page != here and page in pages:
         params = {PARAM_CODE: code()}
@@ -416,7 +443,7 @@ def class_sync(here: str) -> None:
             return
         want = _lecturer_step(here)
         if state["step"] != want:
-            store().set_step(c, secret, want)
+            st.session_state[SYNCED_KEY] = store().set_step(c, secret, want)
             _forget(c)
             state = class_state(c, fresh=True)
     except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
@@ -444,12 +471,18 @@ def _control(action: str) -> bool:
     return True
 
 
-def _next(state: dict) -> None:
-    """Next: close the poll, or open the lesson's next step (its page, its settings) for everyone."""
-    if st.session_state.pop(POLL_KEY, None) is not None:
+def _next(drawn_for: Any) -> None:
+    """Next (a callback): close the poll, or open the lesson's next step (its page, its settings) for everyone.
+    ``drawn_for``: the poll's question id or the lesson step the button was drawn for; a click handled twice (or
+    after another session moved the class) does nothing the second time."""
+    st.session_state[APP_RERUN_KEY] = True
+    poll = st.session_state.get(POLL_KEY)
+    if poll is not None:
+        if poll.get("question") == drawn_for:
+            st.session_state.pop(POLL_KEY, None)
         return
     a = lesson_ui.active()
-    if a:
+    if a and {"lesson": a[0].id, "step": a[1]} == drawn_for:
         lesson_ui.go(a[0].id, a[1] + 1)
 
 
@@ -523,8 +556,14 @@ def _distribution(box, words, table, joined: int, revealed: bool, key: str) -> N
         parts.append(t("class.dist_top", top=md(s["top"]), n=s["top_n"], share=f"{s['top_share']:.0%}"))
     if revealed and s["right"] is not None and s["answered"]:
         parts.append(t("class.dist_right", right=s["right"], answered=s["answered"], share=f"{s['right_share']:.0%}"))
+    # the lecturer's bar redraws every second: the figure is rebuilt only when its numbers change
+    sig = (table.to_json(), revealed, current_lang(), key)
+    cached = st.session_state.get("class._figure")
+    if cached is None or cached[0] != sig:
+        cached = (sig, distribution_bar(table, revealed))
+        st.session_state["class._figure"] = cached
     with box:
-        show_figure(distribution_bar(table, revealed), key)
+        show_figure(cached[1], key)
     words.markdown(("" if current_lang() == "zh" else " ").join(parts))
 
 
@@ -542,21 +581,21 @@ def _lecturer_live() -> None:
     except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
         st.warning(_error_text(err, c))
         return
+    if state["step_seq"] != st.session_state.get(SYNCED_KEY) or st.session_state.pop(APP_RERUN_KEY, False):
+        st.rerun()  # another lecturer session moved the class, or Next: the whole screen takes the step
     lang = current_lang()
     bar = st.container(border=True, key="class.bar")
     row = bar.container(horizontal=True, vertical_alignment="center", key="class.count")
-    row.markdown(t("class.code", code=c) + " · " + (t("class.count", joined=counts["joined"], answered=counts["answered"])
-                                                    if q else t("class.count_no_question", joined=counts["joined"])))
-    if row.button(t("class.qr"), key="class.qr", icon="📱"):
-        _full_screen(c)
+    counted = (t("class.count", joined=counts["joined"], answered=counts["answered"]) if q
+               else t("class.count_no_question", joined=counts["joined"]))
+    row.markdown(t("class.code", code=c) + " · " + counted)
     if q and not state["revealed"] and row.button(t("class.reveal"), key="class.reveal", type="primary"):
         if _control("reveal"):
             st.rerun()
     poll = step.get("kind") == "poll"
     label = t("class.close_poll") if poll else t("class.next")
-    if row.button(label, key="class.next", disabled=not poll and lesson_ui.active() is None):
-        _next(state)
-        st.rerun()
+    row.button(label, key="class.next", disabled=not poll and lesson_ui.active() is None, on_click=_next,
+               args=(step.get("question") if poll else st.session_state.get(lesson_ui.ACTIVE_KEY),))
     table = _table(step, counts, state["revealed"], lang) if q else None
     if table is None:
         _roster(bar, c)
@@ -615,6 +654,7 @@ def class_panel() -> None:
     c = code()
     if role() == "student":
         box.markdown(t("class.code", code=c))
+        box.button(t("class.leave"), key="class.leave", on_click=leave_class, type="tertiary")
         return
     box.markdown(t("class.code", code=c))
     link = join_link(c)
@@ -622,6 +662,8 @@ def class_panel() -> None:
         qr = qr_code(link)
         if qr is not None:
             box.html(qr_html(link, qr, "100%", "0.8rem"))
+    if box.button(t("class.qr"), key="class.qr", icon="📱", type="primary"):
+        _full_screen(c)
     with box.expander(t("class.lecturer_link")):
         secret_link = lecturer_link(c, st.session_state.get(SECRET_KEY, ""))
         st.caption(t("class.lecturer_link_help"))
@@ -687,22 +729,45 @@ def _send(question: str, value: Any) -> None:
 
 
 def _send_estimate(question: str) -> None:
-    value = st.session_state.get("class.answer")
+    value = st.session_state.get("class.answer.value")
     if value is not None:
         _send(question, float(value))
 
 
-def _answer_buttons(box, question: str, labels: list[str], mine: Any) -> None:
-    row = box.container(horizontal=True, key="class.answer")
-    for i, label in enumerate(labels):
-        row.button(label, key=f"class.answer.{i}", on_click=_send, args=(question, i),
-                   type="primary" if mine == i else "secondary", icon="✔️" if mine == i else None)
+@st.fragment
+def _answer_row(question: str, labels: list[str] | None, within: str | None = None) -> None:
+    """A student's answer controls: one button per option (``labels``), or an estimate's number box and Send
+    (``within``: its stated tolerance). A fragment: a click reruns only this row (about 5 ms of the server's
+    time, not the whole page's charts), so a room answering at once is counted at once."""
+    mine = st.session_state.get(MINE_KEY, {}).get(question)
+    if labels is not None:
+        row = st.container(horizontal=True, key="class.answer")
+        for i, label in enumerate(labels):
+            row.button(label, key=f"class.answer.{i}", on_click=_send, args=(question, i),
+                       type="primary" if mine == i else "secondary", icon="✔️" if mine == i else None)
+        st.caption(t("class.your_answer", answer=labels[mine]) if isinstance(mine, int) and 0 <= mine < len(labels)
+                   else t("class.no_answer_yet"))
+        return
+    row = st.container(horizontal=True, vertical_alignment="bottom", key="class.answer")
+    row.number_input(t("lessons.estimate_within", within=within), key="class.answer.value", value=None, format="%g")
+    row.button(t("class.send"), key="class.answer.send", on_click=_send_estimate, args=(question,), type="primary")
+    st.caption(t("class.sent_number", answer=significant(mine)) if isinstance(mine, (int, float)) and not
+               isinstance(mine, bool) else t("class.no_answer_yet"))
 
 
 def _messages() -> None:
-    msgs = st.session_state.pop(MSG_KEY, None)
+    now = time.monotonic()
+    msgs = {text: until for text, until in st.session_state.get(MSG_KEY, {}).items() if until > now}
+    st.session_state[MSG_KEY] = msgs
     if msgs:
         st.warning("\n\n".join(msgs))
+
+
+# on a narrow screen (a phone, where the open sidebar covers the page) fold the sidebar once, as its button does
+CLOSE_SIDEBAR_JS = """<script>(() => { if (window.innerWidth > 640) return; let n = 0; const t = setInterval(() => {
+  const b = document.querySelector(
+    '[data-testid="stSidebar"][aria-expanded="true"] [data-testid="stSidebarCollapseButton"] button');
+  if (b || ++n > 20) { clearInterval(t); if (b) b.click(); } }, 150); })();</script>"""
 
 
 def _write_cookies() -> None:
@@ -724,6 +789,12 @@ def class_banner(here: str) -> bool:
         return False  # the hidden root page switches to the first page at once: draw there, not here
     _write_cookies()
     _messages()
+    if st.session_state.pop("class._close_sidebar", False):  # joined: on a phone the question, not the sidebar
+        st.html(CLOSE_SIDEBAR_JS, unsafe_allow_javascript=True)
+    if role() is None:
+        st.session_state.pop(lesson_ui.GATE_TEXT_KEY, None)
+    else:
+        st.session_state[lesson_ui.GATE_TEXT_KEY] = "class.predict_first"
     r = role()
     if r is None:
         return False
@@ -741,7 +812,7 @@ def class_banner(here: str) -> bool:
     lang = current_lang()
     if step.get("kind") == "poll":
         _poll_banner(step, state, lang)
-        return r != "lecturer"  # the lecturer's lesson banner (if any) stays below the poll
+        return True  # the lesson's banner waits until the poll is closed
     found = _step_of(step)
     if found is None or found[1].page != here:
         if r == "student" and not step:
@@ -760,10 +831,9 @@ def _poll_banner(step: dict, state: dict, lang: str) -> None:
     labels = [md(o) for o in step.get("options", [])]
     q = step["question"]
     if role() == "student" and not state["revealed"]:
-        mine = _mine(state)
-        _answer_buttons(box, q, labels, mine)
-        box.caption(t("class.your_answer", answer=labels[mine]) if isinstance(mine, int) and 0 <= mine < len(labels)
-                    else t("class.no_answer_yet"))
+        _mine(state)
+        with box:
+            _answer_row(q, labels)
         return
     if state["revealed"]:
         mine = _mine(state) if role() == "student" else None
@@ -806,20 +876,11 @@ def _lesson_banner(lesson, s, state: dict, lang: str) -> None:
     right_text = key.options[key.correct][lang] if key.kind == "choice" else key.values[lang]["answer"]
     if not state["revealed"]:
         if role() == "student":
-            mine = _mine(state)
-            if key.kind == "choice":
-                _answer_buttons(box, state["question"], labels, mine)
-                box.caption(t("class.your_answer", answer=labels[mine]) if isinstance(mine, int)
-                            and 0 <= mine < len(labels) else t("class.no_answer_yet"))
-            else:
-                row = box.container(horizontal=True, vertical_alignment="bottom", key="class.answer")
-                within = f"{q.tolerance:.0%}" if q.tolerance is not None else f"{q.tolerance_abs:g}"
-                row.number_input(t("lessons.estimate_within", within=within), key="class.answer", value=None,
-                                 format="%g")
-                row.button(t("class.send"), key="class.answer.send", on_click=_send_estimate,
-                           args=(state["question"],), type="primary")
-                box.caption(t("class.sent_number", answer=significant(mine)) if isinstance(mine, (int, float))
-                            else t("class.no_answer_yet"))
+            _mine(state)  # read once: the row shows it
+            within = None if key.kind == "choice" else (
+                f"{q.tolerance:.0%}" if q.tolerance is not None else f"{q.tolerance_abs:g}")
+            with box:
+                _answer_row(state["question"], labels if key.kind == "choice" else None, within)
         else:
             box.markdown(" · ".join(f"**{chr(65 + i)}** {label}" for i, label in enumerate(labels)) if labels
                          else t("lessons.estimate_within", within=f"{q.tolerance:.0%}" if q.tolerance is not None

@@ -442,6 +442,15 @@ def chart_gate(key: str) -> tuple[bool, dict | None]:
         return False, None
 
 
+GATE_TEXT_KEY = "lessons.gate_text"  # a class (ui/class_mode.py) sets it: its charts wait for the lecturer's reveal
+
+
+def predict_first() -> None:
+    """The placeholder of a chart (or table) that the open question hides: answer first, or in a class, wait for
+    the reveal."""
+    st.info(t(st.session_state.get(GATE_TEXT_KEY, "lessons.predict_first")), icon="🤔")
+
+
 def hidden(key: str) -> bool:
     """Whether a page element that gives the open question away (a table, a sentence, a metric) waits for the
     answer: ``key`` is named in the step's ``chart`` list, like a chart."""

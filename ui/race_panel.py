@@ -32,6 +32,7 @@ from ui.sidebar import MAX_LAYERS, Explorer
 from ui.train_common import (DEFAULT, JOB_KEY, LIVE_EVERY_S, LR_OPTIONS, MIN_STEPS, RACE_KEY, busy, link_job,
                              live_figures, lost_run_note, nearest, num, placement_names, progress, start_stop,
                              token_limit)
+from ui.lessons import predict_first
 from ui.widgets import chart, revealed, show_figure
 
 RACE_STEPS = 100
@@ -69,7 +70,7 @@ def live_race_panel() -> None:
         st.caption(t("train.first_step"))
         return
     if not revealed("train.race_loss"):  # a lesson's question about the race is still open: predict first
-        st.info(t("lessons.predict_first"), icon="🤔")
+        predict_first()
         return
     f1, f2 = live_figures(job, lambda: race_figures(*race_frames(pre, post, None, None)))
     show_figure(f1, "train.race_live_loss")

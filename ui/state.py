@@ -341,7 +341,8 @@ def translated_choice(widget: Callable, label: str, key: str, default: Any, opti
         st.session_state[wkey] = value
 
     def picked() -> None:
-        if st.session_state[wkey] is None:  # a segmented control's selected segment clicked again
+        # None: a segmented control's selected segment clicked again (absent: its widget went with a page switch)
+        if st.session_state.get(wkey) is None:
             st.session_state[wkey] = st.session_state[key]
             return
         st.session_state[key] = st.session_state[wkey]

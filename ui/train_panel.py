@@ -40,6 +40,7 @@ from ui.sidebar import TRAINED_KEY, Explorer
 from ui.train_common import (DEFAULT, JOB_KEY, LIVE_EVERY_S, LR_OPTIONS, MIN_STEPS, RACE_KEY, busy,
                              duration, link_job, live_figures, lost_run_note, nearest, num, pct, placement_names,
                              progress, start_stop, token_limit)
+from ui.lessons import predict_first
 from ui.widgets import chart, revealed, show_figure
 
 BATCH_OPTIONS = [1, 2, 4, 8, 16, 32, 64]
@@ -62,7 +63,7 @@ def live_train_panel(vocab_size: int) -> None:
     st.caption(t("train.live_numbers", loss=num(last.loss), lr=f"{last.lr:.2e}", gnorm=num(last.grad_norm, ".3g"),
                  tps=f"{last.tokens_per_s:,.0f}"))
     if not revealed("train.loss"):  # a lesson's question about the curve is still open: predict first
-        st.info(t("lessons.predict_first"), icon="🤔")
+        predict_first()
         return
     a, b = st.columns(2)
     loss, grads = live_figures(st.session_state[JOB_KEY], lambda: (
@@ -273,7 +274,7 @@ def learned_view(job: jobs.TrainJob, seq_len: int) -> None:
         return
     s = probe["structure"]
     if not revealed("train.poem"):  # a lesson asks what the run learned: its numbers wait for the answer
-        st.info(t("lessons.predict_first"), icon="🤔")
+        predict_first()
     else:
         poem_metrics(s, probe["freq"], job.model.config.vocab_size)
     slot_view(probe)

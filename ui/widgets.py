@@ -13,7 +13,7 @@ import streamlit as st
 from ui.figures.common import PRESENTER_CHART_PX, PRESENTER_FILL_PX, scale_fonts, wrap_title
 from ui.figures.lessons import highlight
 from ui.i18n import t
-from ui.lessons import chart_gate
+from ui.lessons import chart_gate, predict_first
 from ui.presenter import EXPLAIN_KEY, HEADING_KEY, PRESENTER_SCALE, fill, presenter_mode, stage
 
 PLOTLY_CONFIG = {"displaylogo": False}
@@ -82,7 +82,7 @@ def chart(fig: go.Figure, data: pd.DataFrame | None, key: str, on_select=None, c
     """
     hide, spot = chart_gate(key)
     if hide:  # a lesson's open question is about this chart: predict first
-        st.info(t("lessons.predict_first"), icon="🤔")
+        predict_first()
         return
     if spot:
         highlight(fig, spot, data)

@@ -14,8 +14,10 @@ One class, in order (the tests share the server, the browser contexts and the cl
    are kept (each student's button still marked), the lecturer's count is the same;
 5. the lecturer reveals: every student sees the right answer, their own and the class's chart; the lesson's chart
    is drawn; "Next" moves everyone to step 2, then step 3 (three steps followed), and a phone's question is on
-   its first screen;
-6. a second class at the same time (its lecturer in Chinese, a quick poll) does not mix with the first: its
+   its first screen; then to step 5, an estimate on another page, typed on a phone and counted;
+6. a quick poll in the middle of that question: the students see the poll, the question's chart stays hidden;
+   closing the poll brings the question back with its answer kept;
+7. a second class at the same time (its lecturer in Chinese, a quick poll) does not mix with the first: its
    students see the poll, not the lesson; each class's counts are its own; ending it sends its students off.
 """
 
@@ -216,8 +218,42 @@ def test_the_reveal_and_next_reach_every_student(room, browser):
     phone = students[0]
     box = phone.locator(css("class.answer")).bounding_box()
     assert box["y"] + box["height"] <= 844
+    # on to step 5, an estimate on another page (Layer norms): typed on a phone, counted on the lecturer's screen
+    for step in (4, 5):
+        settle(lecturer)
+        lecturer.locator(css("class.next") + " button").click()
+        lecturer.wait_for_function("n => location.search.includes('step=' + n)", arg=step, timeout=60_000)
     for page in students:
+        page.wait_for_function("() => location.pathname.endsWith('/norms') && location.search.includes('step=5')",
+                               timeout=60_000)
+    phone.wait_for_selector(css("class.answer.value") + " input", timeout=60_000)
+    phone.locator(css("class.answer.value") + " input").fill("4")
+    phone.locator(css("class.answer.send") + " button").click()
+    _wait_count(lecturer, "1 of 6 answered")
+    assert "4" in phone.locator(css("class.question")).inner_text()
+    for page in [lecturer, *students]:
+        assert page.locator(css("norms.residual.chart")).count() == 0  # waits for the reveal
         assert_clean(page)
+
+
+def test_a_quick_poll_in_the_middle_of_a_question_gives_nothing_away(room, browser):
+    lecturer, students = room["lecturer"], room["students"]
+    side = lecturer.locator('[data-testid="stSidebar"]')
+    side.get_by_text(EN["class.poll"]).click()
+    lecturer.locator(css("class.poll.question") + " input").fill("Ready?")
+    lecturer.locator(css("class.poll.options") + " textarea").fill("yes\nnot yet")
+    lecturer.locator(css("class.poll.open") + " button").click()
+    for page in students[:3]:
+        page.wait_for_selector(css("class.answer.1"), timeout=60_000)
+        assert "Ready?" in page.locator(css("class.question")).inner_text()
+        assert page.locator(css("norms.residual.chart")).count() == 0  # the open question's chart stays hidden
+    _answer(students[0], 0)
+    _wait_count(lecturer, "1 of 6 answered")
+    settle(lecturer)
+    lecturer.locator(css("class.next") + " button").click()  # "Close the poll": back to step 5, its answers kept
+    _wait_count(lecturer, "1 of 6 answered")
+    students[0].wait_for_selector(css("class.answer.value") + " input", timeout=60_000)
+    assert "step=5" in students[0].url
 
 
 def test_two_classes_at_once_do_not_mix(room, browser):
@@ -236,12 +272,13 @@ def test_two_classes_at_once_do_not_mix(room, browser):
     _wait_count(lecturer_b, ZH["class.count"].format(joined=1, answered=1))
     # class A is where it was: its students still on step 3 of the lesson, its count its own
     a_student = room["students"][1]
-    assert "step=3" in a_student.url and "你最喜欢" not in a_student.inner_text("body")
+    assert "step=5" in a_student.url and "你最喜欢" not in a_student.inner_text("body")
     assert "6 joined" in _count(room["lecturer"])
     assert ZH["class.count"].format(joined=1, answered=1) in _count(lecturer_b)
     # ending class B sends its student off; class A goes on
     lecturer_b.locator(css("class.end") + " button").click()
     student_b.wait_for_function("() => document.body.innerText.includes('已结束')", timeout=60_000)
+    settle(student_b)
     assert student_b.locator(css("class.student_bar")).count() == 0
     assert "6 joined" in _count(room["lecturer"])
     for page in (lecturer_b, student_b, room["lecturer"]):
