@@ -734,11 +734,14 @@ def _send_estimate(question: str) -> None:
         _send(question, float(value))
 
 
-@st.fragment
 def _answer_row(question: str, labels: list[str] | None, within: str | None = None) -> None:
     """A student's answer controls: one button per option (``labels``), or an estimate's number box and Send
-    (``within``: its stated tolerance). A fragment: a click reruns only this row (about 5 ms of the server's
-    time, not the whole page's charts), so a room answering at once is counted at once."""
+    (``within``: its stated tolerance).
+
+    Not a ``st.fragment``, though a click would then rerun only this row instead of the page (0.02 s of the
+    server's time instead of 0.18 s, bench/bench_classroom.py): with Streamlit 1.67, when the class moved on
+    while this fragment and the student's live bar were on the page, the next page drawn lacked some of its
+    elements (the question box) on about half of ten phones, in or out of the box."""
     mine = st.session_state.get(MINE_KEY, {}).get(question)
     if labels is not None:
         row = st.container(horizontal=True, key="class.answer")
