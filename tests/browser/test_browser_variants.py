@@ -33,6 +33,9 @@ def pick_preset(page, lang: str, name: str) -> None:
     """Open the sidebar's model settings if folded, click the preset box and the preset's entry."""
     L = catalogs()[lang]
     box = page.locator(f'{SIDEBAR} [data-testid="stSelectbox"]').filter(has_text=L["cfg.preset.label"])
+    # scrolled to the sidebar's middle first, as a person would: at the window's bottom edge (where the class-mode
+    # section above pushes it at 1440 x 1000) its list opens with no room and shows no option
+    box.evaluate("e => e.scrollIntoView({block: 'center'})")
     box.click()
     page.locator('[role="option"]').filter(has_text=L[f"preset.{name}"]).first.click()
     page.wait_for_function("t => document.querySelector('[data-testid=\"stSidebar\"]').innerText.includes(t)",
