@@ -73,12 +73,18 @@ def _count(page) -> str:
     return page.locator(COUNT).inner_text().replace("\n", " ")
 
 
-def _wait_count(page, text: str, timeout: float = 180_000) -> None:
+def _wait_text(page, selector: str, text: str, timeout: float = 180_000) -> None:
+    """Wait until the element's text contains ``text`` (a page shows a change once its own rerun has finished)."""
     try:
         page.wait_for_function("([sel, t]) => (document.querySelector(sel)?.innerText || '').replace(/\\n/g, ' ')"
-                               ".includes(t)", arg=[COUNT, text], timeout=timeout)
-    except Exception as err:  # noqa: BLE001 -- say what the count showed
-        raise AssertionError(f"waited for {text!r}; the lecturer's bar shows {_count(page)!r}") from err
+                               ".includes(t)", arg=[selector, text], timeout=timeout)
+    except Exception as err:  # noqa: BLE001 -- say what the element showed
+        shown = page.locator(selector).inner_text().replace("\n", " ")
+        raise AssertionError(f"waited for {text!r} in {selector}; it shows {shown!r}") from err
+
+
+def _wait_count(page, text: str, timeout: float = 180_000) -> None:
+    _wait_text(page, COUNT, text, timeout)
 
 
 def _start(room, browser, lang: str, path: str = LESSON):
@@ -230,7 +236,7 @@ def test_the_reveal_and_next_reach_every_student(room, browser):
     phone.locator(css("class.answer.value") + " input").fill("4")
     phone.locator(css("class.answer.send") + " button").click()
     _wait_count(lecturer, "1 of 6 answered")
-    assert "4" in phone.locator(css("class.question")).inner_text()
+    _wait_text(phone, css("class.question"), "Your estimate: 4")  # the phone's own rerun may end after the count
     for page in [lecturer, *students]:  # the chart waits for the reveal (on a loaded machine: once the page settled)
         settle(page)
         assert page.locator(css("norms.residual.chart")).count() == 0, page.url
