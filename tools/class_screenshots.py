@@ -4,8 +4,8 @@ sidebar's "Start a class", the join link, the answer buttons, Reveal).
 
 Usage: ``python -m tools.class_screenshots [--out /tmp/class-shots] [--langs en zh] [--no-docs]``
 
-Per language: the lecturer's screen with the question open and the count live, the full-screen code, a phone
-with the question, the lecturer and a phone after the reveal. Unless ``--no-docs``, also writes the README's two
+Per language: the lecturer's screen with the question open and the count live (and with the answers' chart
+switched off), the full-screen code, a phone with the question, the lecturer and a phone after the reveal. Unless ``--no-docs``, also writes the README's two
 pictures: ``docs/class-lecturer.png`` (English, the question open, the answers in) and ``docs/class-phone.png``
 (Chinese, a phone with the question). The server runs with a temporary class store.
 """
@@ -63,6 +63,12 @@ def run(browser, url: str, lang: str, out: Path, picks: list[int]) -> dict[str, 
     lecturer.wait_for_function("n => document.querySelector('.st-key-class-count').innerText.includes(String(n))",
                                arg=len(picks), timeout=60_000)
     shot(lecturer, "lecturer-question")
+    toggle = lecturer.locator(".st-key-class-show_answers label")  # the answers kept off the projector, then back
+    toggle.click()
+    lecturer.wait_for_selector(".st-key-class-distribution", state="detached")
+    shot(lecturer, "lecturer-answers-hidden")
+    toggle.click()
+    lecturer.wait_for_selector(".st-key-class-distribution")
     lecturer.locator(".st-key-class-qr button").click()
     lecturer.wait_for_selector('[role="dialog"] img')
     shot(lecturer, "lecturer-fullscreen-code")

@@ -67,6 +67,7 @@ POLL_KEY = "class._poll"  # the lecturer's open quick poll (a step)
 MINE_KEY = "class._mine"  # {question id: this student's answer}
 MSG_KEY = "class._messages"
 RATE_KEY = "class._rate"
+SHOW_KEY = "class._show_answers"  # the lecturer's choice: the answers' chart on screen before the reveal
 SYNCED_KEY = "class._synced_seq"  # the lecturer session: the class's step_seq it last wrote or took
 MESSAGE_S = 12.0
 APP_RERUN_KEY = "class._app_rerun"  # a button in the lecturer's fragment asks for a whole-app rerun
@@ -596,14 +597,24 @@ def _lecturer_live() -> None:
     label = t("class.close_poll") if poll else t("class.next")
     row.button(label, key="class.next", disabled=not poll and lesson_ui.active() is None, on_click=_next,
                args=(step.get("question") if poll else st.session_state.get(lesson_ui.ACTIVE_KEY),))
+    # the lecturer's screen is often the room's: the answers so far can be kept off it until the reveal
+    hidden = bool(q) and not state["revealed"] and not row.toggle(
+        t("class.show_answers"), value=st.session_state.get(SHOW_KEY, True), key="class.show_answers",
+        on_change=_remember_show)  # the choice outlives the widget (drawn only while a question is open)
     table = _table(step, counts, state["revealed"], lang) if q else None
-    if table is None:
+    if table is None or hidden:
+        if hidden:
+            bar.caption(t("class.answers_hidden"))
         _roster(bar, c)
         return
     # the chart beside the numbers: on a 1280 x 720 projector the lesson's text and chart stay in view below
     chart_col, words_col = bar.columns([3, 2], vertical_alignment="center")
     _distribution(chart_col, words_col, table, counts["joined"], state["revealed"], "class.distribution")
     _roster(words_col, c)
+
+
+def _remember_show() -> None:
+    st.session_state[SHOW_KEY] = st.session_state["class.show_answers"]
 
 
 def _roster(box, c: str) -> None:

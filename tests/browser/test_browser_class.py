@@ -163,6 +163,14 @@ def test_answers_reach_the_lecturers_count_and_chart_while_the_chart_waits(room,
     assert "5 of 6 answered" in _count(lecturer)
     for page in [lecturer, *students]:  # predict first: the lesson's chart waits for the reveal
         assert page.locator(css("attn.heatmap.chart")).count() == 0
+    # the projector is the room's screen: the lecturer keeps the answers off it, and the count stays
+    bar = lecturer.locator(css("class.bar"))
+    lecturer.locator(css("class.show_answers")).get_by_text(EN["class.show_answers"]).click()
+    _wait_text(lecturer, css("class.bar"), EN["class.answers_hidden"])
+    assert "Most picked" not in bar.inner_text() and lecturer.locator(css("class.distribution")).count() == 0
+    assert "5 of 6 answered" in _count(lecturer)
+    lecturer.locator(css("class.show_answers")).get_by_text(EN["class.show_answers"]).click()
+    _wait_text(lecturer, css("class.bar"), "Most picked")
 
 
 def test_a_student_cannot_act_as_the_lecturer(room, browser):
