@@ -62,7 +62,8 @@ CODE_KEY = "class.code_joined"
 SECRET_KEY = "class._secret"  # the lecturer's secret (never sent to a browser but the lecturer's own)
 STUDENT_KEY = "class._student_id"
 FOLLOW_KEY = "class._following"
-SEEN_KEY = "class._seen"  # (step_seq, revealed, ended) this session last acted on
+SEEN_KEY = "class._seen"  # (step_seq, revealed, ended) this session last drew (its live bar reruns the app on news)
+APPLIED_KEY = "class._applied"  # ... that this run took: drawn, and so seen, once the run reaches the banner
 POLL_KEY = "class._poll"  # the lecturer's open quick poll (a step)
 MINE_KEY = "class._mine"  # {question id: this student's answer}
 MSG_KEY = "class._messages"
@@ -273,7 +274,7 @@ def _join_form() -> None:
 
 
 def leave_class(message: str | None = None) -> None:
-    for key in (ROLE_KEY, CODE_KEY, SECRET_KEY, FOLLOW_KEY, SEEN_KEY, POLL_KEY, MINE_KEY, SYNCED_KEY,
+    for key in (ROLE_KEY, CODE_KEY, SECRET_KEY, FOLLOW_KEY, SEEN_KEY, APPLIED_KEY, POLL_KEY, MINE_KEY, SYNCED_KEY,
                 "class._verified"):
         st.session_state.pop(key, None)
     if message:
@@ -354,17 +355,21 @@ def _follow(pages: dict[str, Any], here: str) -> None:
     if state["ended"]:
         leave_class(t("class.ended", code=md(code())))
         return
-    st.session_state[SEEN_KEY] = (state["step_seq"], state["revealed"], state["ended"])
+    # seen only once a run draws it: a run cut short (a page switch, a loaded server) leaves the live bar to rerun
+    st.session_state[APPLIED_KEY] = (state["step_seq"], state["revealed"], state["ended"])
     step = state["step"] or {}
     kind = step.get("kind")
-    if kind == "lesson" and lesson_files.by_id(step.get("lesson", "")):
+    if kind in ("lesson", "poll") and lesson_files.by_id(step.get("lesson", "")):
+        # the lesson step (a poll names the one it interrupts): open here too, whatever happened to this session
         a = st.session_state.get(lesson_ui.ACTIVE_KEY)
-        if a != {"lesson": step["lesson"], "step": step["step"]} or step.get("page", here) != here:
+        elsewhere = kind == "lesson" and step.get("page", here) != here
+        if a != {"lesson": step["lesson"], "step": step["step"]} or elsewhere:
             lesson_ui.go(step["lesson"], step["step"])  # the lesson hook then switches to the step's page
             apply_pending()  # the step's settings, before any widget of this run
-        _mirror(step, state)
-        return
-    if kind != "poll" and st.session_state.get(lesson_ui.ACTIVE_KEY):
+        if kind == "lesson":
+            _mirror(step, state)
+            return
+    if kind == "page" and st.session_state.get(lesson_ui.ACTIVE_KEY):
         lesson_ui.leave()  # the lecturer left the lesson (a poll keeps it: its open question's chart stays hidden)
     page = step.get("page")
     if page and page != here and page in pages:
@@ -487,6 +492,18 @@ def _next(drawn_for: Any) -> None:
         lesson_ui.go(a[0].id, a[1] + 1)
 
 
+def _reveal(drawn_for: str) -> None:
+    """Reveal (a callback, so that a click is not lost when a loaded server cuts the fragment's run short, as a
+    button's return value is): the question the button was drawn for, once."""
+    try:
+        if class_state(code(), fresh=True)["question"] != drawn_for:
+            return
+    except (ClassError, sqlalchemy.exc.SQLAlchemyError):
+        return  # the bar says why on its next run
+    if _control("reveal"):
+        st.session_state[APP_RERUN_KEY] = True  # the whole screen shows the reveal
+
+
 def join_link(class_code: str) -> str | None:
     """``<the address the lecturer's browser reached the server by>/?class=CODE`` (``EXPLORER_PUBLIC_URL``
     instead, behind a proxy that rewrites it)."""
@@ -590,9 +607,8 @@ def _lecturer_live() -> None:
     counted = (t("class.count", joined=counts["joined"], answered=counts["answered"]) if q
                else t("class.count_no_question", joined=counts["joined"]))
     row.markdown(t("class.code", code=c) + " · " + counted)
-    if q and not state["revealed"] and row.button(t("class.reveal"), key="class.reveal", type="primary"):
-        if _control("reveal"):
-            st.rerun()
+    if q and not state["revealed"]:
+        row.button(t("class.reveal"), key="class.reveal", type="primary", on_click=_reveal, args=(q,))
     poll = step.get("kind") == "poll"
     label = t("class.close_poll") if poll else t("class.next")
     row.button(label, key="class.next", disabled=not poll and lesson_ui.active() is None, on_click=_next,
@@ -640,8 +656,12 @@ def _open_poll() -> None:
         _say(t("class.poll_bad"))
         return
     seq = int(time.time() * 1000) % 10**9
-    st.session_state[POLL_KEY] = {"kind": "poll", "question": f"poll:{seq}", "prompt": question, "options": options,
-                                  "page": st.session_state.get("state.page", "")}
+    poll = {"kind": "poll", "question": f"poll:{seq}", "prompt": question, "options": options,
+            "page": st.session_state.get("state.page", "")}
+    a = st.session_state.get(lesson_ui.ACTIVE_KEY)
+    if a:  # the lesson step the poll interrupts: the students keep it open (its question's chart stays hidden)
+        poll.update(lesson=a["lesson"], step=a["step"])
+    st.session_state[POLL_KEY] = poll
 
 
 def _end() -> None:
@@ -815,6 +835,8 @@ def class_banner(here: str) -> bool:
     if r == "lecturer":
         _lecturer_live()
     else:
+        if APPLIED_KEY in st.session_state:
+            st.session_state[SEEN_KEY] = st.session_state.pop(APPLIED_KEY)
         _student_live()
         if not st.session_state.get(FOLLOW_KEY):
             return False

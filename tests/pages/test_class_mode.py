@@ -1,8 +1,9 @@
 """Class mode under AppTest (ui/class_mode.py through app.py): hostile join links get a message and no class; a
 session that forges the lecturer's role or secret cannot move, reveal or end a class (the store refuses, the
 class's state is unchanged); the "Start a class" button makes a class whose secret only the session holds; a
-quick poll with too few options is refused with a message. The browser test (tests/browser/test_browser_class.py)
-runs the whole class; here each rule is checked against the store's own state."""
+quick poll with too few options is refused with a message; a poll keeps the lesson step it interrupts. The
+browser test (tests/browser/test_browser_class.py) runs the whole class; here each rule is checked against the
+store's own state."""
 
 from __future__ import annotations
 
@@ -88,3 +89,16 @@ def test_a_quick_poll_needs_two_to_six_different_options(store):
     at.button(key="class.poll.open").click().run()
     step = store.state(code)["step"]
     assert step["kind"] == "poll" and step["options"] == ["yes", "no"] and step["prompt"] == "Which?"
+
+
+def test_a_poll_keeps_the_lesson_step_it_interrupts_open_for_a_student(store):
+    """A student whose session has no lesson open (a new session, or one that lost it) takes the lesson step a
+    poll names: the step's question stays unanswered, so its chart stays hidden, and the poll is asked."""
+    code, secret = store.create_class()
+    store.set_step(code, secret, {"kind": "poll", "question": "poll:2", "prompt": "Ready?", "options": ["yes", "no"],
+                                  "page": "attention", "lesson": "numpy_decoder", "step": 2})
+    at = open_page(query={"class": code}, defaults=False)
+    assert not at.exception
+    assert at.session_state["class.role"] == "student"
+    assert at.session_state["lessons.active"] == {"lesson": "numpy_decoder", "step": 2}
+    assert "2" not in at.session_state["lessons.progress"].get("numpy_decoder", {}).get("answers", {})
