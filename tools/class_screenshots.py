@@ -5,9 +5,10 @@ sidebar's "Start a class", the join link, the answer buttons, Reveal).
 Usage: ``python -m tools.class_screenshots [--out /tmp/class-shots] [--langs en zh] [--no-docs]``
 
 Per language: the lecturer's screen with the question open and the count live (and with the answers' chart
-switched off), the full-screen code, a phone with the question, the lecturer and a phone after the reveal. Unless ``--no-docs``, also writes the README's two
-pictures: ``docs/class-lecturer.png`` (English, the question open, the answers in) and ``docs/class-phone.png``
-(Chinese, a phone with the question). The server runs with a temporary class store.
+switched off), the full-screen code, a phone with the question, the lecturer and a phone after the reveal. Unless
+``--no-docs``, also writes the README's two pictures: ``docs/class-lecturer.png`` (English, the question open,
+the answers in) and ``docs/class-phone.png`` (Chinese, a phone with the question). The server runs with a
+temporary class store.
 """
 
 from __future__ import annotations

@@ -617,10 +617,10 @@ def _lecturer_live() -> None:
     hidden = bool(q) and not state["revealed"] and not row.toggle(
         t("class.show_answers"), value=st.session_state.get(SHOW_KEY, True), key="class.show_answers",
         on_change=_remember_show)  # the choice outlives the widget (drawn only while a question is open)
-    table = _table(step, counts, state["revealed"], lang) if q else None
-    if table is None or hidden:
-        if hidden:
-            bar.caption(t("class.answers_hidden"))
+    if hidden:
+        bar.caption(t("class.answers_hidden"))
+    table = _table(step, counts, state["revealed"], lang) if q and not hidden else None
+    if table is None:
         _roster(bar, c)
         return
     # the chart beside the numbers: on a 1280 x 720 projector the lesson's text and chart stay in view below
