@@ -821,25 +821,26 @@ def class_banner(here: str) -> bool:
     reveal. False when the lesson banner should be drawn as usual (no class, a student exploring on their own)."""
     if here in ROOT_PAGES:
         return False  # the hidden root page switches to the first page at once: draw there, not here
+    r = role()
+    # the live bar is the page's first element in every run: a fragment's id is its place on the page, and a run
+    # that drew a message or a cookie above it gave it another id; the server drops a click or a timer's rerun
+    # addressed to an id it no longer holds
+    if r == "lecturer":
+        _lecturer_live()
+    elif r == "student":
+        if APPLIED_KEY in st.session_state:
+            st.session_state[SEEN_KEY] = st.session_state.pop(APPLIED_KEY)
+        _student_live()
     _write_cookies()
     _messages()
     if st.session_state.pop("class._close_sidebar", False):  # joined: on a phone the question, not the sidebar
         st.html(CLOSE_SIDEBAR_JS, unsafe_allow_javascript=True)
-    if role() is None:
-        st.session_state.pop(lesson_ui.GATE_TEXT_KEY, None)
-    else:
-        st.session_state[lesson_ui.GATE_TEXT_KEY] = "class.predict_first"
-    r = role()
     if r is None:
+        st.session_state.pop(lesson_ui.GATE_TEXT_KEY, None)
         return False
-    if r == "lecturer":
-        _lecturer_live()
-    else:
-        if APPLIED_KEY in st.session_state:
-            st.session_state[SEEN_KEY] = st.session_state.pop(APPLIED_KEY)
-        _student_live()
-        if not st.session_state.get(FOLLOW_KEY):
-            return False
+    st.session_state[lesson_ui.GATE_TEXT_KEY] = "class.predict_first"
+    if r == "student" and not st.session_state.get(FOLLOW_KEY):
+        return False
     try:
         state = class_state(code())
     except (ClassError, sqlalchemy.exc.SQLAlchemyError):

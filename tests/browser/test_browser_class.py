@@ -23,7 +23,9 @@ One class, in order (the tests share the server, the browser contexts and the cl
 
 from __future__ import annotations
 
+import contextlib
 import re
+import time
 
 import pytest
 
@@ -199,11 +201,34 @@ def test_a_student_cannot_act_as_the_lecturer(room, browser):
     assert "step=1" in student.url
 
 
+@contextlib.contextmanager
+def _reconnected(pages, timeout_s: float = 180):
+    """Wait until each page has a websocket to the restarted server that has brought it a run: the page's text
+    before the restart reads the same, and a click sent before the new session's first run is dropped."""
+    frames = {id(page): 0 for page in pages}
+
+    def watch(page):
+        def on_socket(ws):
+            ws.on("framereceived", lambda _frame: frames.__setitem__(id(page), frames[id(page)] + 1))
+        return on_socket
+
+    for page in pages:
+        page.on("websocket", watch(page))
+    yield
+    deadline = time.monotonic() + timeout_s
+    for page in pages:
+        while frames[id(page)] == 0:
+            assert time.monotonic() < deadline, "a page did not reconnect to the restarted server"
+            page.wait_for_timeout(250)
+        settle(page)
+
+
 def test_a_restarted_server_keeps_the_class_its_step_and_every_answer(room, browser):
-    room["proc"].kill()
-    room["proc"].wait(timeout=20)
-    room["proc"], _ = start_server(room["port"])
     lecturer, students = room["lecturer"], room["students"]
+    with _reconnected([lecturer, *students]):
+        room["proc"].kill()
+        room["proc"].wait(timeout=20)
+        room["proc"], _ = start_server(room["port"])
     _wait_count(lecturer, "5 of 6 answered", timeout=120_000)
     for page, i in zip(students, [1, 1, 1, 2, 1]):  # each student's answer is still marked on their button
         page.wait_for_selector(css(f"class.answer.{i}") + ' button[kind="primary"]', timeout=120_000)
