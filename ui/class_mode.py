@@ -30,6 +30,7 @@ from urllib.parse import quote, unquote
 
 import sqlalchemy.exc
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 import lessons as lesson_files
 from analysis.classroom import choice_table, estimate_table, summary
@@ -70,6 +71,7 @@ MSG_KEY = "class._messages"
 RATE_KEY = "class._rate"
 SHOW_KEY = "class._show_answers"  # the lecturer's choice: the answers' chart on screen before the reveal
 SYNCED_KEY = "class._synced_seq"  # the lecturer session: the class's step_seq it last wrote or took
+PAGE_KEY = "class._page"  # the page (its script hash) this session's last whole run drew
 MESSAGE_S = 12.0
 APP_RERUN_KEY = "class._app_rerun"  # a button in the lecturer's fragment asks for a whole-app rerun
 PARAM_CODE, PARAM_SECRET = "class", "lecturer"
@@ -275,7 +277,7 @@ def _join_form() -> None:
 
 def leave_class(message: str | None = None) -> None:
     for key in (ROLE_KEY, CODE_KEY, SECRET_KEY, FOLLOW_KEY, SEEN_KEY, APPLIED_KEY, POLL_KEY, MINE_KEY, SYNCED_KEY,
-                "class._verified"):
+                PAGE_KEY, "class._verified"):
         st.session_state.pop(key, None)
     if message:
         _say(message)
@@ -585,6 +587,29 @@ def _distribution(box, words, table, joined: int, revealed: bool, key: str) -> N
     words.markdown(("" if current_lang() == "zh" else " ").join(parts))
 
 
+def _page_hash() -> str | None:
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return ctx.page_script_hash if ctx else None
+
+
+def _page_moved() -> bool:
+    """Whether this live bar's run was asked for from another page than the one the last whole run drew; then
+    the session's lesson step is opened again, for the whole-app run the caller asks for.
+
+    The browser's timer asks for the bar's rerun naming the page the browser is on. One sent while the server
+    switched pages (the class's Next) names the old page and is run after the switch: Streamlit then takes the
+    old page, and the old step's address, for the session's while the new page stays drawn, and nothing moved
+    the page again (a loaded server left a phone on the old step's address). The whole-app run goes to the
+    session's step, its settings applied again, not to the old address's step."""
+    drawn = st.session_state.get(PAGE_KEY)
+    if drawn is None or drawn == _page_hash():
+        return False
+    a = st.session_state.get(lesson_ui.ACTIVE_KEY)
+    if a:
+        lesson_ui.go(a["lesson"], a["step"])
+    return True
+
+
 @st.fragment(run_every=LECTURER_EVERY_S)
 def _lecturer_live() -> None:
     """The lecturer's bar: the counts and the answers' chart, live; Reveal and Next."""
@@ -599,7 +624,8 @@ def _lecturer_live() -> None:
     except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
         st.warning(_error_text(err, c))
         return
-    if state["step_seq"] != st.session_state.get(SYNCED_KEY) or st.session_state.pop(APP_RERUN_KEY, False):
+    if (state["step_seq"] != st.session_state.get(SYNCED_KEY) or st.session_state.pop(APP_RERUN_KEY, False)
+            or _page_moved()):
         st.rerun()  # another lecturer session moved the class, or Next: the whole screen takes the step
     lang = current_lang()
     bar = st.container(border=True, key="class.bar")
@@ -728,7 +754,8 @@ def _student_live() -> None:
     if following:
         try:
             state = class_state(c)
-            if (state["step_seq"], state["revealed"], state["ended"]) != st.session_state.get(SEEN_KEY):
+            if (state["step_seq"], state["revealed"], state["ended"]) != st.session_state.get(SEEN_KEY) \
+                    or _page_moved():
                 st.rerun()
         except (ClassError, sqlalchemy.exc.SQLAlchemyError):
             st.rerun()  # the hook says why and leaves the class
@@ -822,6 +849,7 @@ def class_banner(here: str) -> bool:
     if here in ROOT_PAGES:
         return False  # the hidden root page switches to the first page at once: draw there, not here
     r = role()
+    st.session_state[PAGE_KEY] = _page_hash()
     # the live bar is the page's first element in every run: a fragment's id is its place on the page, and a run
     # that drew a message or a cookie above it gave it another id; the server drops a click or a timer's rerun
     # addressed to an id it no longer holds
