@@ -22,6 +22,7 @@ secret to the store, which checks it: a student's session has none. A student is
 from __future__ import annotations
 
 import html
+import json
 import os
 import threading
 import time
@@ -72,6 +73,7 @@ RATE_KEY = "class._rate"
 SHOW_KEY = "class._show_answers"  # the lecturer's choice: the answers' chart on screen before the reveal
 SYNCED_KEY = "class._synced_seq"  # the lecturer session: the class's step_seq it last wrote or took
 PAGE_KEY = "class._page"  # the page (its script hash) this session's last whole run drew
+DRAWN_KEY = "class._drawn"  # what a following student's last whole run drew: its page's path, its question box
 MESSAGE_S = 12.0
 APP_RERUN_KEY = "class._app_rerun"  # a button in the lecturer's fragment asks for a whole-app rerun
 PARAM_CODE, PARAM_SECRET = "class", "lecturer"
@@ -184,12 +186,12 @@ def _cookie(name: str) -> str | None:
         value = st.context.cookies.get(name)
     except Exception:  # noqa: BLE001 -- outside a browser (AppTest)
         return None
-    return unquote(value) if isinstance(value, str) else None  # written URL-encoded by _set_cookie
+    return unquote(value) if isinstance(value, str) else None  # written URL-encoded by _cookie_js
 
 
-def _set_cookie(name: str, value: str, max_age: int = 13 * 3600) -> None:
-    st.html(f"<script>document.cookie = '{name}=' + {quote(value)!r} + '; path=/; max-age={max_age}; "
-            f"SameSite=Lax';</script>", unsafe_allow_javascript=True)
+def _cookie_js(name: str, value: str, max_age: int = 13 * 3600) -> str:
+    return (f"<script>document.cookie = '{name}=' + {quote(value)!r} + '; path=/; max-age={max_age}; "
+            f"SameSite=Lax';</script>")
 
 
 def student_id() -> str:
@@ -277,7 +279,7 @@ def _join_form() -> None:
 
 def leave_class(message: str | None = None) -> None:
     for key in (ROLE_KEY, CODE_KEY, SECRET_KEY, FOLLOW_KEY, SEEN_KEY, APPLIED_KEY, POLL_KEY, MINE_KEY, SYNCED_KEY,
-                PAGE_KEY, "class._verified"):
+                PAGE_KEY, DRAWN_KEY, "class._verified"):
         st.session_state.pop(key, None)
     if message:
         _say(message)
@@ -759,12 +761,56 @@ def _student_live() -> None:
                 st.rerun()
         except (ClassError, sqlalchemy.exc.SQLAlchemyError):
             st.rerun()  # the hook says why and leaves the class
+        _watch(st.session_state.get(DRAWN_KEY))
     row = st.container(horizontal=True, vertical_alignment="center", key="class.student_bar")
     row.markdown(t("class.following" if following else "class.not_following", code=c))
     if following:
         row.button(t("class.unfollow"), key="class.unfollow", on_click=_unfollow, type="tertiary")
     else:
         row.button(t("class.back"), key="class.back", on_click=_back, type="primary")
+
+
+# A following phone checks that it shows what the server drew last (the step's page, its question box) and
+# reloads itself when it has not for WATCH_MISSES checks in a row while idle. With a loaded server, Streamlit
+# 1.67 sometimes left a phone without the question box the server had drawn (the server's run ended; the page
+# never got it), or on the old step's address; a reload comes back to the class where it is (its cookie, its
+# link). Each run of the bar writes a fresh expectation; a bar that stopped (the student left) writes none, and
+# an expectation older than WATCH_FRESH_MS is not checked.
+WATCH_EVERY_MS, WATCH_MISSES, WATCH_FRESH_MS = 2000, 4, 10_000
+WATCH_RELOADS, WATCH_WINDOW_MS = 3, 300_000
+WATCH_RUN_KEY = "class._watch_run"
+QUESTION_BOX = ".st-key-class-question"  # the class step's box (class.question), on the page for the check
+WATCH_JS = """<style>.st-key-class-watch {{ display: none; }}</style><script>(() => {{ /* run {run} */
+  window.classExpect = {{ path: {path}, box: {box}, at: Date.now() }};
+  if (window.classWatch) return;
+  let misses = 0;
+  window.classWatch = setInterval(() => {{
+    const e = window.classExpect;
+    if (!e || Date.now() - e.at > {fresh}) {{ misses = 0; return; }}
+    if (document.querySelector('[data-testid="stStatusWidget"]')) return;  // a run on its way: not a miss
+    const here = location.pathname.replace(/\\/$/, '').split('/').pop();
+    const ok = (!e.path || here === e.path) && (!e.box || document.querySelector(e.box));
+    misses = ok ? 0 : misses + 1;
+    if (misses < {misses}) return;
+    misses = 0;  // at most {reloads} reloads in {window_s} s: a page that cannot show it is not reloaded forever
+    const recent = JSON.parse(sessionStorage.getItem('classReloads') || '[]').filter(t => Date.now() - t < {window_ms});
+    if (recent.length >= {reloads}) return;
+    sessionStorage.setItem('classReloads', JSON.stringify([...recent, Date.now()]));
+    location.reload();
+  }}, {every});
+}})();</script>"""
+
+
+def _watch(drawn: dict | None) -> None:
+    """The phone's check of what the last whole run drew (:data:`WATCH_JS`), from the student's live bar."""
+    if not drawn:
+        return
+    # the run's number makes each run's text new, so the browser runs it again: the expectation stays fresh
+    n = st.session_state[WATCH_RUN_KEY] = st.session_state.get(WATCH_RUN_KEY, 0) + 1
+    st.container(key="class.watch").html(WATCH_JS.format(
+        run=n, path=json.dumps(drawn["path"]), box=json.dumps(drawn["box"]), fresh=WATCH_FRESH_MS,
+        misses=WATCH_MISSES, every=WATCH_EVERY_MS, reloads=WATCH_RELOADS, window_s=WATCH_WINDOW_MS // 1000,
+        window_ms=WATCH_WINDOW_MS), unsafe_allow_javascript=True)
 
 
 def _send(question: str, value: Any) -> None:
@@ -831,16 +877,24 @@ CLOSE_SIDEBAR_JS = """<script>(() => { if (window.innerWidth > 640) return; let 
   if (b || ++n > 20) { clearInterval(t); if (b) b.click(); } }, 150); })();</script>"""
 
 
-def _write_cookies() -> None:
-    """The lecturer's and the student's cookies, written by this run's page (after the hooks' page switches,
-    which drop what a run drew before them): a reload or a restarted server comes back as the same person."""
+def _scripts() -> None:
+    """This run's scripts, in one hidden box under the bar (scripts alone would each leave a gap above the
+    question on a phone): the lecturer's and the student's cookies, written by this run's page (after the hooks'
+    page switches, which drop what a run drew before them: a reload or a restarted server comes back as the same
+    person), and the sidebar folded on a phone that just joined."""
+    bodies = []
     cookie = st.session_state.pop("class._set_cookie", None)
     if cookie:
-        _set_cookie(COOKIE_LECTURER, cookie)
+        bodies.append(_cookie_js(COOKIE_LECTURER, cookie))
     sid = st.session_state.get(STUDENT_KEY)
     if sid and st.session_state.get("class._cookie_sid") != sid:  # once per session
         st.session_state["class._cookie_sid"] = sid
-        _set_cookie(COOKIE_STUDENT, sid, max_age=400 * 24 * 3600)
+        bodies.append(_cookie_js(COOKIE_STUDENT, sid, max_age=400 * 24 * 3600))
+    if st.session_state.pop("class._close_sidebar", False):  # joined: on a phone the question, not the sidebar
+        bodies.append(CLOSE_SIDEBAR_JS)
+    if bodies:
+        st.container(key="class.scripts").html("<style>.st-key-class-scripts { display: none; }</style>"
+                                               + "".join(bodies), unsafe_allow_javascript=True)
 
 
 def class_banner(here: str) -> bool:
@@ -859,16 +913,17 @@ def class_banner(here: str) -> bool:
         if APPLIED_KEY in st.session_state:
             st.session_state[SEEN_KEY] = st.session_state.pop(APPLIED_KEY)
         _student_live()
-    _write_cookies()
+    _scripts()
     _messages()
-    if st.session_state.pop("class._close_sidebar", False):  # joined: on a phone the question, not the sidebar
-        st.html(CLOSE_SIDEBAR_JS, unsafe_allow_javascript=True)
     if r is None:
         st.session_state.pop(lesson_ui.GATE_TEXT_KEY, None)
         return False
     st.session_state[lesson_ui.GATE_TEXT_KEY] = "class.predict_first"
     if r == "student" and not st.session_state.get(FOLLOW_KEY):
         return False
+    drawn = {"path": here, "box": None}  # what this run draws, for a following phone's check (_watch)
+    if r == "student":
+        st.session_state[DRAWN_KEY] = drawn
     try:
         state = class_state(code())
     except (ClassError, sqlalchemy.exc.SQLAlchemyError):
@@ -877,6 +932,7 @@ def class_banner(here: str) -> bool:
     lang = current_lang()
     if step.get("kind") == "poll":
         _poll_banner(step, state, lang)
+        drawn["box"] = QUESTION_BOX
         return True  # the lesson's banner waits until the poll is closed
     found = _step_of(step)
     if found is None or found[1].page != here:
@@ -887,6 +943,7 @@ def class_banner(here: str) -> bool:
     if s.question is None and r == "lecturer":
         return False  # a step without a question: the lesson's banner, as for one learner
     _lesson_banner(lesson, s, state, lang)
+    drawn["box"] = QUESTION_BOX
     return True
 
 

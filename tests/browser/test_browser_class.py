@@ -11,7 +11,8 @@ One class, in order (the tests share the server, the browser contexts and the cl
    forged click on the lecturer's buttons (they are not on the page) change nothing; the secret appears on no
    student's page;
 4. the server is killed (SIGKILL) and started again mid-question: every page comes back to the class, the answers
-   are kept (each student's button still marked), the lecturer's count is the same;
+   are kept (each student's button still marked), the lecturer's count is the same; a phone that lost the
+   question box (as Streamlit under load sometimes left one) reloads itself and is back with its answer;
 5. the lecturer reveals: every student sees the right answer, their own and the class's chart; the lesson's chart
    is drawn; "Next" moves everyone to step 2, then step 3 (three steps followed), and a phone's question is on
    its first screen; then to step 5, an estimate on another page, typed on a phone and counted;
@@ -233,6 +234,18 @@ def test_a_restarted_server_keeps_the_class_its_step_and_every_answer(room, brow
     for page, i in zip(students, [1, 1, 1, 2, 1]):  # each student's answer is still marked on their button
         page.wait_for_selector(css(f"class.answer.{i}") + ' button[kind="primary"]', timeout=120_000)
         assert "step=1" in page.url
+
+
+def test_a_phone_that_lost_the_question_box_gets_it_back(room, browser):
+    """Under load Streamlit sometimes left a phone without the box the server had drawn: the phone's own check
+    reloads it, and it comes back to the class with its answer."""
+    page = room["students"][2]
+    settle(page)
+    with page.expect_event("load", timeout=90_000):  # the box gone from the page (its class renamed)
+        page.evaluate("document.querySelector('.st-key-class-question').classList.remove('st-key-class-question')")
+        assert page.locator(css("class.question")).count() == 0
+    page.wait_for_selector(css("class.answer.1") + ' button[kind="primary"]', timeout=120_000)
+    assert "step=1" in page.url and "class=" in page.url
 
 
 def test_the_reveal_and_next_reach_every_student(room, browser):
