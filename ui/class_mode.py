@@ -778,7 +778,6 @@ def _student_live() -> None:
 # an expectation older than WATCH_FRESH_MS is not checked.
 WATCH_EVERY_MS, WATCH_MISSES, WATCH_FRESH_MS = 2000, 4, 10_000
 WATCH_RELOADS, WATCH_WINDOW_MS = 3, 300_000
-WATCH_RUN_KEY = "class._watch_run"
 QUESTION_BOX = ".st-key-class-question"  # the class step's box (class.question), on the page for the check
 WATCH_JS = """<style>.st-key-class-watch {{ display: none; }}</style><script>(() => {{ /* run {run} */
   window.classExpect = {{ path: {path}, box: {box}, at: Date.now() }};
@@ -805,10 +804,9 @@ def _watch(drawn: dict | None) -> None:
     """The phone's check of what the last whole run drew (:data:`WATCH_JS`), from the student's live bar."""
     if not drawn:
         return
-    # the run's number makes each run's text new, so the browser runs it again: the expectation stays fresh
-    n = st.session_state[WATCH_RUN_KEY] = st.session_state.get(WATCH_RUN_KEY, 0) + 1
+    # the run's clock makes each run's text new, so the browser runs it again: the expectation stays fresh
     st.container(key="class.watch").html(WATCH_JS.format(
-        run=n, path=json.dumps(drawn["path"]), box=json.dumps(drawn["box"]), fresh=WATCH_FRESH_MS,
+        run=time.monotonic_ns(), path=json.dumps(drawn["path"]), box=json.dumps(drawn["box"]), fresh=WATCH_FRESH_MS,
         misses=WATCH_MISSES, every=WATCH_EVERY_MS, reloads=WATCH_RELOADS, window_s=WATCH_WINDOW_MS // 1000,
         window_ms=WATCH_WINDOW_MS), unsafe_allow_javascript=True)
 
