@@ -13,6 +13,7 @@ from classroom.errors import (
     ClassFull,
     NotJoined,
     NotLecturer,
+    StepMoved,
     UnknownClass,
 )
 from classroom.store import (
@@ -31,6 +32,6 @@ from classroom.store import (
 
 __all__ = [
     "AnswerClosed", "BadInput", "ClassEnded", "ClassError", "ClassExpired", "ClassFull", "NotJoined", "NotLecturer",
-    "UnknownClass", "CLASS_TTL_S", "CODE_ALPHABET", "CODE_LENGTH", "MAX_ANSWER_BYTES", "MAX_NICKNAME", "MAX_QUESTION",
-    "MAX_STUDENTS", "ClassStore", "clean_nickname", "default_url", "new_student_id",
+    "StepMoved", "UnknownClass", "CLASS_TTL_S", "CODE_ALPHABET", "CODE_LENGTH", "MAX_ANSWER_BYTES", "MAX_NICKNAME",
+    "MAX_QUESTION", "MAX_STUDENTS", "ClassStore", "clean_nickname", "default_url", "new_student_id",
 ]

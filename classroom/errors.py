@@ -38,5 +38,9 @@ class NotJoined(ClassError, PermissionError):
     """This student id has not joined this class."""
 
 
+class StepMoved(ClassError):
+    """The lecturer's move was drawn for a step the class has left (another tab or device moved it since)."""
+
+
 class AnswerClosed(ClassError):
     """The question is not open: already revealed, or not the class's current question."""

@@ -10,6 +10,13 @@ Rules every method keeps:
 * every query filters by the class code: two classes never see each other's step, students or answers;
 * lecturer actions compare a salted SHA-256 of the secret in constant time (only the hash is stored);
 * a student answers only in a class they joined, only the class's current question, only until the reveal;
+* a reveal belongs to a question (``reveals``: one row per class and question id), not to the class's current
+  step: it is never undone, so moving away from a revealed question and back (a quick poll, Back, a second
+  lecturer tab) finds it revealed, its answers closed; a reveal drawn for a question the class has just left (a
+  Next from another tab got there first) is recorded for that question, never lost and never given to the next;
+* the lecturer's step moves by compare-and-set: ``set_step(..., expect_seq=n)`` moves the class only from the
+  step numbered ``n`` that the caller last saw (:class:`~classroom.errors.StepMoved` otherwise), so a stale tab
+  cannot move the class back over a newer step;
 * bounds: codes expire (12 h by default), at most 300 students a class, a nickname of at most 24 characters
   (control and format characters removed), a question id of at most 200 characters, an answer of at most 200
   bytes of JSON, a step of at most 4,000 bytes of JSON;
@@ -45,6 +52,7 @@ from classroom.errors import (
     ClassFull,
     NotJoined,
     NotLecturer,
+    StepMoved,
     UnknownClass,
 )
 
@@ -63,9 +71,7 @@ MAX_STEP_BYTES = 4000
 STUDENT_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 
-SCHEMA_VERSION = 1
-# version n -> a function(connection) that turns a version-n schema into version n + 1 (none yet)
-MIGRATIONS: dict[int, Any] = {}
+SCHEMA_VERSION = 2
 
 metadata = sa.MetaData()
 schema_version = sa.Table(
@@ -83,8 +89,14 @@ classes = sa.Table(
     sa.Column("step", sa.Text, nullable=True),  # canonical JSON text of the current step (None before the first)
     sa.Column("step_seq", sa.Integer, nullable=False, default=0),  # +1 on every set_step: "the step changed"
     sa.Column("question", sa.String(MAX_QUESTION), nullable=True),  # the current step's question id, if any
-    sa.Column("revealed", sa.Boolean, nullable=False, default=False),
     sa.Column("ended", sa.Boolean, nullable=False, default=False),
+)
+reveals = sa.Table(  # schema version 2: a reveal is a question's, for good (version 1 had classes.revealed)
+    "reveals", metadata,
+    sa.Column("class_code", sa.String(CODE_LENGTH), sa.ForeignKey("classes.code", ondelete="CASCADE"),
+              primary_key=True),
+    sa.Column("question", sa.String(MAX_QUESTION), primary_key=True),
+    sa.Column("revealed_at", sa.Double, nullable=False),
 )
 students = sa.Table(
     "students", metadata,
@@ -105,6 +117,18 @@ answers = sa.Table(
     sa.ForeignKeyConstraint(["class_code", "student_id"], ["students.class_code", "students.student_id"],
                             ondelete="CASCADE"),
 )
+
+
+def _migrate_1(conn: sa.Connection) -> None:
+    """Version 1 -> 2: the class's one ``revealed`` flag (cleared by every step, a quick poll's too) becomes a
+    row of ``reveals`` for the question it was set on; the column goes (``create_all`` made the table)."""
+    conn.execute(sa.text("INSERT INTO reveals (class_code, question, revealed_at) SELECT code, question, created_at "
+                         "FROM classes WHERE revealed AND question IS NOT NULL"))
+    conn.execute(sa.text("ALTER TABLE classes DROP COLUMN revealed"))
+
+
+# version n -> a function(connection) that turns a version-n schema into version n + 1
+MIGRATIONS: dict[int, Any] = {1: _migrate_1}
 
 
 # ---- defaults and validation ----------------------------------------------------------------------------------
@@ -270,8 +294,7 @@ class ClassStore:
                 with self._write() as conn:
                     conn.execute(classes.insert().values(
                         code=code, secret_salt=salt, secret_hash=_hash_secret(salt, secret), created_at=now,
-                        expires_at=now + self.ttl_s, step=None, step_seq=0, question=None, revealed=False,
-                        ended=False))
+                        expires_at=now + self.ttl_s, step=None, step_seq=0, question=None, ended=False))
                 return code, secret
             except IntegrityError:
                 continue  # the code is taken: draw another
@@ -284,30 +307,55 @@ class ClassStore:
             row = self._class_row(conn, code, now, allow_ended=True)
         self._check_secret(row, secret)
 
-    def set_step(self, code: str, secret: str, step: Any, now: float | None = None) -> int:
+    def set_step(self, code: str, secret: str, step: Any, now: float | None = None, *,
+                 expect_seq: int | None = None) -> int:
         """Move the class to ``step`` (a small JSON value: ``{"lesson", "step", "settings"}`` or a poll). A dict
-        with a ``"question"`` key opens that question id for answers; otherwise no answer is taken. Clears the
-        reveal. Returns the new step number (``step_seq``)."""
+        with a ``"question"`` key opens that question id for answers, unless it was revealed before (a reveal is
+        for good); otherwise no answer is taken. Returns the new step number (``step_seq``).
+
+        ``expect_seq``: the step number the caller last saw (the step its button was drawn for); when the class has
+        moved since, raise :class:`StepMoved` and change nothing, unless the class already shows ``step`` (two
+        tabs making the same move: its number is returned)."""
         code, now = _code(code), _now(now)
         text = _canonical_json(step, MAX_STEP_BYTES, "a step")
         question = step.get("question") if isinstance(step, dict) else None
         if question is not None:
             question = _question(question)
+        if expect_seq is not None and (not isinstance(expect_seq, int) or isinstance(expect_seq, bool)):
+            raise BadInput("a step number is an integer")
         with self._write() as conn:
             row = self._class_row(conn, code, now, lock="update")
             self._check_secret(row, secret)
+            if expect_seq is not None and row["step_seq"] != expect_seq:
+                if row["step"] == text:
+                    return row["step_seq"]
+                raise StepMoved(f"the class {code} moved to step {row['step_seq']} since step {expect_seq}")
             seq = row["step_seq"] + 1
-            conn.execute(classes.update().where(classes.c.code == code).values(
-                step=text, step_seq=seq, question=question, revealed=False))
+            conn.execute(classes.update().where(classes.c.code == code).values(step=text, step_seq=seq,
+                                                                                 question=question))
         return seq
 
-    def reveal(self, code: str, secret: str, now: float | None = None) -> None:
-        """Close the current question and show its answer and distribution to everyone."""
+    def reveal(self, code: str, secret: str, question: str | None = None, now: float | None = None) -> None:
+        """Close ``question`` (default: the current step's) and show its answer and distribution to everyone, for
+        good. A question the class has left since the button was drawn (another tab's Next) is revealed all the
+        same, and the class's new question stays open. Revealing twice, or with no question open, is fine."""
         code, now = _code(code), _now(now)
+        if question is not None:
+            question = _question(question)
         with self._write() as conn:
             row = self._class_row(conn, code, now, lock="update")
             self._check_secret(row, secret)
-            conn.execute(classes.update().where(classes.c.code == code).values(revealed=True))
+            question = question if question is not None else row["question"]
+            if question is None:
+                return
+            stmt = self._insert(reveals).values(class_code=code, question=question, revealed_at=now)
+            conn.execute(stmt.on_conflict_do_nothing(index_elements=[reveals.c.class_code, reveals.c.question]))
+
+    def _revealed(self, conn: sa.Connection, code: str, question: str | None) -> bool:
+        if question is None:
+            return False
+        return conn.execute(sa.select(reveals.c.question).where(
+            (reveals.c.class_code == code) & (reveals.c.question == question))).first() is not None
 
     def end(self, code: str, secret: str, now: float | None = None) -> None:
         """End the class: no more joins, steps or answers (its state still says ``ended``). Ending twice is fine."""
@@ -360,7 +408,7 @@ class ClassStore:
                 raise NotJoined(f"this student has not joined the class {code}")
             if row["question"] != question:
                 raise AnswerClosed(f"the question {question[:40]!r} is not open in the class {code}")
-            if row["revealed"]:
+            if self._revealed(conn, code, question):
                 raise AnswerClosed(f"the answer to {question[:40]!r} has been revealed: answers are closed")
             stmt = self._insert(answers).values(class_code=code, question=question, student_id=student_id,
                                                 value=text, answered_at=now)
@@ -382,12 +430,14 @@ class ClassStore:
 
     # -- everyone --
     def state(self, code: str, now: float | None = None) -> dict:
-        """What a student follows: ``{code, step, step_seq, question, revealed, ended, expires_at}``."""
+        """What a student follows: ``{code, step, step_seq, question, revealed, ended, expires_at}`` (``revealed``:
+        the current question's answer has been revealed; False without a question)."""
         code, now = _code(code), _now(now)
         with self._read() as conn:
             row = self._class_row(conn, code, now, allow_ended=True)
+            revealed = self._revealed(conn, code, row["question"])
         return {"code": code, "step": None if row["step"] is None else json.loads(row["step"]),
-                "step_seq": row["step_seq"], "question": row["question"], "revealed": bool(row["revealed"]),
+                "step_seq": row["step_seq"], "question": row["question"], "revealed": revealed,
                 "ended": bool(row["ended"]), "expires_at": row["expires_at"]}
 
     def counts(self, code: str, question: str, now: float | None = None) -> dict:
@@ -414,6 +464,7 @@ class ClassStore:
         with self._write() as conn:
             gone = sa.select(classes.c.code).where(classes.c.expires_at <= now).scalar_subquery()
             conn.execute(answers.delete().where(answers.c.class_code.in_(gone)))
+            conn.execute(reveals.delete().where(reveals.c.class_code.in_(gone)))
             conn.execute(students.delete().where(students.c.class_code.in_(gone)))
             return conn.execute(classes.delete().where(classes.c.expires_at <= now)).rowcount
 

@@ -1,5 +1,7 @@
 """The class store on SQLite and on PostgreSQL (fixtures in conftest.py): codes, the lecturer secret, answers and
-the reveal, counts without names, bounds, no cross-talk, nothing lost on restart, concurrent answers."""
+the reveal, counts without names, bounds, no cross-talk, nothing lost on restart, concurrent answers; a reveal is a
+question's for good (a poll, Back, a replayed answer never re-open it), a reveal racing Next is never lost, a stale
+tab cannot move the class back; a version-1 database is migrated."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import classroom.store
+import sqlalchemy as sa
+
 from classroom import (
     CODE_ALPHABET,
     MAX_NICKNAME,
@@ -22,6 +26,7 @@ from classroom import (
     ClassStore,
     NotJoined,
     NotLecturer,
+    StepMoved,
     UnknownClass,
     new_student_id,
 )
@@ -111,7 +116,7 @@ def test_answers_upsert_until_the_reveal_and_the_counts_have_no_names(store):
     assert store.counts(code, "q1")["distribution"] == {"B": 2, 3: 1}
 
     store.set_step(code, secret, {"poll": "Which?", "options": ["x", "y"], "question": "poll-1"})
-    assert not store.state(code)["revealed"]
+    assert not store.state(code)["revealed"]  # the poll's own question is open: the reveal was q1's
     with pytest.raises(AnswerClosed):  # the old question is not open any more
         store.answer(code, ids[3], "q1", "A")
     store.answer(code, ids[3], "poll-1", ["x", "y"])
@@ -326,3 +331,195 @@ def test_answers_racing_the_reveal_are_either_counted_or_refused(store):
         t.join()
     assert len(accepted) + len(refused) == 40
     assert store.counts(code, "reveal-race")["answered"] == len(accepted)  # nothing slipped in after the reveal
+
+
+def lesson_step(n: int) -> dict:
+    return {"kind": "lesson", "lesson": "numpy_decoder", "step": n, "page": "attention",
+            "question": f"numpy_decoder:{n}"}
+
+
+POLL = {"kind": "poll", "question": "poll:7", "prompt": "Ready?", "options": ["yes", "no"], "page": "attention",
+        "lesson": "numpy_decoder", "step": 1}
+
+
+def test_a_reveal_is_the_questions_and_survives_a_poll_back_and_next(store):
+    """Issue 32: a quick poll opened and closed after the reveal re-opened the question (one "revealed" flag for
+    the class, cleared by every step): the phones took answers again and a student changed hers to the key."""
+    code, secret = store.create_class()
+    seq = store.set_step(code, secret, lesson_step(1))
+    ids = [new_student_id() for _ in range(5)]
+    for i, sid in enumerate(ids):
+        store.join(code, sid)
+        if i < 4:
+            store.answer(code, sid, "numpy_decoder:1", 0 if i else 2)  # four answers, one of them 2
+    store.reveal(code, secret)
+    seq = store.set_step(code, secret, POLL, expect_seq=seq)
+    assert not store.state(code)["revealed"]  # the poll's question is its own, open
+    store.answer(code, ids[0], "poll:7", 1)
+    seq = store.set_step(code, secret, lesson_step(1), expect_seq=seq)  # the poll closed: back to step 1
+    state = store.state(code)
+    assert state["question"] == "numpy_decoder:1" and state["revealed"]
+    for sid in ids[:2] + ids[4:]:  # a changed answer (the one the key gave away) and a first one: both refused
+        with pytest.raises(AnswerClosed):
+            store.answer(code, sid, "numpy_decoder:1", 0)
+    assert store.counts(code, "numpy_decoder:1")["distribution"] == {0: 3, 2: 1}
+    # revealed per step: step 2 is open, and going Back to step 1 finds it still revealed
+    seq = store.set_step(code, secret, lesson_step(2), expect_seq=seq)
+    assert not store.state(code)["revealed"]
+    store.answer(code, ids[4], "numpy_decoder:2", 1)
+    seq = store.set_step(code, secret, lesson_step(1), expect_seq=seq)
+    assert store.state(code)["revealed"]
+    with pytest.raises(AnswerClosed):
+        store.answer(code, ids[4], "numpy_decoder:1", 0)
+    store.set_step(code, secret, lesson_step(2), expect_seq=seq)
+    assert not store.state(code)["revealed"]
+    store.answer(code, ids[4], "numpy_decoder:2", 0)  # never revealed: still open, its answer changed
+    assert store.my_answer(code, ids[4], "numpy_decoder:2") == 0
+    # a reveal is for good: revealing again (another tab, a replayed click) changes nothing
+    store.reveal(code, secret)
+    store.reveal(code, secret, "numpy_decoder:2")
+    assert store.state(code)["revealed"]
+
+
+def test_an_answer_after_the_reveal_is_refused_whatever_the_request(store):
+    """The store refuses it, not only the page: a replayed or forged request with the right question id, the
+    student's own id and a valid value changes nothing, even once the class has left the question and come back."""
+    code, secret = store.create_class()
+    seq = store.set_step(code, secret, lesson_step(3))
+    sid = new_student_id()
+    store.join(code, sid)
+    store.answer(code, sid, "numpy_decoder:3", 1)
+    store.reveal(code, secret, "numpy_decoder:3")
+    for value in (0, 1, 2, "0", None):
+        with pytest.raises(AnswerClosed):
+            store.answer(code, sid, "numpy_decoder:3", value)
+    store.join(code, sid, nickname="again")  # a rejoin does not re-open it either
+    for step in (POLL, lesson_step(3)):
+        seq = store.set_step(code, secret, step, expect_seq=seq)
+    with pytest.raises(AnswerClosed):
+        store.answer(code, sid, "numpy_decoder:3", 2)
+    assert store.my_answer(code, sid, "numpy_decoder:3") == 1
+    assert store.counts(code, "numpy_decoder:3")["distribution"] == {1: 1}
+
+
+def test_a_reveal_racing_next_is_kept_for_its_question(store):
+    """Reveal (tab A, drawn for step n) and Next (tab B, from step n) at once, many times over: whichever commits
+    first, the end is "step n revealed, the class on step n + 1 with its question open", never step n unrevealed
+    and never step n + 1's reveal."""
+    code, secret = store.create_class()
+    seq = store.set_step(code, secret, lesson_step(1))
+    for n in range(1, 13):
+        here, there = f"numpy_decoder:{n}", f"numpy_decoder:{n + 1}"
+        start = threading.Barrier(2)
+        errors = []
+
+        def tab_a():
+            start.wait()
+            try:
+                store.reveal(code, secret, here)
+            except Exception as err:  # noqa: BLE001 -- reported below
+                errors.append(err)
+
+        def tab_b(drawn_seq=seq, n=n):
+            start.wait()
+            if n % 2:
+                time.sleep(0.002)  # half the time Next a little later
+            try:
+                store.set_step(code, secret, lesson_step(n + 1), expect_seq=drawn_seq)
+            except Exception as err:  # noqa: BLE001
+                errors.append(err)
+
+        threads = [threading.Thread(target=tab_a), threading.Thread(target=tab_b)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert not errors
+        state = store.state(code)
+        assert state["question"] == there and not state["revealed"], n  # the next step's question is open
+        seq = state["step_seq"]
+        sid = new_student_id()
+        store.join(code, sid)
+        store.answer(code, sid, there, 0)  # and takes answers
+        with pytest.raises(AnswerClosed):
+            store.answer(code, sid, here, 0)
+        back = store.set_step(code, secret, lesson_step(n), expect_seq=seq)  # Back: step n was revealed
+        assert store.state(code)["revealed"], n
+        seq = store.set_step(code, secret, lesson_step(n + 1), expect_seq=back)
+
+
+def test_a_stale_tab_cannot_move_the_class_back(store):
+    """Next is a compare-and-set from the step it was drawn for: a tab that has not seen another tab's move is
+    refused (and then takes the class's step), unless it makes the very same move."""
+    code, secret = store.create_class()
+    first = store.set_step(code, secret, lesson_step(1))
+    second = store.set_step(code, secret, lesson_step(2), expect_seq=first)  # tab A: Next
+    assert store.set_step(code, secret, lesson_step(2), expect_seq=first) == second  # tab B: the same Next
+    with pytest.raises(StepMoved):  # tab B, still drawn for step 1, opens a poll over it
+        store.set_step(code, secret, POLL, expect_seq=first)
+    state = store.state(code)
+    assert state["step"] == lesson_step(2) and state["step_seq"] == second
+    with pytest.raises(BadInput):
+        store.set_step(code, secret, POLL, expect_seq="2")
+    with pytest.raises(NotLecturer):  # the secret is checked first: a stranger learns nothing about the step
+        store.set_step(code, "guess", POLL, expect_seq=first)
+
+
+def test_concurrent_nexts_move_the_class_once(store):
+    code, secret = store.create_class()
+    seq = store.set_step(code, secret, lesson_step(1))
+    moved, refused = [], []
+    start = threading.Barrier(6)
+
+    def tab(i):
+        start.wait()
+        try:
+            moved.append(store.set_step(code, secret, lesson_step(2) if i % 2 else POLL, expect_seq=seq))
+        except StepMoved:
+            refused.append(i)
+
+    with ThreadPoolExecutor(6) as pool:
+        list(pool.map(tab, range(6)))
+    assert store.state(code)["step_seq"] == seq + 1  # one move won; the others were refused or the same move
+    assert len(moved) + len(refused) == 6 and set(moved) == {seq + 1}
+
+
+def test_a_version_1_database_is_migrated_with_its_reveal(tmp_path):
+    """A class database of schema version 1 (one ``revealed`` flag per class) opens with version 2: the flag
+    becomes its question's reveal, answers to it stay closed."""
+    url = f"sqlite:///{tmp_path / 'v1.sqlite3'}"
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        for sql in [
+            "CREATE TABLE schema_version (id INTEGER PRIMARY KEY, version INTEGER NOT NULL)",
+            "INSERT INTO schema_version VALUES (1, 1)",
+            "CREATE TABLE classes (code VARCHAR(6) PRIMARY KEY, secret_salt VARCHAR(64) NOT NULL, secret_hash "
+            "VARCHAR(64) NOT NULL, created_at FLOAT NOT NULL, expires_at FLOAT NOT NULL, step TEXT, step_seq "
+            "INTEGER NOT NULL, question VARCHAR(200), revealed BOOLEAN NOT NULL, ended BOOLEAN NOT NULL)",
+            "CREATE TABLE students (class_code VARCHAR(6) NOT NULL REFERENCES classes (code) ON DELETE CASCADE, "
+            "student_id VARCHAR(64) NOT NULL, nickname VARCHAR(96), joined_at FLOAT NOT NULL, last_seen FLOAT NOT "
+            "NULL, PRIMARY KEY (class_code, student_id))",
+            "CREATE TABLE answers (class_code VARCHAR(6) NOT NULL, question VARCHAR(200) NOT NULL, student_id "
+            "VARCHAR(64) NOT NULL, value TEXT NOT NULL, answered_at FLOAT NOT NULL, PRIMARY KEY (class_code, "
+            "question, student_id), FOREIGN KEY(class_code, student_id) REFERENCES students (class_code, "
+            "student_id) ON DELETE CASCADE)",
+        ]:
+            conn.exec_driver_sql(sql)
+        now = time.time()
+        for code, revealed in (("ABCDEF", 1), ("GHJKLM", 0)):
+            conn.exec_driver_sql(
+                "INSERT INTO classes VALUES (?, 'aa', 'bb', ?, ?, '{\"question\":\"q1\"}', 3, 'q1', ?, 0)",
+                (code, now, now + 3600, revealed))
+            conn.exec_driver_sql("INSERT INTO students VALUES (?, 'student-0001', NULL, ?, ?)", (code, now, now))
+    engine.dispose()
+    store = ClassStore(url)
+    try:
+        assert store.state("ABCDEF")["revealed"] and not store.state("GHJKLM")["revealed"]
+        with pytest.raises(AnswerClosed):
+            store.answer("ABCDEF", "student-0001", "q1", "A")
+        store.answer("GHJKLM", "student-0001", "q1", "A")
+        with store.engine.connect() as conn:
+            assert conn.execute(sa.select(classroom.store.schema_version.c.version)).scalar() == 2
+            assert "revealed" not in {c["name"] for c in sa.inspect(conn).get_columns("classes")}
+    finally:
+        store.close()
