@@ -14,7 +14,7 @@ from ui.caches.views import attention_grid
 from ui.controls import index_slider
 from ui.figures.attention import attention_heatmap, entropy_bar, entropy_heatmap, heads_grid
 from ui.figures.common import HEATMAP_MAX_TOKENS
-from ui.format import scientific
+from ui.format import number, scientific
 from ui.i18n import current_lang, labeler, t
 from ui.presenter import pairs
 from ui.sidebar import explorer, trace
@@ -80,8 +80,13 @@ if ctx.config.layer_type(layer - 1) == "sliding_attention":
 if sink is not None:
     st.caption(t("attn.caption_sink", lo=f"{float(sink.min()):.3f}", hi=f"{float(sink.max()):.3f}",
                  q=int(sink.argmax()), rest=f"{1 - float(sink.max()):.3f}"))
-if stage == "softmax" and T > 1:
-    st.caption(t("attn.row0", tok=phrase(ctx.pieces[0])))
+if stage == "softmax" and T > 1:  # row 0's one key: weight exactly 1, unless a sink shares its softmax
+    w0 = float(mat[0, 0])  # the chart's own cell
+    if sink is not None:
+        st.caption(t("attn.row0_sink", tok=phrase(ctx.pieces[0]), w=number(w0), share=number(sink[0])))
+    else:
+        st.caption(t("attn.row0", tok=phrase(ctx.pieces[0])) if w0 == 1.0
+                   else t("attn.row0_measured", tok=phrase(ctx.pieces[0]), w=number(w0)))
 
 # ---- all heads of this layer ----
 st.subheader(t("attn.heads_title", layer=layer))

@@ -26,6 +26,7 @@ MAX_POSITIONS = 256  # plane d/4 (θ_i = θ^(-1/2)) turns visibly by then
 CHECK_POSITIONS = 48  # the m − n check's grid: positions 0 .. 47 for both q and k (2,304 pairs)
 CHECK_SEED = 0
 ROUNDING = 1e-4  # a spread under this share of the score's range is float32 rounding (measured: ~1e-6)
+STILL = 0.1  # rad: a plane that turns less over the whole context (under 6°) is nearly constant there
 
 
 def _theta(value: float) -> str:
@@ -83,9 +84,13 @@ chart(fig, waves, "rope.wavelength")
 main = waves[waves["base"] == bases[0]]
 fast, slow = float(main["wavelength"].min()), float(main["wavelength"].max())
 turning = int((main["wavelength"] <= context).sum())
-if slow > context:
-    st.markdown(t("rope.wave_long", theta=_theta(bases[0]), turning=turning, half=half, context=f"{context:,}",
-                  fast=significant(fast), slow=significant(slow), ratio=significant(slow / context)))
+if slow > context:  # the slowest plane's whole angle over positions 0 .. context - 1, read from the chart's θ_i
+    step = float(main["theta_i"].min())
+    angle = (context - 1) * step
+    st.markdown(t("rope.wave_still" if angle < STILL else "rope.wave_long", theta=_theta(bases[0]), turning=turning,
+                  half=half, context=f"{context:,}", fast=significant(fast), slow=significant(slow),
+                  ratio=significant(slow / context), last=f"{context - 1:,}", angle=significant(angle),
+                  degrees=significant(math.degrees(angle)), step=significant(step)))
 else:
     st.markdown(t("rope.wave_all", theta=_theta(bases[0]), half=half, context=f"{context:,}", fast=significant(fast),
                   slow=significant(slow)))

@@ -177,3 +177,44 @@ def test_a_sliding_window_is_a_band_and_a_sink_its_own_column(charts):
     assert f"sliding-window layer (window {w})" in page and f"band at the lower left ({int(hidden[np.tril_indices(T, -1)].sum())} cells)" in page
     assert f"here from {z[:, T].min():.3f} to {z[:, T].max():.3f}" in page
     assert "All 2 layers pass" in page  # row sums with the sink, no weight in a masked cell
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_row_0_sentence_is_the_charts_weight_with_and_without_a_sink(charts, lang):
+    """Issue 32: row 0 sees only itself, so its weight is exactly 1, unless a sink joins its softmax (gpt-oss,
+    lesson 7 step 2): then the caption gives row 0's weight and the sink's share as the chart shows them, and
+    never "exactly 1". Reference: a fresh model of the preset's config (the sink's share is 1 minus the key
+    weights), and the page's chart data."""
+    from engine import CausalLM
+    from ui.options import DEFAULTS, all_presets, preset_values
+
+    exactly = {"en": "so its single weight is exactly 1", "zh": "所以它唯一的权重恰好是 1"}[lang]
+    # no sink (the default model): the chart's cell is exactly 1 and the page says so
+    at = open_page("attention", via="script", lang=lang)
+    assert not at.exception
+    model, ids, _ = reference()
+    with torch.no_grad():
+        assert model(ids, output_attentions=True).attentions[0][0, 0, 0, 0].item() == 1.0
+    assert charts(attention_heatmap).data.iloc[0, 0] == 1.0 and charts(attention_heatmap).arguments["sink"] is None
+    assert exactly in texts(at)
+    # a sink (gpt-oss-like, lesson 7 step 2's settings: 12 random tokens, layer 1, head 1, softmax)
+    state = {**preset_values("gpt_oss_like"), "cfg.preset": "gpt_oss_like", "input.mode": "random",
+             "input.random_len": 12, "attn.layer": 1, "attn.head": 1, "attn.stage": "softmax"}
+    at = open_page("attention", via="script", lang=lang, **state)
+    assert not at.exception
+    config, seed = all_presets()["gpt_oss_like"], int(DEFAULTS["cfg.seed"])
+    assert config.attention_sinks
+    torch.manual_seed(seed)
+    model = CausalLM(config)
+    ids = torch.randint(0, config.vocab_size, (1, 12), generator=torch.Generator().manual_seed(seed))
+    with torch.no_grad():
+        a = model(ids, output_attentions=True).attentions[0][0, 0].double().numpy()  # (T, T) key weights
+    w, share = a[0, 0], 1 - a[0].sum()  # row 0: its one key, and what the sink took
+    assert 0.3 < share < 0.7  # at init the sink's logit (0) is level with the key's: about half each
+    heatmap = charts(attention_heatmap)
+    np.testing.assert_allclose([heatmap.data.iloc[0, 0], heatmap.arguments["sink"][0]], [w, share], atol=1e-6)
+    page = texts(at)
+    assert exactly not in page and "恰好是 1" not in page and "exactly 1" not in page
+    said = {"en": f"its weight on itself is {w:.3f} and the sink takes {share:.3f}",
+            "zh": f"它在自己身上的权重是 {w:.3f}，汇聚点拿走 {share:.3f}"}[lang]
+    assert said in page, page

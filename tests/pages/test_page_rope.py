@@ -16,7 +16,7 @@ from engine.tokenizer import bundled_tokenizer
 from tests.browser.test_browser_zh import english_words
 from tests.page_helpers import open_page, state_config
 from ui.figures.rope import distance_chart, relative_heatmap, rotation_chart, wavelength_chart
-from ui.options import DEFAULT_TEXT, preset_values
+from ui.options import DEFAULT_TEXT, all_presets, preset_values
 
 LLAMA = {**preset_values("llama_small"), "cfg.preset": "llama_small"}
 KINDS = ("title", "subheader", "markdown", "caption", "info", "warning", "error", "success")
@@ -160,3 +160,31 @@ def test_reached_through_the_navigation(charts):
     assert not at.exception
     assert at.main.title[0].value.startswith("RoPE up close")
     assert charts.all(rotation_chart) and charts.all(wavelength_chart) and charts.all(relative_heatmap)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("preset, still", [("qwen3_like", True), ("llama_small", False)])
+def test_slowest_plane_sentence_states_its_measured_angle(charts, preset, still, lang):
+    """Issue 32 (lesson 7 step 5): the slowest plane was said to "tell any two positions in the context apart"
+    while it turns 1.2e-3 rad over Qwen3-like's 512 positions. The sentence gives its angle between positions 0
+    and context − 1, (context − 1) · θ^(−(d − 2)/d) by the formula, and calls it nearly constant only under
+    0.1 rad (Qwen3-like, base 1,000,000: 0.00121 rad; Llama-style, base 10,000: 0.162 rad)."""
+    config = all_presets()[preset]
+    theta, d, context = float(config.rope_theta), config.head_dim, config.max_position_embeddings
+    step = theta ** (-(d - 2) / d)  # the last plane's θ_i, i = d/2 − 1
+    angle = (context - 1) * step
+    assert (angle < 0.1) == still and 2 * math.pi / step > context
+    at = open_page("rope", via="script", lang=lang, **{**preset_values(preset), "cfg.preset": preset})
+    assert not at.exception, at.exception
+    wave = charts.data(wavelength_chart)
+    np.testing.assert_allclose(wave[wave["base"] == theta]["theta_i"].min(), step, rtol=1e-6)  # the chart's plane
+    shown = "\n".join(main_texts(at))
+    a, deg, last = f"{angle:.3g}", f"{math.degrees(angle):.3g}", f"{context - 1:,}"
+    said = {("en", True): f"between positions 0 and {last} it turns by only {a} rad ({deg}°). It is nearly constant",
+            ("en", False): f"between positions 0 and {last} it turns by {a} rad ({deg}°), less than one full turn",
+            ("zh", True): f"从位置 0 到 {last}，它只转了 {a} 弧度（{deg}°）。它在整个上下文内几乎不变",
+            ("zh", False): f"从位置 0 到 {last}，它转了 {a} 弧度（{deg}°），不到一整圈"}[lang, still]
+    assert said in shown, shown
+    if not still:
+        assert f"neighbours by only {step:.3g} rad" in shown or f"相邻位置只差 {step:.3g} 弧度" in shown
+    assert "any two" not in shown and "任意两个位置" not in shown

@@ -37,6 +37,9 @@ EN = {
     "attn.caption_unmasked": "At this stage the causal mask is not applied yet: the cells above the diagonal are real "
                              "scores that the next stage removes. Colours are centred at 0 (red positive, blue negative).",
     "attn.row0": "Row 0 (the first token, {tok}) can only see itself, so its single weight is exactly 1.",
+    "attn.row0_sink": "Row 0 (the first token, {tok}) can only see itself, but the sink joins its softmax too: its "
+                      "weight on itself is {w} and the sink takes {share} (the two sum to 1).",
+    "attn.row0_measured": "Row 0 (the first token, {tok}) can only see itself; its single weight is {w}.",
     "attn.heads_title": "All heads of layer {layer}",
     "attn.heads_chart": "Softmax attention of every head in layer {layer} (shared scale 0–1)",
     "attn.head_n": "head {head}",
@@ -104,6 +107,9 @@ ZH = {
     "attn.caption_masked": "灰色 = 被掩码的未来位置（查询不能看后面的键；这些格子不属于概率分布，因此留空，而不是画成 0）。",
     "attn.caption_unmasked": "这一阶段还没有应用因果掩码：对角线上方的格子是真实分数，下一阶段才会被去掉。颜色以 0 为中心（红为正，蓝为负）。",
     "attn.row0": "第 0 行（第一个 token，{tok}）只能看到它自己，所以它唯一的权重恰好是 1。",
+    "attn.row0_sink": "第 0 行（第一个 token，{tok}）只能看到它自己，但汇聚点也加入了它的 softmax："
+                      "它在自己身上的权重是 {w}，汇聚点拿走 {share}（两者之和为 1）。",
+    "attn.row0_measured": "第 0 行（第一个 token，{tok}）只能看到它自己；它唯一的权重是 {w}。",
     "attn.heads_title": "第 {layer} 层的所有头",
     "attn.heads_chart": "第 {layer} 层每个头的 softmax 注意力（统一色标 0–1）",
     "attn.head_n": "头 {head}",

@@ -41,8 +41,14 @@ EN = {
                        "<br>%{customdata[1]:.3g} turns in the context",
     "rope.wave_long": "With base θ = {theta}, {turning} of the {half} planes turn at least once within the context of "
                       "{context} tokens. The fastest repeats every {fast} tokens, the slowest every {slow} tokens, "
-                      "{ratio} times the context: its angle never comes round again, so it can tell any two "
-                      "positions in the context apart.",
+                      "{ratio} times the context: between positions 0 and {last} it turns by {angle} rad ({degrees}°), "
+                      "less than one full turn, so its angle never comes round again. Far-apart positions differ in "
+                      "it by up to {angle} rad, neighbours by only {step} rad.",
+    "rope.wave_still": "With base θ = {theta}, {turning} of the {half} planes turn at least once within the context of "
+                       "{context} tokens. The fastest repeats every {fast} tokens, the slowest every {slow} tokens, "
+                       "{ratio} times the context: between positions 0 and {last} it turns by only {angle} rad "
+                       "({degrees}°). It is nearly constant over the whole context, so it carries almost no position "
+                       "signal; positions are told apart by the faster planes.",
     "rope.wave_all": "With base θ = {theta}, all {half} planes turn at least once within the context of {context} "
                      "tokens. The fastest repeats every {fast} tokens, the slowest every {slow} tokens.",
     "rope.local_note": "The sliding-window layers use base θ = {theta}: their slowest plane repeats every {slow} tokens.",
@@ -117,7 +123,12 @@ ZH = {
                        "<br>上下文内转 %{customdata[1]:.3g} 圈",
     "rope.wave_long": "基数 θ = {theta} 时，{half} 个平面中有 {turning} 个在 {context} 个 token 的上下文内至少转满一圈。"
                       "最快的平面每 {fast} 个 token 重复一次，最慢的每 {slow} 个 token 才重复一次，是上下文长度的 "
-                      "{ratio} 倍：它的角度在上下文内不会转回原处，所以能区分上下文中的任意两个位置。",
+                      "{ratio} 倍：从位置 0 到 {last}，它转了 {angle} 弧度（{degrees}°），不到一整圈，所以它的角度在上下文内"
+                      "不会转回原处。相隔很远的位置在这个平面上最多相差 {angle} 弧度，相邻位置只差 {step} 弧度。",
+    "rope.wave_still": "基数 θ = {theta} 时，{half} 个平面中有 {turning} 个在 {context} 个 token 的上下文内至少转满一圈。"
+                       "最快的平面每 {fast} 个 token 重复一次，最慢的每 {slow} 个 token 才重复一次，是上下文长度的 "
+                       "{ratio} 倍：从位置 0 到 {last}，它只转了 {angle} 弧度（{degrees}°）。它在整个上下文内几乎不变，"
+                       "所以几乎不携带位置信息；区分位置靠的是转得更快的平面。",
     "rope.wave_all": "基数 θ = {theta} 时，全部 {half} 个平面都在 {context} 个 token 的上下文内至少转满一圈。"
                      "最快的平面每 {fast} 个 token 重复一次，最慢的每 {slow} 个 token 重复一次。",
     "rope.local_note": "滑动窗口层使用基数 θ = {theta}：它们最慢的平面每 {slow} 个 token 重复一次。",
