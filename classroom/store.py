@@ -440,6 +440,14 @@ class ClassStore:
                 "step_seq": row["step_seq"], "question": row["question"], "revealed": revealed,
                 "ended": bool(row["ended"]), "expires_at": row["expires_at"]}
 
+    def is_revealed(self, code: str, question: str, now: float | None = None) -> bool:
+        """Whether ``question`` has been revealed in this class (current or not: a reveal is for good)."""
+        code, now = _code(code), _now(now)
+        question = _question(question)
+        with self._read() as conn:
+            self._class_row(conn, code, now, allow_ended=True)
+            return self._revealed(conn, code, question)
+
     def counts(self, code: str, question: str, now: float | None = None) -> dict:
         """``{joined, answered, distribution: {value: n}}`` for one question, no names. A value that is a string,
         number, bool or null is its own key; a list or dict is keyed by its canonical JSON text."""

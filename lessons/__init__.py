@@ -26,6 +26,7 @@ from analysis.lessons import REGISTRY, Answer, StepInputs, distinct, format_opti
 from analysis import lessons_real, lessons_training  # noqa: F401,E402  (lessons 4 and 5 register their answers here)
 from analysis import lessons_interventions  # noqa: F401,E402  (lesson 6's answers)
 from analysis import lessons_variants  # noqa: F401,E402  (lesson 7's answers)
+from lessons.quality import question_problems
 
 FOLDER = Path(__file__).resolve().parent
 ROOT = FOLDER.parent
@@ -33,7 +34,8 @@ LANGS = ("en", "zh")
 MIN_STEPS, MAX_STEPS, MIN_QUESTIONS = 8, 15, 6
 LESSON_KEYS = {"id", "title", "source", "summary", "settings", "steps", "draft"}
 STEP_KEYS = {"page", "text", "chart", "settings", "question"}
-QUESTION_KEYS = {"kind", "prompt", "answer", "args", "explain", "concept", "tolerance", "tolerance_abs"}
+QUESTION_KEYS = {"kind", "prompt", "answer", "args", "explain", "concept", "tolerance", "tolerance_abs", "margin",
+                 "margin_abs", "wrong", "arithmetic"}
 _FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -51,6 +53,10 @@ class Question:
     concept: dict
     tolerance: float | None = None
     tolerance_abs: float | None = None
+    margin: float | None = None  # how far (relative) the key's score must beat every other option's
+    margin_abs: float | None = None
+    wrong: dict = field(default_factory=dict)  # {name: value} a wrong model gives: outside the band
+    arithmetic: tuple[str, ...] = ()  # relations the explanation states in words: "{total} = {a} + {b}"
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,13 @@ def _unknown(table: dict, allowed: set[str], where: str) -> None:
         raise LessonError(f"{where}: unknown field(s) {sorted(extra)} (allowed: {sorted(allowed)})")
 
 
+def _wrong(table: Any, where: str) -> dict:
+    if not isinstance(table, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                              for v in table.values()):
+        raise LessonError(f"{where}: `wrong` must map names to numbers (got {table!r:.80})")
+    return {str(k): float(v) for k, v in table.items()}
+
+
 def load(path: Path) -> Lesson:
     """Parse and shape-check one lesson file; raises :class:`LessonError` naming the file and step."""
     rel = str(Path(path).resolve().relative_to(ROOT)) if Path(path).resolve().is_relative_to(ROOT) else str(path)
@@ -131,7 +144,9 @@ def load(path: Path) -> Lesson:
             question = Question(kind=kind, prompt=_text(q.get("prompt"), where + " prompt"), answer=q["answer"],
                                 args=dict(q.get("args", {})), explain=_text(q.get("explain"), where + " explain"),
                                 concept=_text(q.get("concept"), where + " concept"), tolerance=q.get("tolerance"),
-                                tolerance_abs=q.get("tolerance_abs"))
+                                tolerance_abs=q.get("tolerance_abs"), margin=q.get("margin"),
+                                margin_abs=q.get("margin_abs"), wrong=_wrong(q.get("wrong", {}), where),
+                                arithmetic=tuple(q.get("arithmetic", ())))
         chart = raw.get("chart", ())
         steps.append(Step(number=i, page=raw["page"], text=_text(raw.get("text"), where + " text"),
                           settings={**base, **raw.get("settings", {})},
@@ -402,6 +417,7 @@ def check_lesson(lesson: Lesson, run_answers: bool = True) -> tuple[list[str], l
                 if missing:
                     raise LessonError(f"the explanation needs {sorted(missing)}, the answer gives {sorted(key.values[lang])}")
                 key.explanation(q, lang)
+            problems += [f"{where}: {p}" for p in question_problems(q, key)]
             keys.append(key)
         except Exception as err:  # noqa: BLE001 -- every failure is named with its file and step
             problems.append(f"{where}: {type(err).__name__}: {err}")

@@ -10,7 +10,9 @@ so a class computes each step once and a late joiner gets it at once.
 
 A class step's question is answered into the store, not into the session's lesson progress, so the lesson's chart
 stays hidden ("predict first") until the lecturer reveals; the reveal then writes the student's stored answer into
-the lesson progress (graded from the same key), which opens the chart with its highlight for everyone.
+the lesson progress (graded from the same key), which opens the chart with its highlight for everyone. A reveal is
+its question's for good (the store's ``reveals``): a quick poll, Back, or a second lecturer tab coming back to a
+revealed question finds it revealed, and the store refuses a changed answer to it, whatever sent the request.
 
 Who is who: the lecturer's secret (made with the class) lives in the lecturer's session and in a cookie of the
 lecturer's browser (so a reload or a server restart keeps the role) and travels only in the private lecturer link
@@ -48,6 +50,7 @@ from classroom import (
     ClassStore,
     NotJoined,
     NotLecturer,
+    StepMoved,
     UnknownClass,
     new_student_id,
 )
@@ -72,6 +75,7 @@ MSG_KEY = "class._messages"
 RATE_KEY = "class._rate"
 SHOW_KEY = "class._show_answers"  # the lecturer's choice: the answers' chart on screen before the reveal
 SYNCED_KEY = "class._synced_seq"  # the lecturer session: the class's step_seq it last wrote or took
+DREW_REVEAL_KEY = "class._drew_revealed"  # the lecturer session: whether its last whole run drew the reveal
 PAGE_KEY = "class._page"  # the page (its script hash) this session's last whole run drew
 DRAWN_KEY = "class._drawn"  # what a following student's last whole run drew: its page's path, its question box
 MESSAGE_S = 12.0
@@ -279,7 +283,7 @@ def _join_form() -> None:
 
 def leave_class(message: str | None = None) -> None:
     for key in (ROLE_KEY, CODE_KEY, SECRET_KEY, FOLLOW_KEY, SEEN_KEY, APPLIED_KEY, POLL_KEY, MINE_KEY, SYNCED_KEY,
-                PAGE_KEY, DRAWN_KEY, "class._verified"):
+                DREW_REVEAL_KEY, PAGE_KEY, DRAWN_KEY, "class._verified"):
         st.session_state.pop(key, None)
     if message:
         _say(message)
@@ -442,7 +446,11 @@ def _lecturer_step(here: str) -> dict:
 
 def class_sync(here: str) -> None:
     """app.py, after the lesson hook: the lecturer's step becomes the class's (only when it changed: a reload
-    keeps the reveal); the reveal mirrored into the lecturer's lesson progress."""
+    keeps the reveal); the reveal mirrored into the lecturer's lesson progress.
+
+    The move is a compare-and-set from the class's step this session last took (:data:`SYNCED_KEY`): when another
+    tab or device of the lecturer moved the class since (two tabs clicking at once), this session takes the
+    class's step instead of writing its own over it."""
     if role() != "lecturer":
         return
     c, secret = code(), st.session_state.get(SECRET_KEY)
@@ -453,24 +461,31 @@ def class_sync(here: str) -> None:
             return
         want = _lecturer_step(here)
         if state["step"] != want:
-            st.session_state[SYNCED_KEY] = store().set_step(c, secret, want)
+            try:
+                st.session_state[SYNCED_KEY] = store().set_step(c, secret, want,
+                                                                expect_seq=st.session_state.get(SYNCED_KEY))
+            except StepMoved:
+                _forget(c)
+                _adopt(class_state(c, fresh=True))
+                st.rerun()  # the class's step, its page and settings, from the top
             _forget(c)
             state = class_state(c, fresh=True)
     except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
         leave_class(_error_text(err, c))
         return
+    st.session_state[DREW_REVEAL_KEY] = state["revealed"]  # another tab's reveal reruns this one (_lecturer_live)
     _mirror(state["step"] or {}, state)
 
 
 # ---- the lecturer's controls ----------------------------------------------------------------------------------
-def _control(action: str) -> bool:
-    """Reveal / end, checked by the store against the session's secret (a student's session has none)."""
+def _control(action: str, question: str | None = None) -> bool:
+    """Reveal (``question``) / end, checked by the store against the session's secret (a student's has none)."""
     c, secret = code(), st.session_state.get(SECRET_KEY)
     if not _allow("control"):
         return False
     try:
         if action == "reveal":
-            store().reveal(c, secret)
+            store().reveal(c, secret, question)
         elif action == "end":
             store().end(c, secret)
     except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
@@ -498,13 +513,10 @@ def _next(drawn_for: Any) -> None:
 
 def _reveal(drawn_for: str) -> None:
     """Reveal (a callback, so that a click is not lost when a loaded server cuts the fragment's run short, as a
-    button's return value is): the question the button was drawn for, once."""
-    try:
-        if class_state(code(), fresh=True)["question"] != drawn_for:
-            return
-    except (ClassError, sqlalchemy.exc.SQLAlchemyError):
-        return  # the bar says why on its next run
-    if _control("reveal"):
+    button's return value is): the question the button was drawn for, for good. When another tab's Next moved the
+    class on first, that question is revealed all the same (Back finds it revealed) and the class's new question
+    stays open: a reveal is never lost to a concurrent Next, nor given to the step after it."""
+    if _control("reveal", drawn_for):
         st.session_state[APP_RERUN_KEY] = True  # the whole screen shows the reveal
 
 
@@ -627,8 +639,8 @@ def _lecturer_live() -> None:
         st.warning(_error_text(err, c))
         return
     if (state["step_seq"] != st.session_state.get(SYNCED_KEY) or st.session_state.pop(APP_RERUN_KEY, False)
-            or _page_moved()):
-        st.rerun()  # another lecturer session moved the class, or Next: the whole screen takes the step
+            or state["revealed"] != st.session_state.get(DREW_REVEAL_KEY, state["revealed"]) or _page_moved()):
+        st.rerun()  # another lecturer session moved the class or revealed, or Next: the whole screen takes it
     lang = current_lang()
     bar = st.container(border=True, key="class.bar")
     row = bar.container(horizontal=True, vertical_alignment="center", key="class.count")
@@ -826,6 +838,7 @@ def _send(question: str, value: Any) -> None:
                 return
     except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
         _say(_error_text(err, code()))
+        _forget(code() or "")  # refused (revealed, or the class moved on): this run reads the class as it is
         return
     st.session_state.setdefault(MINE_KEY, {})[question] = value
 

@@ -443,6 +443,7 @@ def test_a_reveal_racing_next_is_kept_for_its_question(store):
         store.answer(code, sid, there, 0)  # and takes answers
         with pytest.raises(AnswerClosed):
             store.answer(code, sid, here, 0)
+        assert store.is_revealed(code, here) and not store.is_revealed(code, there), n
         back = store.set_step(code, secret, lesson_step(n), expect_seq=seq)  # Back: step n was revealed
         assert store.state(code)["revealed"], n
         seq = store.set_step(code, secret, lesson_step(n + 1), expect_seq=back)

@@ -102,3 +102,37 @@ def test_a_poll_keeps_the_lesson_step_it_interrupts_open_for_a_student(store):
     assert at.session_state["class.role"] == "student"
     assert at.session_state["lessons.active"] == {"lesson": "numpy_decoder", "step": 2}
     assert "2" not in at.session_state["lessons.progress"].get("numpy_decoder", {}).get("answers", {})
+
+
+def _class_step(n: int) -> dict:
+    return {"kind": "lesson", "lesson": "numpy_decoder", "step": n, "page": "attention",
+            "question": f"numpy_decoder:{n}"}
+
+
+def test_a_revealed_question_stays_revealed_after_a_quick_poll(store):
+    """Issue 32: after a reveal, a quick poll opened and closed re-opened the question on the phones ("you can
+    change it until the lecturer reveals", the chart hidden again). Now the student's session keeps the reveal
+    (its lesson progress holds the graded answer, the chart's gate stays open) and has no answer buttons."""
+    code, secret = store.create_class()
+    seq = store.set_step(code, secret, _class_step(1))
+    at = open_page(query={"class": code}, defaults=False)
+    assert at.session_state["class.role"] == "student"
+    at.button(key="class.answer.1").click().run()
+    assert not at.exception
+    store.reveal(code, secret, "numpy_decoder:1")
+    at.run()
+    answers = at.session_state["lessons.progress"]["numpy_decoder"]["answers"]
+    assert answers["1"]["picked"] == 1 and not [b for b in at.button if b.key.startswith("class.answer")]
+    seq = store.set_step(code, secret, {"kind": "poll", "question": "poll:3", "prompt": "Ready?",
+                                        "options": ["yes", "no"], "page": "attention", "lesson": "numpy_decoder",
+                                        "step": 1}, expect_seq=seq)
+    at.run()
+    assert any(b.key == "class.answer.0" for b in at.button)  # the poll is asked
+    assert at.session_state["lessons.progress"]["numpy_decoder"]["answers"]["1"]["picked"] == 1
+    store.set_step(code, secret, _class_step(1), expect_seq=seq)  # the poll closed
+    at.run()
+    assert not at.exception and store.state(code)["revealed"]
+    assert at.session_state["lessons.progress"]["numpy_decoder"]["answers"]["1"]["picked"] == 1
+    assert not [b for b in at.button if b.key.startswith("class.answer")]
+    shown = " ".join(m.value for m in [*at.markdown, *at.caption, *at.success, *at.error, *at.info])
+    assert "change it until" not in shown

@@ -1,0 +1,160 @@
+"""Class mode's reveal holds (issue 32), in real browsers: one lecturer in two tabs (1280 × 720) and two phones
+(390 × 844), each in a fresh context, on lesson "A GPT decoder, the NumPy way".
+
+1. the phones answer step 1; the lecturer reveals, opens a quick poll and closes it: the question stays revealed
+   on the lecturer's screen (both tabs) and on both phones (their result, the lesson's chart, no answer buttons,
+   nothing saying the answer can still change); a changed answer sent after the reveal with a phone's own student
+   id is refused by the store and the lecturer's count does not move;
+2. Reveal (tab A) and Next (tab B) clicked together, in both orders, from steps 2 and 3: each time the class ends
+   on the next step with its question open and the step it left revealed (Back finds it revealed on the lecturer's
+   screen and on the phones), never unrevealed.
+
+Helpers are test_browser_class.py's. Screenshots of the lecturer and a phone after reveal -> poll -> close go to
+``$CLASS_REVEAL_SHOTS`` when it names a folder (English; ``CLASS_REVEAL_LANG=zh`` for Chinese).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from classroom import AnswerClosed, ClassStore
+from tests.browser.test_browser_class import (
+    COUNT,
+    LAPTOP,
+    PHONE,
+    _answer,
+    _join_by_link,
+    _start,
+    _wait_count,
+    _wait_text,
+    css,
+)
+from tests.browser_support import assert_clean, settle, start_server
+from ui.strings.classroom import EN, ZH
+
+pytestmark = pytest.mark.browser
+
+LANG = os.environ.get("CLASS_REVEAL_LANG", "en")
+S = ZH if LANG == "zh" else EN
+CHANGE_IT = S["class.no_answer_yet"].split(":")[-1].split("：")[-1].strip(" 。.")  # "you can change it until ..."
+
+
+@pytest.fixture(scope="module")
+def room(browser):
+    proc, url = start_server()
+    state = {"url": url, "proc": proc, "contexts": []}
+    yield state
+    for ctx in state["contexts"]:
+        ctx.close()
+    proc.kill()
+    proc.wait(timeout=20)
+
+
+def _step_is(page, n: int) -> None:
+    page.wait_for_function("n => location.search.includes('step=' + n)", arg=n, timeout=180_000)
+
+
+def _revealed_everywhere(lecturers, phones, n: int) -> None:
+    """Step n revealed on every lecturer tab (its answer, no Reveal) and on every phone (its result, the class's
+    chart, the lesson's chart; no answer buttons, nothing saying the answer may still change)."""
+    answer_is = S["class.reveal_answer"].split("**")[0]
+    for page in lecturers:
+        _step_is(page, n)
+        _wait_text(page, css("class.question"), answer_is)
+        settle(page)
+        assert page.locator(css("class.reveal")).count() == 0
+    for page in phones:
+        _step_is(page, n)
+        page.wait_for_selector(css("class.distribution"), timeout=180_000)
+        page.wait_for_selector(css("attn.heatmap.chart"), timeout=180_000)  # the lesson's chart, revealed
+        settle(page)
+        assert page.locator(css("class.answer")).count() == 0
+        assert CHANGE_IT not in page.inner_text("body")
+
+
+def _click_now(page, key: str) -> None:
+    """A click sent without waiting (two tabs' clicks leave within milliseconds of each other)."""
+    page.evaluate("sel => document.querySelector(sel).click()", css(key) + " button")
+
+
+def _shoot(pages: dict, name: str) -> None:
+    folder = os.environ.get("CLASS_REVEAL_SHOTS")
+    if not folder:
+        return
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    for who, page in pages.items():
+        page.screenshot(path=str(Path(folder) / f"{name}-{who}-{LANG}.png"))
+
+
+def test_a_reveal_holds_through_a_poll_a_changed_answer_and_a_racing_next(room, browser):
+    lecturer, code = _start(room, browser, LANG)
+    tab_b = lecturer.context.new_page()  # the lecturer's second tab: its cookie makes it the lecturer
+    tab_b.set_default_timeout(90_000)
+    tab_b.goto(f"{room['url']}/?class={code}&ui.lang={LANG}&ui.presenter=true")
+    tab_b.wait_for_selector(css("class.reveal"), timeout=180_000)
+    phones = [_join_by_link(room, browser, code, lang=LANG, **PHONE) for _ in range(2)]
+    lecturers = [lecturer, tab_b]
+    joined = S["class.count"].format(joined=2, answered=2)
+    for page, i in zip(phones, [0, 1]):
+        _answer(page, i)
+    _wait_count(lecturer, joined)
+
+    # 1. reveal, a quick poll opened and closed: the question stays revealed
+    settle(lecturer)
+    lecturer.locator(css("class.reveal") + " button").click()
+    _revealed_everywhere(lecturers, phones, 1)
+    lecturer.locator('[data-testid="stSidebar"]').get_by_text(S["class.poll"]).click()
+    lecturer.locator(css("class.poll.question") + " input").fill("Ready?")
+    lecturer.locator(css("class.poll.options") + " textarea").fill("yes\nnot yet")
+    lecturer.locator(css("class.poll.open") + " button").click()
+    for page in phones:
+        page.wait_for_selector(css("class.answer.1"), timeout=180_000)
+        assert "Ready?" in page.locator(css("class.question")).inner_text()
+    _answer(phones[0], 0)
+    settle(lecturer)
+    lecturer.locator(css("class.next") + " button").click()  # "Close the poll"
+    _revealed_everywhere(lecturers, phones, 1)
+    _wait_count(lecturer, joined)
+    _shoot({"lecturer": lecturer, "phone": phones[0]}, "reveal-poll-close")
+
+    # a changed answer after the reveal, sent as the phone (its own student id): refused by the store
+    store = ClassStore()  # the server's database (EXPLORER_DATA_DIR, tests/conftest.py)
+    try:
+        sid = next(c["value"] for c in phones[0].context.cookies() if c["name"] == "explorer_student")
+        before = store.counts(code, "numpy_decoder:1")
+        with pytest.raises(AnswerClosed):
+            store.answer(code, sid, "numpy_decoder:1", 1)
+        assert store.counts(code, "numpy_decoder:1") == before == {
+            "joined": 2, "answered": 2, "distribution": {0: 1, 1: 1}}
+        settle(lecturer)
+        assert joined in lecturer.locator(COUNT).inner_text().replace("\n", " ")
+
+        # 2. Reveal and Next together from the two tabs, in both orders: revealed, then next
+        settle(lecturer)
+        lecturer.locator(css("class.next") + " button").click()
+        for n, first in ((2, "reveal"), (3, "next")):
+            for page in lecturers:
+                _step_is(page, n)
+                page.wait_for_selector(css("class.reveal"), timeout=180_000)
+                settle(page)
+            clicks = [(lecturer, "class.reveal"), (tab_b, "class.next")]
+            for page, key in clicks if first == "reveal" else clicks[::-1]:
+                _click_now(page, key)
+            for page in [*lecturers, *phones]:
+                _step_is(page, n + 1)
+            state = store.state(code)
+            assert state["question"] == f"numpy_decoder:{n + 1}" and not state["revealed"], (n, first)
+            assert store.is_revealed(code, f"numpy_decoder:{n}"), (n, first)  # never unrevealed
+        for page in lecturers:
+            page.wait_for_selector(css("class.reveal"), timeout=180_000)  # step 4's question is open
+        # Back: step 3 (whose Next came first) is revealed on the lecturer's screens and on the phones
+        settle(tab_b)
+        tab_b.locator(css("lessons.back") + " button").click()
+        _revealed_everywhere(lecturers, phones, 3)
+        for page in [*lecturers, *phones]:
+            assert_clean(page)
+    finally:
+        store.close()
