@@ -24,7 +24,8 @@ Column vocabulary: ``layer`` (int, 0-based block index, or -1/L for embedding/fi
 from analysis.anatomy import parameter_table, shape_walkthrough, tying_savings
 from analysis.attention import (ATTENTION_STAGES, attention_checks, attention_long, attention_sink, attention_stage,
                                 head_entropy, masked_cells)
-from analysis.depth import FLAT_RATIO, STEP_SLACK, depth_profile, inverse_sqrt_reference, power_law_fit, trend_kind
+from analysis.depth import (FLAT_RATIO, TREND_RHO, depth_profile, inverse_sqrt_reference, power_law_fit, rank_correlation,
+                            trend_kind)
 from analysis.loss import logits_to_keep_check, loss_table
 from analysis.next_token import generate, next_token_table, token_probability
 from analysis.norms import residual_norms, sublayer_norms
@@ -33,7 +34,7 @@ from analysis.trace import activation_frame, finite_report, norm_overflow_limit,
 from analysis.training import layer_grad_history, layer_grad_profile, slot_attention_table, training_history
 
 __all__ = [
-    "ATTENTION_STAGES", "FLAT_RATIO", "STEP_SLACK",
+    "ATTENTION_STAGES", "FLAT_RATIO", "TREND_RHO", "rank_correlation",
     "activation_frame", "attention_checks", "attention_long", "attention_sink", "attention_stage", "masked_cells", "depth_profile", "finite_report",
     "generate", "gradient_norms", "head_entropy", "inverse_sqrt_reference", "last_block_gradient_by_depth",
     "layer_grad_history", "layer_grad_profile", "logits_to_keep_check", "loss_table", "next_token_table",

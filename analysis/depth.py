@@ -7,31 +7,39 @@ import math
 from typing import Sequence
 
 import numpy as np
+import pandas as pd
 
 
 FLAT_RATIO = 1.25  # values within a factor 1.25 of each other (max / min) are "roughly flat"
-STEP_SLACK = 1.10  # a trend may step back by at most 10 % between neighbouring blocks and still count
+TREND_RHO = 0.8  # a rank correlation with depth of at least +0.8 (at most -0.8) is a steady rise (fall)
+
+
+def rank_correlation(values: Sequence[float]) -> float:
+    """Spearman's rank correlation between ``values`` and their position (0, 1, 2, ...): +1 for a strictly rising
+    sequence, -1 for a strictly falling one; ties get their mean rank. NaN for fewer than two values or constant
+    values."""
+    v = pd.Series(np.asarray(values, dtype=np.float64))
+    if v.size < 2 or v.nunique() < 2:
+        return math.nan
+    ranks = v.rank(method="average").to_numpy()
+    return float(np.corrcoef(np.arange(v.size, dtype=np.float64), ranks)[0, 1])
 
 
 def trend_kind(values: Sequence[float]) -> str:
     """One word for positive values along depth: "flat", "grows", "shrinks" or "mixed".
 
-    "flat": ``max / min <= FLAT_RATIO``. "grows" / "shrinks": the first value is the lowest / highest and the last
-    the highest / lowest, more than ``FLAT_RATIO`` apart, and no step between neighbours goes the other way by
-    more than ``STEP_SLACK``. Anything else is "mixed". Fewer than two values, or a value that is not finite and
-    positive: "".
+    "flat": ``max / min <= FLAT_RATIO``. Otherwise the Spearman rank correlation with depth
+    (:func:`rank_correlation`) decides: ``>= TREND_RHO`` "grows", ``<= -TREND_RHO`` "shrinks", in between
+    "mixed" (no steady trend). A single dip does not undo a steady rise, and the ends need not be the extremes.
+    Fewer than two values, or a value that is not finite and positive: "".
     """
     v = np.asarray(values, dtype=np.float64)
     if v.size < 2 or not (np.isfinite(v).all() and (v > 0).all()):
         return ""
     if v.max() / v.min() <= FLAT_RATIO:
         return "flat"
-    steps = v[1:] / v[:-1]
-    if v[0] == v.min() and v[-1] == v.max() and (steps >= 1 / STEP_SLACK).all():
-        return "grows"
-    if v[0] == v.max() and v[-1] == v.min() and (steps <= STEP_SLACK).all():
-        return "shrinks"
-    return "mixed"
+    rho = rank_correlation(v) * (1 + 1e-12)  # exactly 0.8 (one swap in five) counts, whatever the float rounding
+    return "grows" if rho >= TREND_RHO else "shrinks" if rho <= -TREND_RHO else "mixed"
 
 
 def depth_profile(values: Sequence[float]) -> dict:
@@ -42,7 +50,8 @@ def depth_profile(values: Sequence[float]) -> dict:
 
     Returns:
         ``{"L", "first", "second", "last", "step": block 2 / block 1, "step_kind": trend_kind of blocks 1-2,
-        "rest_kind": trend_kind of blocks 2..L ("" when L < 3), "rest_ratio": block L / block 2,
+        "rest_kind": trend_kind of blocks 2..L ("" when L < 3), "rest_rho": their rank correlation with depth,
+        "rest_ratio": block L / block 2,
         "rest_spread": max / min over blocks 2..L, "rest_lowest", "rest_highest": 1-based blocks}``; ``L < 2`` or
         a value that is not finite and positive gives ``{"L": L}`` only.
     """
@@ -54,7 +63,7 @@ def depth_profile(values: Sequence[float]) -> dict:
     return {
         "L": L, "first": float(v[0]), "second": float(v[1]), "last": float(v[-1]),
         "step": float(v[1] / v[0]), "step_kind": trend_kind(v[:2]),
-        "rest_kind": trend_kind(rest) if L >= 3 else "",
+        "rest_kind": trend_kind(rest) if L >= 3 else "", "rest_rho": rank_correlation(rest),
         "rest_ratio": float(v[-1] / v[1]), "rest_spread": float(rest.max() / rest.min()),
         "rest_lowest": int(rest.argmin()) + 2, "rest_highest": int(rest.argmax()) + 2,
     }

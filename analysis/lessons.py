@@ -47,6 +47,12 @@ class Answer:
     ``values``: the numbers the explanation's ``{placeholders}`` quote; ``highlight``: ``{"x": ...}``, ``{"y": ...}``
     or both, the part of the step's chart to mark after the answer; ``option_labels``: a ``{"en", "zh"}`` template
     with one ``{}`` applied to every option (e.g. "layer {}").
+
+    What the lesson check's quality rules read (docs/lessons.md, :mod:`lessons.quality`): ``scores``, one number per
+    option in the order ``[correct, *distractors]``, what the chart measures for it, higher wins (a "smallest"
+    question negates; a classification gives ``-distance`` of the measured value to each option's interval,
+    :func:`interval_scores`); ``runner_up``, the best score among candidates that are not offered; ``wrong``
+    (number questions), ``{name: value}`` that a wrong model of the concept would give.
     """
 
     correct: Option
@@ -54,6 +60,20 @@ class Answer:
     values: dict = field(default_factory=dict)
     highlight: dict = field(default_factory=dict)
     option_labels: dict | None = None
+    scores: list | None = None
+    runner_up: float | None = None
+    wrong: dict = field(default_factory=dict)
+
+
+def interval_scores(measured: float, intervals: list[tuple[float, float]]) -> list[float]:
+    """``-distance`` of ``measured`` to each ``(low, high)`` interval (0 inside): the scores of a classification's
+    options, so the key beats a neighbour by how far the measured value is from their shared boundary."""
+    return [-max(low - measured, measured - high, 0.0) for low, high in intervals]
+
+
+def nearest_scores(measured: float, opts: list[float]) -> list[float]:
+    """``-|option - measured|``: the scores of numeric options when the key is the one nearest the measurement."""
+    return [-abs(float(o) - measured) for o in opts]
 
 
 class StepInputs:
