@@ -249,13 +249,17 @@ def largest_walk_step(s: StepInputs, steps: list | None = None, layer: int = 1) 
         walk = walk[walk["step"].isin(steps)]
     top = walk.loc[walk["mean_norm"].idxmax()]
     low = walk.loc[walk["mean_norm"].idxmin()]
-    # a step that ties the largest (two norms' outputs at init both sit at ~√H) is no wrong answer: not offered
-    wrong = walk[walk["mean_norm"] < top["mean_norm"] * (1 - 1e-2)]
-    return Answer(correct=str(top["formula"]),
-                  distractors=[str(f) for f in wrong.sort_values("mean_norm")["formula"]][-4:],
-                  values={"top": str(top["formula"]), "top_norm": float(top["mean_norm"]), "low": str(low["formula"]),
-                          "low_norm": float(low["mean_norm"]), "sqrt_h": math.sqrt(s.config.hidden_size)},
-                  highlight={"x": int(top["step"])})
+    # steps within 1 % of the largest (two norms' outputs at init both sit at ~√H) are one option: "both"
+    tied = walk[walk["mean_norm"] >= top["mean_norm"] * (1 - 1e-2)].sort_values("step")
+    wrong = walk[walk["mean_norm"] < top["mean_norm"] * (1 - 1e-2)].sort_values("mean_norm")[-4:]
+    names = [str(f) for f in tied["formula"]]
+    correct = names[0] if len(names) == 1 else _bi(" and ".join(names) + " (tied)", " 和 ".join(names) + "（并列）")
+    return Answer(correct=correct, distractors=[str(f) for f in wrong["formula"]],
+                  values={"top": correct, "top_norm": float(top["mean_norm"]), "low": str(low["formula"]),
+                          "low_norm": float(low["mean_norm"]), "sqrt_h": math.sqrt(s.config.hidden_size),
+                          "tied_norm": float(tied["mean_norm"].min())},
+                  highlight={"x": int(top["step"])},
+                  scores=[float(tied["mean_norm"].min()), *(float(v) for v in wrong["mean_norm"])])
 
 
 def _depth_label(depth: int, L: int) -> dict:
@@ -281,6 +285,33 @@ def largest_residual_depth(s: StepInputs) -> Answer:
                   values={"where": _depth_label(top, L), "norm": float(mean[top]), "embed": float(mean[0]),
                           "final": float(mean[L + 1]), "sqrt_h": math.sqrt(s.config.hidden_size)},
                   highlight={"x": top})
+
+
+SCALE_CHANGES = {  # what a step does to a norm, by the factor: regions in log10(after / before)
+    "shrinks": (_bi("shrinks it (below 0.8×)", "把它缩小（不到 0.8 倍）"), (-math.inf, math.log10(0.8))),
+    "keeps": (_bi("keeps it about the same (0.8× to 1.25×)", "基本不变（0.8 到 1.25 倍）"), (math.log10(0.8), math.log10(1.25))),
+    "grows": (_bi("enlarges it a little (1.25× to 10×)", "把它放大一些（1.25 到 10 倍）"), (math.log10(1.25), 1.0)),
+    "jumps": (_bi("enlarges it more than 10×", "把它放大 10 倍以上"), (1.0, math.inf)),
+}
+
+
+@answer("final_norm_scale")
+def final_norm_scale(s: StepInputs) -> Answer:
+    """What the final norm does to the residual stream's mean L2 norm (:func:`analysis.norms.residual_norms`:
+    after block L, then after the final norm): shrinks, keeps, enlarges a little or more than 10×; scored by the
+    factor's distance (in log10) to each option's range."""
+    from analysis.norms import residual_norms
+
+    L = s.config.num_hidden_layers
+    mean = residual_norms(s.trace(), s.tokens).groupby("depth")["norm"].mean()
+    last, final = float(mean[L]), float(mean[L + 1])
+    factor = math.log10(final / last)
+    which = next(k for k, (_, (lo, hi)) in SCALE_CHANGES.items() if lo <= factor < hi)
+    order = [which, *(k for k in SCALE_CHANGES if k != which)]
+    return Answer(correct=SCALE_CHANGES[which][0], distractors=[SCALE_CHANGES[k][0] for k in order[1:]],
+                  values={"embed": float(mean[0]), "last": last, "final": final, "L": L, "ratio": round(final / last),
+                          "sqrt_h": math.sqrt(s.config.hidden_size), "top": int(mean[:L + 1].idxmax())},
+                  highlight={"x": L + 1}, scores=interval_scores(factor, [SCALE_CHANGES[k][1] for k in order]))
 
 
 @answer("residual_norm_at")
@@ -340,9 +371,11 @@ def total_parameters(s: StepInputs) -> Answer:
     vh = c.vocab_size * c.hidden_size
     blocks = int(table[table["component"].isin(["self_attn", "mlp", "block norms"])]["params"].sum())
     wrong = [total - vh if not c.tie_word_embeddings else total + vh, blocks, total * c.num_hidden_layers]
+    heads = 0 if c.tie_word_embeddings else vh
     return Answer(correct=total, distractors=_others(total, wrong), values={
         "total": total, "blocks": blocks, "L": c.num_hidden_layers, "per_block": blocks // c.num_hidden_layers,
-        "embed": vh, "rest": total - blocks}, highlight={"x": "mlp" if c.tie_word_embeddings else "lm_head"})
+        "embed": vh, "rest": total - blocks, "head": heads, "final_norm": total - blocks - vh - heads},
+        highlight={"x": "mlp" if c.tie_word_embeddings else "lm_head"})
 
 
 @answer("kept_logits_shape")
@@ -451,6 +484,32 @@ def top_key_last_row(s: StepInputs) -> Answer:
                   highlight={"x": top, "y": T - 1})
 
 
+SPREADS = {  # how the largest weight of a row compares with an even share 1/T
+    "even": (_bi("almost evenly: no weight is 10 % above 1/T", "几乎平均：没有哪个权重比 1/T 高出 10%"), (0.0, 1.1)),
+    "favourite": (_bi("one clear favourite: 2 to 5 times 1/T", "有一个明显的偏好：1/T 的 2 到 5 倍"), (2.0, 5.0)),
+    "half": (_bi("one position takes more than half", "一个位置拿走一半以上"), (None, math.inf)),
+}
+
+
+@answer("last_row_spread")
+def last_row_spread(s: StepInputs) -> Answer:
+    """How the last position spreads its attention in head ``attn.head`` of layer ``attn.layer``: almost evenly,
+    one clear favourite, or more than half on one position, by the largest weight over an even share 1/T (scored
+    by its distance to each option's range; between two ranges the nearer one is the key)."""
+    layer, head = int(s.setting("attn.layer", 1)) - 1, int(s.setting("attn.head", 1)) - 1
+    row = s.trace().attentions[layer][0, head, -1]
+    T = int(row.shape[-1])
+    top = int(row.argmax())
+    factor = float(row.max()) * T
+    ranges = {k: (lo if lo is not None else T / 2, hi) for k, (_, (lo, hi)) in SPREADS.items()}
+    scores = {k: interval_scores(factor, [r])[0] for k, r in ranges.items()}
+    order = sorted(SPREADS, key=lambda k: -scores[k])
+    return Answer(correct=SPREADS[order[0]][0], distractors=[SPREADS[k][0] for k in order[1:]],
+                  values={"w": float(row.max()), "low": float(row.min()), "T": T, "even": 1 / T,
+                          "top": f"{top}: {s.tokens[top]}"},
+                  highlight={"x": top, "y": T - 1}, scores=[scores[k] for k in order])
+
+
 # ---- next token, cost -------------------------------------------------------------------------------------
 def _next_probs(s: StepInputs, temperature: float) -> torch.Tensor:
     logits = s.trace().logits[0, -1].double()
@@ -502,6 +561,36 @@ def forward_cost_ratio(s: StepInputs, short: int = 32, long: int = 64) -> Answer
     return Answer(correct=ratio, distractors=_others(ratio, [round(f, 2), round(f * f, 2), round(f ** 3, 2)]),
                   values={"ratio": ratio, "short": short, "long": long, "linear": f, "square": f * f,
                           "a": a, "b": b})
+
+
+COST_GROWTH = {  # the cost of twice the tokens, as a multiple of the shorter sequence's
+    "linear": (_bi("exactly 2× (it grows linearly)", "正好 2 倍（线性增长）"), (2.0, 2.0)),
+    "bit_more": (_bi("a little more than 2× (between 2× and 2.5×)", "比 2 倍多一点（2 到 2.5 倍之间）"), (2.0, 2.5)),
+    "quadratic": (_bi("about 4× (it grows with T²)", "大约 4 倍（按 T² 增长）"), (3.5, 4.5)),
+    "cubic": (_bi("about 8×", "大约 8 倍"), (7.0, 9.0)),
+}
+
+
+@answer("forward_cost_growth")
+def forward_cost_growth(s: StepInputs, short: int = 256, long: int = 512) -> Answer:
+    """Doubling the sequence (``short`` to ``long = 2 short`` tokens): how the multiply-adds of one full forward
+    grow (:func:`engine.generation.forward_flops`), as ranges, so that counting the whole score matrix or only its
+    causal half (the ``wrong``-model check of a careful student: both land in the same range) gives one key."""
+    from engine.generation import forward_flops
+
+    c = s.config
+    ratio = forward_flops(c, long, long, long) / forward_flops(c, short, short, short)
+    attn = lambda T: c.num_hidden_layers * 4 * c.num_attention_heads * T * T * c.head_dim  # noqa: E731
+    half = lambda T: forward_flops(c, T, T, T) - attn(T) / 2  # noqa: E731  (only the causal half of the scores)
+    ratio_half = half(long) / half(short)
+    both = {k: [interval_scores(r, [rng])[0] for r in (ratio, ratio_half)] for k, (_, rng) in COST_GROWTH.items()}
+    key = max(COST_GROWTH, key=lambda k: min(both[k]))  # the key holds under both counts; a rival at its best
+    order = [key, *(k for k in COST_GROWTH if k != key)]
+    f = long / short
+    return Answer(correct=COST_GROWTH[key][0], distractors=[COST_GROWTH[k][0] for k in order[1:]],
+                  values={"ratio": round(ratio, 2), "half": round(ratio_half, 2), "short": short, "long": long,
+                          "linear": f, "square": f * f},
+                  scores=[min(both[key]), *(max(both[k]) for k in order[1:])])
 
 
 # ---- the FFN ------------------------------------------------------------------------------------------------

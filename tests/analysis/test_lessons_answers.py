@@ -70,10 +70,13 @@ def test_largest_walk_step_against_hooked_module_outputs(built):
              "x2 = x1 + f": x1 + o["mlp"]}
     mean = {k: float(v[0].norm(dim=-1).mean()) for k, v in norms.items()}
     ans = key(built, "largest_walk_step", MINI)
-    assert ans.correct == max(mean, key=mean.get)
-    assert ans.values["top_norm"] == pytest.approx(mean[ans.correct], rel=1e-5)
-    # a step whose norm ties the largest (both norm outputs sit at ~sqrt(H) at init) is not offered as wrong
-    assert ans.distractors and all(mean[d] < mean[ans.correct] * 0.99 for d in ans.distractors)
+    top = max(mean.values())
+    tied = [k for k in norms if mean[k] >= 0.99 * top]  # both norm outputs sit at ~sqrt(H) at init: one option
+    assert tied == ["n1 = Norm(x)", "n2 = Norm(x1)"]
+    assert ans.correct == {"en": "n1 = Norm(x) and n2 = Norm(x1) (tied)", "zh": "n1 = Norm(x) 和 n2 = Norm(x1)（并列）"}
+    assert ans.values["top_norm"] == pytest.approx(top, rel=1e-5)
+    assert ans.distractors and all(mean[d] < top * 0.99 for d in ans.distractors)
+    assert ans.scores == pytest.approx([min(mean[k] for k in tied), *(mean[d] for d in ans.distractors)], rel=1e-5)
 
 
 def test_larger_norm_x_against_layernorm_of_x(built):
@@ -180,12 +183,37 @@ def _pattern(s: StepInputs, layer: int = 0, head: int = 0) -> torch.Tensor:
     return torch.softmax(scores, dim=-1)
 
 
+def test_final_norm_scale_against_hooks(built):
+    means = _residual_means(built(MINI))  # embedding, blocks 1..3, final norm
+    ans = key(built, "final_norm_scale", MINI)
+    factor = means[-1] / means[-2]
+    assert factor > 10 and ans.correct["en"] == "enlarges it more than 10×"
+    assert ans.values["last"] == pytest.approx(means[-2], rel=1e-5) and ans.values["ratio"] == round(factor)
+    assert ans.scores[0] == 0 and max(ans.scores[1:]) == pytest.approx(-(math.log10(factor) - 1), rel=1e-5)
+
+
+def test_forward_cost_growth_holds_for_both_counts():
+    c = PRESETS["numpy_decoder"]
+    ans = REGISTRY["forward_cost_growth"](StepInputs({}, lambda: (c, None, None, None, None)), short=256, long=512)
+    full = forward_flops(c, 512, 512, 512) / forward_flops(c, 256, 256, 256)
+    attn = lambda T: c.num_hidden_layers * 4 * c.num_attention_heads * T * T * c.head_dim  # noqa: E731
+    half = (forward_flops(c, 512, 512, 512) - attn(512) / 2) / (forward_flops(c, 256, 256, 256) - attn(256) / 2)
+    assert 2 < half < full < 2.5 and ans.correct["en"].startswith("a little more than 2×")
+    assert ans.values["ratio"] == round(full, 2) and ans.values["half"] == round(half, 2)
+    assert ans.scores[0] == 0 and max(ans.scores[1:]) == pytest.approx(-(half - 2))  # exactly 2×: the nearest rival
+
+
 def test_attention_answers_against_a_softmax_by_hand(built):
     s = built(NUMPY)  # learned positions: q and k come straight from the projections (no RoPE)
     p = _pattern(s)
     assert key(built, "first_row_weight", NUMPY).correct == 1.0 == round(float(p[0, 0]), 3)
     top = int(p[-1].argmax())
     assert key(built, "top_key_last_row", NUMPY).correct == f"{top}: {s.tokens[top]}"
+    spread = key(built, "last_row_spread", NUMPY)
+    factor = float(p[-1].max()) * p.shape[-1]
+    assert factor < 1.1 and spread.correct["en"].startswith("almost evenly")
+    assert spread.values["w"] == pytest.approx(float(p[-1].max()), rel=1e-5)
+    assert spread.scores[0] == 0 and max(spread.scores[1:]) == pytest.approx(factor - 2, rel=1e-5)
 
 
 def test_next_token_and_temperature_against_softmax(built):
