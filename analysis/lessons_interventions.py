@@ -14,7 +14,7 @@ import torch
 
 from analysis import interventions as iv
 from analysis.heads import induction_scores, previous_token_scores
-from analysis.lessons import Answer, StepInputs, answer
+from analysis.lessons import Answer, StepInputs, answer, interval_scores
 from analysis.lessons_real import head_option
 from engine.interventions import ActivationPatch, sweep
 
@@ -40,7 +40,8 @@ def circuit(s: StepInputs) -> dict:
     base = iv.induction_loss(s.model, ids, period)
     lp, li = iv.induction_loss(s.model, ids, period, [p]), iv.induction_loss(s.model, ids, period, [i])
     both = iv.induction_loss(s.model, ids, period, sorted({p, i}))
-    return {"prev": p, "induction": i, "base": base, "prev_rise": lp - base, "induction_rise": li - base,
+    p2 = tuple(int(v) for v in divmod(int(torch.as_tensor(prev).flatten().argsort(descending=True)[1]), prev.shape[1]))
+    return {"prev2": p2, "prev2_rise": iv.induction_loss(s.model, ids, period, [p2]) - base,"prev": p, "induction": i, "base": base, "prev_rise": lp - base, "induction_rise": li - base,
             "both_rise": both - base, "both": both, "vocab": s.config.vocab_size,
             "prev_score": float(prev[p]), "induction_score": float(ind[i])}
 
@@ -78,7 +79,9 @@ def circuit_winner(s: StepInputs) -> Answer:
 def prev_rise(s: StepInputs) -> Answer:
     """The rise of the loss on the second copy (nats) when the strongest previous-token head is removed (a number)."""
     c = circuit(s)
-    return Answer(correct=round(c["prev_rise"], 2), values=_values(c),
+    wrong = {"both heads removed": round(c["both_rise"], 2), "the induction head removed": round(c["induction_rise"], 2),
+             "the second previous-token head removed": round(c["prev2_rise"], 2)}
+    return Answer(correct=round(c["prev_rise"], 2), values=_values(c), wrong=wrong,
                   highlight={"x": c["prev"][1], "y": c["prev"][0] + 1})
 
 
@@ -101,12 +104,20 @@ def pair_vs_sum(s: StepInputs) -> Answer:
     :data:`SAME`), or less."""
     c = circuit(s)
     total = c["prev_rise"] + c["induction_rise"]
-    opts = {"more": {"en": "more than the sum of the two", "zh": "比两者之和更多"},
-            "same": {"en": "about the sum of the two", "zh": "约等于两者之和"},
-            "less": {"en": "less than the sum of the two", "zh": "比两者之和更少"}}
+    pct = round(100 * SAME)
+    opts = {"more": {"en": f"more than the sum of the two, by over {pct} %", "zh": f"比两者之和多出 {pct}% 以上"},
+            "same": {"en": f"about the sum of the two (within {pct} %)", "zh": f"约等于两者之和（相差不到 {pct}%）"},
+            "less": {"en": f"less than the sum of the two, by over {pct} %", "zh": f"比两者之和少 {pct}% 以上"}}
     which = "same" if abs(c["both_rise"] - total) <= SAME * max(abs(total), 1e-9) else \
         "more" if c["both_rise"] > total else "less"
-    return Answer(correct=opts[which], distractors=[v for k, v in opts.items() if k != which], values=_values(c))
+    order = [which, *(k for k in opts if k != which)]
+    regions = {"less": (-math.inf, 1 - SAME), "same": (1 - SAME, 1 + SAME), "more": (1 + SAME, math.inf)}
+    ratio = c["both_rise"] / total if total > 0 else math.nan
+    v = _values(c)
+    return Answer(correct=opts[which], distractors=[opts[k] for k in order[1:]],
+                  values={**v, "extra": round(c["both_rise"] - c["prev_rise"], 2),
+                          "off": f"{100 * (ratio - 1):+.1f}"},
+                  scores=interval_scores(ratio, [regions[k] for k in order]))
 
 
 # ---- facts: where the answer is carried --------------------------------------------------------------------------

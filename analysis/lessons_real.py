@@ -121,13 +121,27 @@ def strongest_head(s: StepInputs, score: str = "prev_token") -> Answer:
     second = ranked.iloc[1]
     prev = heads.top_heads(heads.head_roles(repeat, repeat, period), "prev_token", 1).iloc[0] if score == "induction" \
         else best  # the previous-token head of the induction circuit: measured on the same repeat
+    by_head = {(int(r.layer), int(r.head)): float(getattr(r, score)) for r in roles.itertuples()}
+    offered = {correct, *wrong}
     return Answer(correct=head_option(*correct), distractors=[head_option(*w) for w in wrong],
+                  scores=[by_head[correct], *(by_head[w] for w in wrong)],
+                  runner_up=max((v for k, v in by_head.items() if k not in offered), default=None),
                   values={"layer": correct[0] + 1, "head": correct[1] + 1, "score": f"{float(best[score]):.4f}",
                           "second": f"{float(second[score]):.4f}", "second_layer": int(second["layer"]) + 1,
                           "second_head": int(second["head"]) + 1, "period": period,
                           "prev_layer": int(prev["layer"]) + 1, "prev_head": int(prev["head"]) + 1,
                           "uniform": round(uniform_score(s, score), 3)},
                   highlight={"x": correct[1] + 1, "y": correct[0] + 1})
+
+
+@answer("strongest_head_score")
+def strongest_head_score(s: StepInputs, score: str = "prev_token") -> Answer:
+    """A number: the best head's ``score`` (:func:`strongest_head`'s key, whose values the explanation quotes), to 2
+    decimals. Wrong models: even attention (the page's reference line) and a perfect head (1)."""
+    key = strongest_head(s, score)
+    best = round(float(key.values["score"]), 2)
+    return Answer(correct=best, values=key.values, highlight=key.highlight,
+                  wrong={"even attention": float(key.values["uniform"]), "a perfect head": 1.0})
 
 
 def uniform_score(s: StepInputs, score: str) -> float:

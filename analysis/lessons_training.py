@@ -12,14 +12,15 @@ Each function is thin: it calls what the lab draws and says (``analysis.training
 
 from __future__ import annotations
 
+import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from analysis.depth import depth_profile
-from analysis.lessons import Answer, NeedsRun, StepInputs, answer
+from analysis.depth import FLAT_RATIO, TREND_RHO, depth_profile
+from analysis.lessons import Answer, NeedsRun, StepInputs, answer, interval_scores
 from analysis.training import layer_grad_profile
 
 
@@ -239,8 +240,9 @@ POEM_VERDICTS = {
 }
 
 
-def _pct(x: float, digits: int = 1) -> float:
-    return round(100 * x, digits)
+def _pct(x: float, digits: int = 1) -> str:
+    """A share as a percentage with a fixed number of decimals ("12.0", not "12" next to "59.4")."""
+    return f"{100 * x:.{digits}f}"
 
 
 @answer("poem_punctuation")
@@ -319,6 +321,24 @@ def race_profile(s: StepInputs, placement: str = "post") -> Answer:
     p = depth_profile(values.tolist())
     if p.get("rest_kind") not in TRENDS:
         raise ValueError(f"no trend over blocks 2..L for {len(values)} blocks (needs 3 or more finite, positive norms)")
-    return choice(TRENDS, p["rest_kind"], values={
+    ans = choice(TRENDS, p["rest_kind"], values={
         "first": float(f"{p['first']:.3g}"), "second": float(f"{p['second']:.3g}"), "last": float(f"{p['last']:.3g}"),
-        "ratio": round(p["rest_ratio"], 2), "spread": round(p["rest_spread"], 2), "L": p["L"]})
+        "ratio": round(p["rest_ratio"], 2), "spread": round(p["rest_spread"], 2), "L": p["L"],
+        "rho": f"{p['rest_rho']:+.2f}"})
+    return replace(ans, scores=trend_scores(p["rest_rho"], p["rest_spread"], [ans.correct, *ans.distractors]))
+
+
+def trend_scores(rho: float, spread: float, opts: list) -> list[float]:
+    """The scores of the trend options (:func:`analysis.depth.trend_kind`'s rule): how far inside (0) or outside
+    (negative) each option's region the profile lies. Not flat: "flat" scores ``-log(spread / FLAT_RATIO)``, the
+    others the rank correlation's distance to their interval (rises ``[TREND_RHO, 1]``, falls ``[-1, -TREND_RHO]``,
+    no steady trend in between). Flat: "flat" scores 0, every other option ``-log(FLAT_RATIO / spread)``."""
+    if spread <= FLAT_RATIO:
+        return [0.0 if o == TRENDS["flat"] else -math.log(FLAT_RATIO / spread) for o in opts]
+    regions = {"grows": (TREND_RHO, 1.0), "shrinks": (-1.0, -TREND_RHO), "mixed": (-TREND_RHO, TREND_RHO)}
+    names = {json.dumps(v, sort_keys=True): k for k, v in TRENDS.items()}
+    out = []
+    for o in opts:
+        name = names[json.dumps(o, sort_keys=True)]
+        out.append(-math.log(spread / FLAT_RATIO) if name == "flat" else interval_scores(rho, [regions[name]])[0])
+    return out

@@ -72,6 +72,13 @@ def test_the_circuit_keys(inputs, reference):
     total = r["pr"] + r["ir"]
     want = "about" if abs(r["both"] - total) <= 0.15 * total else "more" if r["both"] > total else "less"
     assert pair.correct["en"].startswith(want) and pair.values["both"] == pytest.approx(r["both"], abs=0.01)
+    # separated: the ratio both / sum sits inside its range, each rival scored by its distance to the boundary
+    ratio = r["both"] / total
+    assert pair.scores[0] == 0 and max(pair.scores[1:]) == pytest.approx(-min(ratio - 0.85, 1.15 - ratio), abs=1e-6)
+    # the band of the prev-token rise excludes what removing both heads, or the induction head, gives
+    rise = REGISTRY["interv_prev_rise"](inputs)
+    assert rise.wrong["both heads removed"] == pytest.approx(r["both"], abs=0.01)
+    assert rise.wrong["the induction head removed"] == pytest.approx(r["ir"], abs=0.01)
 
 
 def test_the_facts_keys(inputs):

@@ -111,6 +111,12 @@ def test_race_keys_by_hand():
     ans = REGISTRY["race_profile"](s, placement="post")
     assert ans.correct == TRENDS["grows"] and ans.values["ratio"] == 4.0 and len(ans.distractors) == 3
     assert REGISTRY["race_profile"](s, placement="pre").correct == TRENDS["shrinks"]
+    # scores: the rank correlation's distance to each option's range (rho = +1: 0.2 past "no steady trend")
+    assert ans.scores[0] == 0 and ans.values["rho"] == "+1.00"
+    assert max(ans.scores[1:]) == pytest.approx(-0.2) and min(ans.scores[1:]) == pytest.approx(-1.8)
+    wobbly = [(9.0, 0.1, 0.3, 0.2, 0.5, 0.6)] * 2  # blocks 2..6 rise 6x with one dip at block 4: still "grows"
+    w = session_inputs(**{"race.job": race([(4.0, 3.0, 2.0, 1.0, 0.9, 0.8)] * 2, wobbly, 6.28, 6.46)})
+    assert REGISTRY["race_profile"](w, placement="post").correct == TRENDS["grows"]
     tie = session_inputs(**{"race.job": race(pre, post, 6.40, 6.41)})
     assert REGISTRY["race_winner"](tie).correct["en"].startswith("neither")
 
