@@ -190,8 +190,8 @@ def run_final_loss(s: StepInputs) -> Answer:
     early = val.iloc[1] if len(val) > 1 else val.iloc[-1]  # the first validation after step 0
     drop = r.initial_val_loss - r.final_val_loss
     share = (r.initial_val_loss - early["val_loss"]) / drop if drop > 0 else math.nan
-    return choice(LOSS_BANDS, band, values={**v, "drop": round(100 * (1 - ratio), 1), "early_step": int(early["step"]),
-                                            "early": round(float(early["val_loss"]), 2), "early_share": round(100 * share)},
+    return choice(LOSS_BANDS, band, values={**v, "drop": _pct(1 - ratio), "early_step": int(early["step"]),
+                                            "early": round(float(early["val_loss"]), 2), "early_share": _pct(share)},
                   highlight={"x": v["steps"]})
 
 
@@ -214,7 +214,7 @@ def run_loss_rises(s: StepInputs) -> Answer:
     rises = int((np.diff(loss) > 0).sum())
     share = rises / max(1, len(loss) - 1)
     band = "none" if rises == 0 else "few" if share < 0.1 else "some" if share <= 0.3 else "many"
-    return choice(RISE_BANDS, band, values={**_run_values(run), "rises": rises, "share": round(100 * share, 1)})
+    return choice(RISE_BANDS, band, values={**_run_values(run), "rises": rises, "share": _pct(share)})
 
 
 def poem_numbers(s: StepInputs, run: RunView) -> dict:
