@@ -281,37 +281,13 @@ def largest_residual_depth(s: StepInputs) -> Answer:
     L = s.config.num_hidden_layers
     top = int(mean.idxmax())
     order = [int(d) for d in mean.sort_values(ascending=False).index]
+    last, final = float(mean[L]), float(mean[L + 1])
     return Answer(correct=_depth_label(top, L), distractors=[_depth_label(d, L) for d in order[1:4]],
                   values={"where": _depth_label(top, L), "norm": float(mean[top]), "embed": float(mean[0]),
-                          "final": float(mean[L + 1]), "sqrt_h": math.sqrt(s.config.hidden_size)},
-                  highlight={"x": top})
-
-
-SCALE_CHANGES = {  # what a step does to a norm, by the factor: regions in log10(after / before)
-    "shrinks": (_bi("shrinks it (below 0.8×)", "把它缩小（不到 0.8 倍）"), (-math.inf, math.log10(0.8))),
-    "keeps": (_bi("keeps it about the same (0.8× to 1.25×)", "基本不变（0.8 到 1.25 倍）"), (math.log10(0.8), math.log10(1.25))),
-    "grows": (_bi("enlarges it a little (1.25× to 10×)", "把它放大一些（1.25 到 10 倍）"), (math.log10(1.25), 1.0)),
-    "jumps": (_bi("enlarges it more than 10×", "把它放大 10 倍以上"), (1.0, math.inf)),
-}
-
-
-@answer("final_norm_scale")
-def final_norm_scale(s: StepInputs) -> Answer:
-    """What the final norm does to the residual stream's mean L2 norm (:func:`analysis.norms.residual_norms`:
-    after block L, then after the final norm): shrinks, keeps, enlarges a little or more than 10×; scored by the
-    factor's distance (in log10) to each option's range."""
-    from analysis.norms import residual_norms
-
-    L = s.config.num_hidden_layers
-    mean = residual_norms(s.trace(), s.tokens).groupby("depth")["norm"].mean()
-    last, final = float(mean[L]), float(mean[L + 1])
-    factor = math.log10(final / last)
-    which = next(k for k, (_, (lo, hi)) in SCALE_CHANGES.items() if lo <= factor < hi)
-    order = [which, *(k for k in SCALE_CHANGES if k != which)]
-    return Answer(correct=SCALE_CHANGES[which][0], distractors=[SCALE_CHANGES[k][0] for k in order[1:]],
-                  values={"embed": float(mean[0]), "last": last, "final": final, "L": L, "ratio": round(final / last),
-                          "sqrt_h": math.sqrt(s.config.hidden_size), "top": int(mean[:L + 1].idxmax())},
-                  highlight={"x": L + 1}, scores=interval_scores(factor, [SCALE_CHANGES[k][1] for k in order]))
+                          "final": final, "last": last, "L": L, "ratio": round(final / last),
+                          "sqrt_h": math.sqrt(s.config.hidden_size)},
+                  highlight={"x": top}, scores=[float(mean[d]) for d in order[:4]],
+                  runner_up=float(mean[order[4]]) if len(order) > 4 else None)
 
 
 @answer("residual_norm_at")

@@ -183,15 +183,6 @@ def _pattern(s: StepInputs, layer: int = 0, head: int = 0) -> torch.Tensor:
     return torch.softmax(scores, dim=-1)
 
 
-def test_final_norm_scale_against_hooks(built):
-    means = _residual_means(built(MINI))  # embedding, blocks 1..3, final norm
-    ans = key(built, "final_norm_scale", MINI)
-    factor = means[-1] / means[-2]
-    assert factor > 10 and ans.correct["en"] == "enlarges it more than 10×"
-    assert ans.values["last"] == pytest.approx(means[-2], rel=1e-5) and ans.values["ratio"] == round(factor)
-    assert ans.scores[0] == 0 and max(ans.scores[1:]) == pytest.approx(-(math.log10(factor) - 1), rel=1e-5)
-
-
 def test_forward_cost_growth_holds_for_both_counts():
     c = PRESETS["numpy_decoder"]
     ans = REGISTRY["forward_cost_growth"](StepInputs({}, lambda: (c, None, None, None, None)), short=256, long=512)
