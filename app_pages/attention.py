@@ -19,7 +19,7 @@ from ui.i18n import current_lang, labeler, t
 from ui.presenter import pairs
 from ui.sidebar import explorer, trace
 from ui.state import control
-from ui.widgets import chart, first_screen, screen_heading
+from ui.widgets import chart, first_screen, revealed, screen_heading
 from ui.tokens import phrase
 
 GRID_MAX_CELLS = 144  # layers x heads small heatmaps drawn at most (GPT-2 small: 12 x 12)
@@ -72,21 +72,22 @@ with first_screen(t("attn.title"), t("attn.explain")):
           fill_screen=True)
 st.caption(t("attn.caption_masked") if stage in ("masked", "softmax") else t("attn.caption_unmasked"))
 masked = analysis.masked_cells(out, layer - 1)[head - 1]  # (T, T): the layer's mask, read from the run
-band = int(np.tril(masked, -1).sum())  # cells below the diagonal the mask removes: a sliding window's band
-if ctx.config.layer_type(layer - 1) == "sliding_attention":
-    w = ctx.config.sliding_window
-    st.caption(t("attn.caption_window", layer=layer, w=w, before=w - 1, band=f"{band:,}",
-                 seen=int((~masked).sum(-1).max())))
-if sink is not None:
-    st.caption(t("attn.caption_sink", lo=f"{float(sink.min()):.3f}", hi=f"{float(sink.max()):.3f}",
-                 q=int(sink.argmax()), rest=f"{1 - float(sink.max()):.3f}"))
-if stage == "softmax" and T > 1:  # row 0's one key: weight exactly 1, unless a sink shares its softmax
-    w0 = float(mat[0, 0])  # the chart's own cell
+if revealed("attn.heatmap"):  # it reads the chart out: it waits with it while a lesson asks
+    band = int(np.tril(masked, -1).sum())  # cells below the diagonal the mask removes: a sliding window's band
+    if ctx.config.layer_type(layer - 1) == "sliding_attention":
+        w = ctx.config.sliding_window
+        st.caption(t("attn.caption_window", layer=layer, w=w, before=w - 1, band=f"{band:,}",
+                     seen=int((~masked).sum(-1).max())))
     if sink is not None:
-        st.caption(t("attn.row0_sink", tok=phrase(ctx.pieces[0]), w=number(w0), share=number(sink[0])))
-    else:
-        st.caption(t("attn.row0", tok=phrase(ctx.pieces[0])) if w0 == 1.0
-                   else t("attn.row0_measured", tok=phrase(ctx.pieces[0]), w=number(w0)))
+        st.caption(t("attn.caption_sink", lo=f"{float(sink.min()):.3f}", hi=f"{float(sink.max()):.3f}",
+                     q=int(sink.argmax()), rest=f"{1 - float(sink.max()):.3f}"))
+    if stage == "softmax" and T > 1:  # row 0's one key: weight exactly 1, unless a sink shares its softmax
+        w0 = float(mat[0, 0])  # the chart's own cell
+        if sink is not None:
+            st.caption(t("attn.row0_sink", tok=phrase(ctx.pieces[0]), w=number(w0), share=number(sink[0])))
+        else:
+            st.caption(t("attn.row0", tok=phrase(ctx.pieces[0])) if w0 == 1.0
+                       else t("attn.row0_measured", tok=phrase(ctx.pieces[0]), w=number(w0)))
 
 # ---- all heads of this layer ----
 st.subheader(t("attn.heads_title", layer=layer))

@@ -17,7 +17,7 @@ from ui.i18n import t
 from ui.options import preset_values
 from ui.sidebar import explorer, trace
 from ui.state import FIXED_KEY, VALUES_KEY, control, repair
-from ui.widgets import chart, first_screen
+from ui.widgets import chart, first_screen, revealed
 
 MOE_PRESET = "minimind_moe"
 
@@ -76,16 +76,17 @@ uniform_text = t("experts.uniform", k=k, n=n, share=percent(summary["uniform"]))
 fig = load_bar(load, summary["uniform"], t("experts.load_title", scope=scope_text),
                t("experts.load_x", k=k, n=n, share=percent(summary["uniform"])), t("experts.load_y"), uniform_text)
 chart(fig, load, "experts.load", view={"layer": layer + 1} if scope == "layer" else None)
-if summary["spread"] < 1e-12:
-    st.markdown(t("experts.even", uniform=percent(summary["uniform"])))
-else:
-    st.markdown(t("experts.sentence", most=summary["most"] + 1, most_share=percent(summary["most_share"]),
-                  most_ratio=number(summary["most_ratio"], ".2f"), uniform=percent(summary["uniform"]),
-                  least=summary["least"] + 1, least_share=percent(summary["least_share"]),
-                  least_ratio=number(summary["least_ratio"], ".2f"), k=k))
-if summary["idle"]:
-    st.markdown(t("experts.idle", n=summary["idle"], total=n))
-st.caption(t("experts.aux", aux=number(summary["aux_loss"], ".3f"), k=k))
-total, active = parameter_count(config), active_parameter_count(config)
-st.caption(t("experts.params", active=f"{active:,}", total=f"{total:,}", share=percent(active / total),
-             experts=f"{routed_expert_parameters(ctx.model):,}"))
+if revealed("experts.load"):  # it reads the chart out: it waits with it while a lesson asks
+    if summary["spread"] < 1e-12:
+        st.markdown(t("experts.even", uniform=percent(summary["uniform"])))
+    else:
+        st.markdown(t("experts.sentence", most=summary["most"] + 1, most_share=percent(summary["most_share"]),
+                      most_ratio=number(summary["most_ratio"], ".2f"), uniform=percent(summary["uniform"]),
+                      least=summary["least"] + 1, least_share=percent(summary["least_share"]),
+                      least_ratio=number(summary["least_ratio"], ".2f"), k=k))
+    if summary["idle"]:
+        st.markdown(t("experts.idle", n=summary["idle"], total=n))
+    st.caption(t("experts.aux", aux=number(summary["aux_loss"], ".3f"), k=k))
+    total, active = parameter_count(config), active_parameter_count(config)
+    st.caption(t("experts.params", active=f"{active:,}", total=f"{total:,}", share=percent(active / total),
+                 experts=f"{routed_expert_parameters(ctx.model):,}"))

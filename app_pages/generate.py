@@ -154,15 +154,16 @@ if n:
 kv, hd = int(growth["kv_heads"].iloc[0]), int(growth["head_dim"].iloc[0])
 b, L = run.cache[0][0].element_size(), config.num_hidden_layers
 kept = cached_positions(config, S)  # positions each layer's cache holds: S, or a sliding layer's window - 1
-if min(kept) == S:
-    st.caption(t("gen.cache_caption", L=L, kv=kv, h=config.num_attention_heads, s=S, hd=hd,
-                 bytes=f"{run.cache.num_bytes():,}", b=b, formula=f"{gen.kv_cache_bytes(L, kv, hd, S, b):,}"))
-else:  # sliding-window layers keep only their window: the sum over layers, and what the window saves
-    local, unwindowed = sum(k < S for k in kept), gen.kv_cache_bytes(L, kv, hd, S, b)
-    windowed = config_kv_cache_bytes(config, S, b)
-    st.caption(t("gen.cache_caption_window", full=L - local, local=local, kv=kv, h=config.num_attention_heads, s=S,
-                 hd=hd, w=min(kept), bytes=f"{run.cache.num_bytes():,}", b=b, formula=f"{windowed:,}",
-                 unwindowed=f"{unwindowed:,}", saved=percent(1 - windowed / unwindowed)))
+if revealed("gen.cache"):  # it reads the chart out: it waits with it while a lesson asks
+    if min(kept) == S:
+        st.caption(t("gen.cache_caption", L=L, kv=kv, h=config.num_attention_heads, s=S, hd=hd,
+                     bytes=f"{run.cache.num_bytes():,}", b=b, formula=f"{gen.kv_cache_bytes(L, kv, hd, S, b):,}"))
+    else:  # sliding-window layers keep only their window: the sum over layers, and what the window saves
+        local, unwindowed = sum(k < S for k in kept), gen.kv_cache_bytes(L, kv, hd, S, b)
+        windowed = config_kv_cache_bytes(config, S, b)
+        st.caption(t("gen.cache_caption_window", full=L - local, local=local, kv=kv, h=config.num_attention_heads, s=S,
+                     hd=hd, w=min(kept), bytes=f"{run.cache.num_bytes():,}", b=b, formula=f"{windowed:,}",
+                     unwindowed=f"{unwindowed:,}", saved=percent(1 - windowed / unwindowed)))
 
 # ---- the distribution: what each filter removed ----
 n_views = n + 1
@@ -184,10 +185,11 @@ else:
 stages = {"softmax": t("gen.stage.softmax"), **{f: t(f"gen.stage.{f}") for f in FILTER_ORDER}}
 fig = filter_bars(table, stages, t("gen.dist_chart", which=which), t("gen.dist_x"), t("gen.dist_y"))
 chart(fig, table, "gen.filters")
-V = config.vocab_size
-sentences = [t(f"gen.effect.{r.filter}", setting=f"{r.setting:g}", removed=f"{r.removed:,}", kept=f"{r.kept_after:,}",
-               mass=f"{r.mass_removed:.1%}") for r in summary.itertuples()]
-st.markdown(t("gen.effect_intro", v=f"{V:,}") + " " + " ".join(sentences))
+if revealed("gen.filters"):  # it reads the chart out: it waits with it while a lesson asks
+    V = config.vocab_size
+    sentences = [t(f"gen.effect.{r.filter}", setting=f"{r.setting:g}", removed=f"{r.removed:,}", kept=f"{r.kept_after:,}",
+                   mass=f"{r.mass_removed:.1%}") for r in summary.itertuples()]
+    st.markdown(t("gen.effect_intro", v=f"{V:,}") + " " + " ".join(sentences))
 if not presenting:
     st.dataframe(summary.rename(columns={c: t(f"gen.col.{c}") for c in summary.columns}), hide_index=True)
 
@@ -208,14 +210,15 @@ mem = gen.memory_table(config, t("gen.mem_current"), T_mem, BYTES[dtype])
 chart(memory_bars(mem, t("gen.mem_chart", T=f"{T_mem:,}", dtype=dtype), t("gen.mem_x"), t("gen.mem_y"),
                   t("gen.mcol.kv_heads"), names={"window": t("gen.mem_window")}), mem, "gen.memory")
 st.latex(r"\text{bytes} = 2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot T \cdot b")
-llama = mem[mem["model"] == "Llama-3-8B"].set_index("attention")["mib"]
-st.caption(t("gen.mem_caption", T=f"{T_mem:,}", dtype=dtype, gqa=f"{llama['GQA']:,.0f}", mha=f"{llama['MHA']:,.0f}",
-             mqa=f"{llama['MQA']:,.0f}", x=f"{llama['MHA'] / llama['GQA']:.0f}"))
-for w in mem[mem["attention"] == "window"].itertuples():  # what a sliding window saves, per model that has one
-    full = mem[(mem["model"] == w.model) & (mem["kv_heads"] == w.kv_heads) & (mem["attention"] != "window")]
-    full_mib = float(full["mib"].iloc[0])
-    st.caption(t("gen.mem_window_caption", model=w.model, T=f"{T_mem:,}", mib=significant(w.mib),
-                 full=significant(full_mib), share=percent(w.mib / full_mib)))
+if revealed("gen.memory"):  # it reads the chart out: it waits with it while a lesson asks
+    llama = mem[mem["model"] == "Llama-3-8B"].set_index("attention")["mib"]
+    st.caption(t("gen.mem_caption", T=f"{T_mem:,}", dtype=dtype, gqa=f"{llama['GQA']:,.0f}", mha=f"{llama['MHA']:,.0f}",
+                 mqa=f"{llama['MQA']:,.0f}", x=f"{llama['MHA'] / llama['GQA']:.0f}"))
+    for w in mem[mem["attention"] == "window"].itertuples():  # what a sliding window saves, per model that has one
+        full = mem[(mem["model"] == w.model) & (mem["kv_heads"] == w.kv_heads) & (mem["attention"] != "window")]
+        full_mib = float(full["mib"].iloc[0])
+        st.caption(t("gen.mem_window_caption", model=w.model, T=f"{T_mem:,}", mib=significant(w.mib),
+                     full=significant(full_mib), share=percent(w.mib / full_mib)))
 if not presenting and revealed("gen.memory"):  # the table waits for a lesson's answer
     shown = mem.assign(attention=mem["attention"].replace({"window": t("gen.mem_window")}))
     st.dataframe(shown.rename(columns={c: t(f"gen.mcol.{c}") for c in mem.columns}), hide_index=True)

@@ -23,7 +23,7 @@ from ui.i18n import t
 from ui.profile import profile_sentence
 from ui.sidebar import MAX_LAYERS, build_model, explorer, presenter_mode
 from ui.state import control
-from ui.widgets import chart, first_screen
+from ui.widgets import chart, first_screen, revealed
 
 
 SCALING_DEPTHS = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48)  # the scaling chart's L values (log-spaced)
@@ -124,7 +124,8 @@ def norm_sentence() -> str:
              ratio=number(growth[top] / growth[low], ".3g"))
 
 
-st.markdown(norm_sentence())
+if revealed("prepost.norms"):  # every sentence reading a chart out waits with it (a lesson's open question)
+    st.markdown(norm_sentence())
 fresh = [t("prepost.fresh_item", name=names[p], k=len(norms_at_init(own, p)), n=len(NORM_SLOTS[p]))
          for p in names if norms_at_init(own, p)]
 st.caption(t("prepost.same_weights", fresh=t("prepost.sep").join(fresh) or t("prepost.fresh_none"))
@@ -138,7 +139,7 @@ fig = divergence_lines(drift_shown, depth_labels, names, t("prepost.div_title", 
 chart(fig, drift_shown, "prepost.divergence")
 at_last = drift_shown[drift_shown["depth"] == depth].set_index("placement")
 cosines = at_last["cosine"].to_dict()
-if len(cosines) >= 2 and all(math.isfinite(v) for v in cosines.values()):
+if revealed("prepost.divergence") and len(cosines) >= 2 and all(math.isfinite(v) for v in cosines.values()):
     near, far = max(cosines, key=cosines.get), min(cosines, key=cosines.get)
     st.markdown(t("prepost.div_measured", layers=depth, own=names[own], near=names[near], far=names[far],
                   near_cos=number(cosines[near], ".3f"), far_cos=number(cosines[far], ".3f"),
@@ -159,7 +160,7 @@ else:
          .tolist() for k in names}
     sentences = [profile_sentence(names[k], g[k]) for k in names]
     ends = extremes({k: v[-1] for k, v in g.items()})
-    if all(sentences) and ends is not None:
+    if revealed("prepost.gradients") and all(sentences) and ends is not None:
         top, low = ends
         st.markdown(t("prepost.measured", layers=depth) + " " + " ".join(sentences) + " "
                     + t("prepost.last_ratio", layers=depth, top=names[top], low=names[low],
@@ -189,15 +190,15 @@ def scaling_section() -> None:
     chart(fig, scaling, "prepost.scaling")
     slope = {k: analysis.power_law_fit(d["layers"], d["grad_norm"])[0] for k, d in pts.items()}
     change = {k: float(d["grad_norm"].iloc[-1] / d["grad_norm"].iloc[0]) for k, d in pts.items()}
-    if all(math.isfinite(v) for v in [*slope.values(), *change.values()]):
+    if not all(math.isfinite(v) for v in [*slope.values(), *change.values()]):
+        st.warning(t("prepost.nonfinite", parts=t("prepost.part.gradients")))
+    elif revealed("prepost.scaling"):  # the sentence reads the chart out: it waits with it while a lesson asks
         top, low = max(slope, key=slope.get), min(slope, key=slope.get)
         fits = t("prepost.fit_sep").join(t("prepost.scaling_fit", name=names[k], slope=number(slope[k], "+.2f"),
                            change=number(change[k], ".2g")) for k in names)
         st.markdown(t("prepost.scaling_measured", lo=depths[0], hi=depths[-1], seed=seed, fits=fits,
                       sqrt_change=number(math.sqrt(depths[0] / depths[-1]), ".2g"), top=names[top], low=names[low],
                       spread=number(change[top] / change[low], ".2g")))
-    else:
-        st.warning(t("prepost.nonfinite", parts=t("prepost.part.gradients")))
     st.caption(t("prepost.scaling_caption", lo=depths[0], hi=depths[-1]))
 
 

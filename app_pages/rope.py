@@ -19,7 +19,7 @@ from ui.i18n import t
 from ui.presenter import presenter_mode
 from ui.sidebar import explorer, trace
 from ui.state import control, register_params
-from ui.widgets import chart, first_screen
+from ui.widgets import chart, first_screen, revealed
 
 DEFAULT_POSITIONS = 16  # positions 0 .. P on the rotation chart: plane 0 goes round about 2.5 times
 MAX_POSITIONS = 256  # plane d/4 (θ_i = θ^(-1/2)) turns visibly by then
@@ -59,15 +59,16 @@ with first_screen(t("rope.title"), t("rope.explain")):
                          t("rope.rotation_hover"))
     chart(fig, path, "rope.rotation", fill_screen=True)
 
-end = path[path["position"] == last].set_index("plane")
-if len(planes) == 1:
-    st.markdown(t("rope.rotation_one", last=last, angle=significant(end["angle"].iloc[0]),
-                  turns=significant(end["turns"].iloc[0])))
-else:
-    items = t("rope.item_sep").join(t("rope.rotation_item", i=i, angle=significant(end.loc[i, "angle"]),
-                                      turns=significant(end.loc[i, "turns"])) for i in planes)
-    st.markdown(t("rope.rotation_sentence", last=last, items=items, ratio=significant(freq[planes[0]] / freq[planes[-1]]),
-                  wave=significant(2 * math.pi / freq[planes[-1]])))
+if revealed("rope.rotation"):  # it reads the chart out: it waits with it while a lesson asks
+    end = path[path["position"] == last].set_index("plane")
+    if len(planes) == 1:
+        st.markdown(t("rope.rotation_one", last=last, angle=significant(end["angle"].iloc[0]),
+                      turns=significant(end["turns"].iloc[0])))
+    else:
+        items = t("rope.item_sep").join(t("rope.rotation_item", i=i, angle=significant(end.loc[i, "angle"]),
+                                          turns=significant(end.loc[i, "turns"])) for i in planes)
+        st.markdown(t("rope.rotation_sentence", last=last, items=items, ratio=significant(freq[planes[0]] / freq[planes[-1]]),
+                      wave=significant(2 * math.pi / freq[planes[-1]])))
 
 # ---- 2. the wavelength of each plane ----
 st.subheader(t("rope.wave_title"))
@@ -82,21 +83,22 @@ fig = wavelength_chart(waves, names, t("rope.wave_chart", half=half, d=d), t("ro
                        t("rope.wave_hover"))
 chart(fig, waves, "rope.wavelength")
 main = waves[waves["base"] == bases[0]]
-fast, slow = float(main["wavelength"].min()), float(main["wavelength"].max())
-turning = int((main["wavelength"] <= context).sum())
-if slow > context:  # the slowest plane's whole angle over positions 0 .. context - 1, read from the chart's θ_i
-    step = float(main["theta_i"].min())
-    angle = (context - 1) * step
-    st.markdown(t("rope.wave_still" if angle < STILL else "rope.wave_long", theta=_theta(bases[0]), turning=turning,
-                  half=half, context=f"{context:,}", fast=significant(fast), slow=significant(slow),
-                  ratio=significant(slow / context), last=f"{context - 1:,}", angle=significant(angle),
-                  degrees=significant(math.degrees(angle)), step=significant(step)))
-else:
-    st.markdown(t("rope.wave_all", theta=_theta(bases[0]), half=half, context=f"{context:,}", fast=significant(fast),
-                  slow=significant(slow)))
-for base in bases[1:]:
-    st.caption(t("rope.local_note", theta=_theta(base),
-                 slow=significant(float(waves[waves["base"] == base]["wavelength"].max()))))
+if revealed("rope.wavelength"):  # it reads the chart out: it waits with it while a lesson asks
+    fast, slow = float(main["wavelength"].min()), float(main["wavelength"].max())
+    turning = int((main["wavelength"] <= context).sum())
+    if slow > context:  # the slowest plane's whole angle over positions 0 .. context - 1, read from the chart's θ_i
+        step = float(main["theta_i"].min())
+        angle = (context - 1) * step
+        st.markdown(t("rope.wave_still" if angle < STILL else "rope.wave_long", theta=_theta(bases[0]), turning=turning,
+                      half=half, context=f"{context:,}", fast=significant(fast), slow=significant(slow),
+                      ratio=significant(slow / context), last=f"{context - 1:,}", angle=significant(angle),
+                      degrees=significant(math.degrees(angle)), step=significant(step)))
+    else:
+        st.markdown(t("rope.wave_all", theta=_theta(bases[0]), half=half, context=f"{context:,}", fast=significant(fast),
+                      slow=significant(slow)))
+    for base in bases[1:]:
+        st.caption(t("rope.local_note", theta=_theta(base),
+                     slow=significant(float(waves[waves["base"] == base]["wavelength"].max()))))
 
 # ---- 3. the score depends only on m − n ----
 st.subheader(t("rope.check_title"))
@@ -107,8 +109,9 @@ chart(fig, check, "rope.check")
 spread = rope.relative_spread(check)
 share = spread["spread"] / spread["range"] if spread["range"] > 0 else math.inf
 key = "rope.check_ok" if share <= ROUNDING else "rope.check_bad"
-st.markdown(t(key, pairs=f"{spread['pairs']:,}", distances=spread["distances"], spread=scientific(spread["spread"]),
-              distance=spread["distance"], range=number(spread["range"], ".3f"), share=scientific(share)))
+if revealed("rope.check"):  # it reads the chart out: it waits with it while a lesson asks
+    st.markdown(t(key, pairs=f"{spread['pairs']:,}", distances=spread["distances"], spread=scientific(spread["spread"]),
+                  distance=spread["distance"], range=number(spread["range"], ".3f"), share=scientific(share)))
 
 # ---- 4. a real head: score against distance ----
 st.subheader(t("rope.head_title"))
@@ -133,9 +136,10 @@ else:
     if T < 2:
         st.info(t("rope.head_short"))
     else:
-        best, worst = scores.loc[scores["mean"].idxmax()], scores.loc[scores["mean"].idxmin()]
-        st.markdown(t("rope.head_sentence", layer=layer, head=head, theta=_theta(rope.layer_theta(cfg, layer - 1)),
-                      sqrt_d=significant(rope.attention_scale(cfg) ** -1), n=T, best=int(best["distance"]),
-                      best_v=number(best["mean"], ".3f"), worst=int(worst["distance"]),
-                      worst_v=number(worst["mean"], ".3f"), zero=number(scores["mean"].iloc[0], ".3f")))
+        if revealed("rope.head"):  # it reads the chart out: it waits with it while a lesson asks
+            best, worst = scores.loc[scores["mean"].idxmax()], scores.loc[scores["mean"].idxmin()]
+            st.markdown(t("rope.head_sentence", layer=layer, head=head, theta=_theta(rope.layer_theta(cfg, layer - 1)),
+                          sqrt_d=significant(rope.attention_scale(cfg) ** -1), n=T, best=int(best["distance"]),
+                          best_v=number(best["mean"], ".3f"), worst=int(worst["distance"]),
+                          worst_v=number(worst["mean"], ".3f"), zero=number(scores["mean"].iloc[0], ".3f")))
         st.caption(t("rope.head_pairs", n=T))

@@ -33,7 +33,7 @@ ROOT = FOLDER.parent
 LANGS = ("en", "zh")
 MIN_STEPS, MAX_STEPS, MIN_QUESTIONS = 8, 15, 6
 LESSON_KEYS = {"id", "title", "source", "summary", "settings", "steps", "draft"}
-STEP_KEYS = {"page", "text", "chart", "settings", "question"}
+STEP_KEYS = {"page", "text", "chart", "show", "settings", "question"}
 QUESTION_KEYS = {"kind", "prompt", "answer", "args", "explain", "concept", "tolerance", "tolerance_abs", "margin",
                  "margin_abs", "wrong", "arithmetic"}
 _FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -65,8 +65,9 @@ class Step:
     page: str
     text: dict
     settings: dict  # effective: the lesson's settings with the step's own over them
-    chart: tuple[str, ...] = ()
+    chart: tuple[str, ...] = ()  # the charts the question is about: a placeholder until the answer, then the first highlighted
     question: Question | None = None
+    show: tuple[str, ...] = ()  # charts (or gated blocks) drawn while the question is open; the rest of the page waits
 
 
 @dataclass(frozen=True)
@@ -147,10 +148,11 @@ def load(path: Path) -> Lesson:
                                 tolerance_abs=q.get("tolerance_abs"), margin=q.get("margin"),
                                 margin_abs=q.get("margin_abs"), wrong=_wrong(q.get("wrong", {}), where),
                                 arithmetic=tuple(q.get("arithmetic", ())))
-        chart = raw.get("chart", ())
+        chart, show = raw.get("chart", ()), raw.get("show", ())
         steps.append(Step(number=i, page=raw["page"], text=_text(raw.get("text"), where + " text"),
                           settings={**base, **raw.get("settings", {})},
-                          chart=(chart,) if isinstance(chart, str) else tuple(chart), question=question))
+                          chart=(chart,) if isinstance(chart, str) else tuple(chart), question=question,
+                          show=(show,) if isinstance(show, str) else tuple(show)))
     return Lesson(id=lesson_id, path=rel, title=_text(data.get("title"), rel + " title"), source=_text(data["source"], rel + " source") if "source" in data else None,
                   summary=_text(data.get("summary"), rel + " summary"), steps=tuple(steps),
                   draft=bool(data.get("draft", False)))
@@ -403,7 +405,7 @@ def check_lesson(lesson: Lesson, run_answers: bool = True) -> tuple[list[str], l
                 elsewhere = [p for p, ks in per_page.items() if k in ks]
                 hint = f" (it is a control of {', '.join(elsewhere)})" if elsewhere else ""
                 problems.append(f"{where}: control {k!r} does not exist on page {step.page!r}{hint}")
-        for c in step.chart:
+        for c in (*step.chart, *step.show):
             if c not in per_page[step.page] and f"{c}.chart" not in per_page[step.page] and not _chart_named(step.page, c):
                 problems.append(f"{where}: chart {c!r} is not drawn on page {step.page!r}")
         q = step.question

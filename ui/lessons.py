@@ -377,6 +377,7 @@ def _question(box, lesson: Lesson, step: Step, lang: str) -> None:
         warn.warning(t("lessons.drifted", n=len(moved)))
         warn.button(t("lessons.restore"), key="lessons.restore", on_click=apply_settings, args=(step,))
     if done is None:
+        box.caption(t("lessons.page_waits"))
         if key.kind == "choice":
             row = box.container(horizontal=True)
             for i, opt in enumerate(key.options):
@@ -418,15 +419,25 @@ def scroll_to_chart(lesson: Lesson, step: Step) -> None:
 
 
 def chart_gate(key: str) -> tuple[bool, dict | None]:
-    """``(hide, highlight)`` for the chart ``key`` of this run: hidden while the open step's question about it is
-    unanswered; after the answer, the part of it to highlight (the first chart of the step only)."""
+    """``(hide, highlight)`` for the chart (or the sentence, table or metric) ``key`` of this run.
+
+    While the open step's question is unanswered, *everything* the page draws from the model waits: every chart
+    and every element gated by :func:`hidden` / ``ui.widgets.revealed``, whatever its key, except the ones the
+    step lists under ``show`` (drawn while the learner predicts). The rule does not depend on which chart a page
+    author thought the question was about, so a caption, a title or another chart that reads the same numbers
+    out cannot give the answer away. After the answer, the first chart of the step's ``chart`` list is drawn
+    with the part the key names highlighted. A question about a Training-lab run that has not finished
+    (``NeedsRun``) hides nothing: the run is drawn as it goes.
+    """
     found = active_step()
     if not found:
         return False, None
     lesson, step = found
-    if key not in step.chart or step.question is None:
+    if step.question is None:
         return False, None
     if answered(lesson, step) is None:
+        if key in step.show:
+            return False, None
         try:
             frozen_key(lesson, step)
         except NeedsRun:  # the key comes from the run on screen: the chart shows it running
@@ -434,12 +445,20 @@ def chart_gate(key: str) -> tuple[bool, dict | None]:
         except Exception:  # noqa: BLE001 -- the banner says so
             pass
         return True, None
-    if key != step.chart[0]:
+    if not step.chart or key != step.chart[0]:
         return False, None
     try:
         return False, frozen_key(lesson, step).highlight or None
     except Exception:  # noqa: BLE001 -- the banner says so
         return False, None
+
+
+def placeholder_for(key: str) -> bool:
+    """Whether a hidden chart draws the "predict first" placeholder: the charts the step's question is about (its
+    ``chart`` list) do, where they will appear; the rest of the page's hidden charts leave no gap (the banner
+    says that the page waits for the answer)."""
+    found = active_step()
+    return bool(found) and key in found[1].chart
 
 
 GATE_TEXT_KEY = "lessons.gate_text"  # a class (ui/class_mode.py) sets it: its charts wait for the lecturer's reveal
@@ -452,8 +471,8 @@ def predict_first() -> None:
 
 
 def hidden(key: str) -> bool:
-    """Whether a page element that gives the open question away (a table, a sentence, a metric) waits for the
-    answer: ``key`` is named in the step's ``chart`` list, like a chart."""
+    """Whether a page element that reads the model's numbers out (a table, a sentence, a metric; ``key``: the
+    chart it describes) waits for the answer to the question open on this page (:func:`chart_gate`)."""
     return chart_gate(key)[0]
 
 

@@ -13,7 +13,7 @@ import streamlit as st
 from ui.figures.common import PRESENTER_CHART_PX, PRESENTER_FILL_PX, scale_fonts, wrap_title
 from ui.figures.lessons import highlight
 from ui.i18n import t
-from ui.lessons import chart_gate, predict_first
+from ui.lessons import chart_gate, placeholder_for, predict_first
 from ui.presenter import EXPLAIN_KEY, HEADING_KEY, PRESENTER_SCALE, fill, presenter_mode, stage
 
 PLOTLY_CONFIG = {"displaylogo": False}
@@ -81,8 +81,9 @@ def chart(fig: go.Figure, data: pd.DataFrame | None, key: str, on_select=None, c
     layer, head, stage): in the file names and as the CSV's first columns.
     """
     hide, spot = chart_gate(key)
-    if hide:  # a lesson's open question is about this chart: predict first
-        predict_first()
+    if hide:  # a lesson's question is open on this page: predict first
+        if placeholder_for(key):
+            predict_first()
         return
     if spot:
         highlight(fig, spot, data)
@@ -130,8 +131,9 @@ def screen_heading(text: str) -> None:
 
 
 def revealed(key: str) -> bool:
-    """False while a lesson's open question is about ``key`` (a chart's key, or a block's named in the step's
-    ``chart``): the sentences and tables that read that chart's numbers out wait with it."""
+    """False while a lesson's question is open on this page (unless the step lists ``key`` under ``show``): every
+    sentence, table or metric that reads a chart's numbers out is drawn under ``if revealed(<that chart's key>)``
+    and waits with it (``ui.lessons.chart_gate``)."""
     return not chart_gate(key)[0]
 
 
