@@ -82,7 +82,7 @@ with first_screen(t("heads.title"), t("heads.explain")):
 # ---- what the map shows, in words (from the numbers) ----
 uniform = {"induction": heads.uniform_reference(2 * period, period, 2 * period - 1),
            "prev_token": heads.uniform_reference(T), "first_token": heads.uniform_reference(T)}
-if score == "induction":
+if score == "induction" and revealed(MAP_KEY):  # the chance level the map is read against: it waits with the map
     st.caption(t("heads.induction_note", n=period, uniform=number(uniform["induction"], ".3f")))
 if revealed(MAP_KEY):  # while a lesson asks about the map, its sentence would give the answer away
     if score == "entropy":
