@@ -16,7 +16,7 @@ from analysis import interventions as iv
 from analysis.heads import induction_scores, previous_token_scores
 from analysis.lessons import Answer, StepInputs, answer, interval_scores
 from analysis.lessons_real import head_option
-from engine.interventions import ActivationPatch, sweep
+from engine.interventions import ActivationPatch, HeadAblation, sweep
 
 SAME = 0.15  # two rises within 15 % of each other count as "about the same"
 
@@ -40,8 +40,7 @@ def circuit(s: StepInputs) -> dict:
     base = iv.induction_loss(s.model, ids, period)
     lp, li = iv.induction_loss(s.model, ids, period, [p]), iv.induction_loss(s.model, ids, period, [i])
     both = iv.induction_loss(s.model, ids, period, sorted({p, i}))
-    p2 = tuple(int(v) for v in divmod(int(torch.as_tensor(prev).flatten().argsort(descending=True)[1]), prev.shape[1]))
-    return {"prev2": p2, "prev2_rise": iv.induction_loss(s.model, ids, period, [p2]) - base,"prev": p, "induction": i, "base": base, "prev_rise": lp - base, "induction_rise": li - base,
+    return {"prev": p, "induction": i, "base": base, "prev_rise": lp - base, "induction_rise": li - base,
             "both_rise": both - base, "both": both, "vocab": s.config.vocab_size,
             "prev_score": float(prev[p]), "induction_score": float(ind[i])}
 
@@ -75,14 +74,33 @@ def circuit_winner(s: StepInputs) -> Answer:
                   highlight={"x": win[1], "y": win[0] + 1} if win else {})
 
 
-@answer("interv_prev_rise")
-def prev_rise(s: StepInputs) -> Answer:
-    """The rise of the loss on the second copy (nats) when the strongest previous-token head is removed (a number)."""
+KEPT = (0.25, 0.75)  # the kept share of the induction score that separates "keeps it", "loses part", "loses it"
+
+
+@answer("interv_induction_without_prev")
+def induction_without_prev(s: StepInputs) -> Answer:
+    """How much of the induction head's induction score is left when the previous-token head is removed (zero
+    ablation, the page's "before / after" view): the kept share ``after / before`` falls in one of three ranges."""
     c = circuit(s)
-    wrong = {"both heads removed": round(c["both_rise"], 2), "the induction head removed": round(c["induction_rise"], 2),
-             "the second previous-token head removed": round(c["prev2_rise"], 2)}
-    return Answer(correct=round(c["prev_rise"], 2), values=_values(c), wrong=wrong,
-                  highlight={"x": c["prev"][1], "y": c["prev"][0] + 1})
+    period = _period(s.config)
+    ids = iv.induction_ids(s.model, s.tokenizer, period)
+    cut = s.model(ids, output_attentions=True, interventions=[HeadAblation(*c["prev"], "zero")]).attentions
+    after = float(induction_scores(cut, period)[c["induction"]])
+    kept = after / c["induction_score"]
+    lo, hi = (round(100 * v) for v in KEPT)
+    opts = {"keeps": {"en": f"yes: it keeps over {hi} % of its induction score",
+                      "zh": f"能：它的归纳得分保留 {hi}% 以上"},
+            "part": {"en": f"partly: it keeps between {lo} % and {hi} % of its induction score",
+                     "zh": f"部分能：它的归纳得分保留 {lo}% 到 {hi}%"},
+            "loses": {"en": f"no: it keeps under {lo} % of its induction score",
+                      "zh": f"不能：它的归纳得分保留不到 {lo}%"}}
+    regions = {"loses": (-math.inf, KEPT[0]), "part": KEPT, "keeps": (KEPT[1], math.inf)}
+    which = next(k for k, (a, b) in regions.items() if a <= kept < b)
+    order = [which, *(k for k in opts if k != which)]
+    return Answer(correct=opts[which], distractors=[opts[k] for k in order[1:]],
+                  values={**_values(c), "before": round(c["induction_score"], 2), "after": round(after, 2),
+                          "kept": round(100 * kept)},
+                  scores=interval_scores(kept, [regions[k] for k in order]))
 
 
 @answer("interv_base_loss")

@@ -23,7 +23,8 @@ from ui.options import DEFAULTS
 _HIDDEN_FIELDS = re.compile(r'^\s*(id|options|form_id|key): ".*"$|^\s*(min|max|default|step|format|value|max_chars)'
                             r'(_value)?: .*$', re.MULTILINE)
 _TAG = re.compile(r"<[^>]*>")  # an HTML tag's attributes (a width, a colour) are not read
-_NUMBER = re.compile(r"(?<![\w.])[-−]?\d{1,3}(?:[,，]\d{3})+(?:\.\d+)?|(?<![\w.])[-−]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+# (a clock's minutes, "1:32", are not a reading)
+_NUMBER = re.compile(r"(?<![\w.:])[-−]?\d{1,3}(?:[,，]\d{3})+(?:\.\d+)?|(?<![\w.:])[-−]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
 def open_step(lesson_id: str, n: int, lang: str, page_script: str, timeout: float = 300) -> AppTest:

@@ -26,7 +26,8 @@ import lessons as lesson_files
 from lessons import Key, Lesson, Step, compute_key, settings_digest, sidebar_values
 from analysis.lessons import NeedsRun, StepInputs, format_option
 from ui.i18n import current_lang, t
-from ui.state import FIXED_KEY, VALUES_KEY, apply_pending, current, register_params, repair
+from ui.state import (FIXED_KEY, VALUES_KEY, apply_pending, current, page_controls_at_default, register_params,
+                      repair)
 
 ACTIVE_KEY = "lessons.active"  # {"lesson": id, "step": n} or absent
 PROGRESS_KEY = "lessons.progress"  # {lesson id: {"step": furthest n, "answers": {"n": {"picked", "right", "skipped"}}}}
@@ -105,6 +106,7 @@ def apply_settings(step: Step) -> None:
     """Write the step's settings as repairs: applied before any widget of the next run (or of this one, when no
     widget has been drawn yet: :func:`lesson_hook` applies them at once)."""
     values, fixed = step_values(step)
+    page_controls_at_default(keep=set(values))  # a step is its declaration: nothing of the step before stays
     store = st.session_state.setdefault(VALUES_KEY, {})
     for key, value in values.items():
         repair(key, value)

@@ -52,6 +52,8 @@ VALUES_KEY = "state.values"  # {control key: value}: the session's values, which
 PAGE_KEY = "state.page"  # the page this run draws (app.py writes it before the page runs)
 SEEN_KEY = "state.seen"  # {(page, control key): the value the control showed at the end of its page's last run}
 FIXED_KEY = "cfg.fixed"  # config fields without a control, set by a preset or an upload
+DEFAULTS_KEY = "state.defaults"  # {control key: its own default}, for every control drawn in this session
+SESSION_CONTROLS = ("ui.",)  # the language and presenter mode: the reader's, never a page's or a step's
 MAX_TEXT = 20_000  # UTF-16 code units, as the browser counts a string's length
 _MISSING = object()
 def utf16_len(text: str) -> int:
@@ -228,6 +230,7 @@ def control(widget: Callable, label: str, key: str, default: Any, *, kind: str, 
     :func:`translated_choice`, so that a link names its option by id in either language.
     """
     name = getattr(widget, "__name__", "")
+    st.session_state.setdefault(DEFAULTS_KEY, {})[key] = default
     if kind == "choice":  # every choice control: one mechanism, linked by the option's id
         return translated_choice(widget, label, key, default, options, format_func, url=bind, **kwargs)
     if bind:
@@ -431,6 +434,24 @@ def linked_int(key: str, label: str, default: int, lo: int, hi: int) -> int:
     if fresh and key in st.query_params:
         st.session_state[key] = int(float(st.query_params[key]))
     return st.session_state.setdefault(key, default)
+
+
+def page_controls_at_default(keep: set[str]) -> None:
+    """Every control drawn in this session, except the reader's own (language, presenter mode) and ``keep``, back
+    to its own default on the next run; a value stored for a key no control has drawn is forgotten.
+    A lesson step calls it, so that no value of the step before (or of the reader's exploring) leaks into it."""
+    defaults = st.session_state.get(DEFAULTS_KEY, {})
+    store = st.session_state.setdefault(VALUES_KEY, {})
+    for key in set(defaults) | set(store):
+        if key in keep or key.startswith(SESSION_CONTROLS):
+            continue
+        if key in defaults:
+            repair(key, defaults[key])
+            store[key] = defaults[key]
+        else:  # a plain session value a step set (the overview's block step): gone, the page sets its default
+            store.pop(key, None)
+            st.session_state.get(PENDING_KEY, {}).pop(key, None)
+            st.session_state.pop(key, None)
 
 
 def reset(defaults: dict[str, Any], keep: tuple[str, ...] = ()) -> None:

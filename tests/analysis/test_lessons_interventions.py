@@ -64,7 +64,6 @@ def test_the_circuit_keys(inputs, reference):
     assert winner.correct["en"] == "layer 17, head 1 (previous-token head)"
     assert winner.values["pr"] == pytest.approx(r["pr"], abs=0.01)
     assert winner.values["ir"] == pytest.approx(r["ir"], abs=0.01)
-    assert REGISTRY["interv_prev_rise"](inputs).correct == pytest.approx(r["pr"], abs=0.01)
     base = REGISTRY["interv_base_loss"](inputs)
     assert base.correct == pytest.approx(r["base"], abs=0.01)
     assert base.values["uniform"] == pytest.approx(math.log(49152), abs=0.01)
@@ -75,10 +74,6 @@ def test_the_circuit_keys(inputs, reference):
     # separated: the ratio both / sum sits inside its range, each rival scored by its distance to the boundary
     ratio = r["both"] / total
     assert pair.scores[0] == 0 and max(pair.scores[1:]) == pytest.approx(-min(ratio - 0.85, 1.15 - ratio), abs=1e-6)
-    # the band of the prev-token rise excludes what removing both heads, or the induction head, gives
-    rise = REGISTRY["interv_prev_rise"](inputs)
-    assert rise.wrong["both heads removed"] == pytest.approx(r["both"], abs=0.01)
-    assert rise.wrong["the induction head removed"] == pytest.approx(r["ir"], abs=0.01)
 
 
 def test_the_facts_keys(inputs):
