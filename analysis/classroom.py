@@ -8,6 +8,7 @@ choice's value is the option's index and an estimate's value is the number typed
 from __future__ import annotations
 
 import numbers
+from typing import Callable
 
 import pandas as pd
 
@@ -25,15 +26,16 @@ def choice_table(labels: list[str], distribution: dict, correct: int | None = No
     return pd.DataFrame({"answer": labels, "students": counts, "right": right})
 
 
-def estimate_table(distribution: dict, correct: float, tolerance: float, labels: dict[str, str]) -> pd.DataFrame:
-    """Three rows: estimates below ``correct - tolerance``, within ``tolerance`` of it (right), above it.
-    ``labels``: each band's name (``too_low``, ``within``, ``too_high``). Values that are not numbers are not
-    counted."""
+def estimate_table(distribution: dict, correct: float, right: Callable[[float], bool], labels: dict[str, str]
+                   ) -> pd.DataFrame:
+    """Three rows: estimates the key grades right (``right(value)``: the lesson's one grader), and the others below
+    or above ``correct``. ``labels``: each band's name (``too_low``, ``within``, ``too_high``). Values that are not
+    numbers are not counted."""
     counts = dict.fromkeys(BANDS, 0)
     for value, n in distribution.items():
         if not isinstance(value, numbers.Real) or isinstance(value, bool):
             continue
-        band = "within" if abs(float(value) - correct) <= tolerance else "too_low" if value < correct else "too_high"
+        band = "within" if right(float(value)) else "too_low" if value < correct else "too_high"
         counts[band] += int(n)
     return pd.DataFrame({"answer": [labels[b] for b in BANDS], "students": [counts[b] for b in BANDS],
                          "right": [b == "within" for b in BANDS]})

@@ -14,7 +14,7 @@ from ui.examples import language_notice
 from ui.figures.experts import load_bar, router_heatmap
 from ui.format import number, percent
 from ui.i18n import t
-from ui.options import preset_values
+from settings.schema import preset_values
 from ui.sidebar import explorer, trace
 from ui.state import FIXED_KEY, VALUES_KEY, control, repair
 from ui.widgets import chart, first_screen, revealed

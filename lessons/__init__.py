@@ -18,15 +18,15 @@ import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
-
-import torch
+from typing import Any
 
 from analysis.lessons import REGISTRY, Answer, StepInputs, distinct, format_option, format_value, options
 from analysis import lessons_real, lessons_training  # noqa: F401,E402  (lessons 4 and 5 register their answers here)
 from analysis import lessons_interventions  # noqa: F401,E402  (lesson 6's answers)
 from analysis import lessons_variants  # noqa: F401,E402  (lesson 7's answers)
 from lessons.quality import question_problems
+from settings.build import build_parts  # a step's model, as the sidebar builds it
+from settings.schema import DEFAULTS, all_presets
 
 FOLDER = Path(__file__).resolve().parent
 ROOT = FOLDER.parent
@@ -57,6 +57,11 @@ class Question:
     margin_abs: float | None = None
     wrong: dict = field(default_factory=dict)  # {name: value} a wrong model gives: outside the band
     arithmetic: tuple[str, ...] = ()  # relations the explanation states in words: "{total} = {a} + {b}"
+
+    @property
+    def within(self) -> str:
+        """A number question's tolerance as every screen states it ("10%" or "0.3"), the same in both languages."""
+        return f"{self.tolerance:.0%}" if self.tolerance is not None else f"{self.tolerance_abs:g}"
 
 
 @dataclass(frozen=True)
@@ -218,8 +223,6 @@ def _keys_in(path: Path) -> set[str]:
 @lru_cache(maxsize=1)
 def app_keys() -> tuple[dict[str, str], set[str], dict[str, set[str]]]:
     """``(pages: url_path -> script, sidebar keys, page keys: url_path -> keys)``."""
-    from ui.options import DEFAULTS
-
     pages = dict(_pages_list())
     sidebar = set(DEFAULTS) | {"cfg.preset", "model.source", "model.checkpoint"}
     for path in (ROOT / "ui").glob("*.py"):
@@ -240,82 +243,6 @@ def page_files(script: str) -> list[Path]:
     return files
 
 
-# ---- building the step's model (outside the app; the app uses its caches, ui/lessons.py) ----------------------
-def sidebar_values(settings: dict) -> tuple[dict, dict]:
-    """``(sidebar values, fixed config fields)`` a step's settings give: the app's defaults, the preset's values
-    (as picking it does), then the named keys."""
-    from ui.options import DEFAULTS, preset_values
-    from ui.state import FIXED_KEY
-
-    values = {**DEFAULTS, "model.source": "random", "cfg.preset": ""}
-    fixed: dict = {}
-    preset = settings.get("preset") or settings.get("cfg.preset")
-    if preset:
-        pv = preset_values(preset)
-        fixed = pv.pop(FIXED_KEY, {})
-        values.update(pv)
-        values["cfg.preset"] = preset
-    values.update({k: v for k, v in settings.items() if k not in ("preset", "cfg.preset")})
-    return values, fixed
-
-
-def build_parts(settings: dict, model_for: Callable | None = None, tokenizer_for: Callable | None = None,
-                checkpoint_for: Callable | None = None, trained_for: Callable | None = None) -> tuple:
-    """``(config, model, input_ids, tokens, tokenizer)`` of a step's settings, as the sidebar builds them.
-
-    ``trained_for()`` returns the session's trained model (the app only). The other three functions default to building afresh (the CLI and tests); the app passes its caches so the answer
-    is computed on the very model the page shows.
-    """
-    from engine import CausalLM, ModelConfig
-    from engine.config import PRESET_INPUT_LABELS
-    from engine.seeding import seeded
-    from engine.tokenizer import bundled_tokenizer
-    from ui.options import MAX_TOKENS, widgets_to_config
-
-    values, fixed = sidebar_values(settings)
-
-    def fresh_model(config_json: str, seed: int):
-        with seeded(seed):
-            return CausalLM(ModelConfig.from_dict(json.loads(config_json))).eval()
-
-    model_for = model_for or fresh_model
-    tokenizer_for = tokenizer_for or bundled_tokenizer
-    checkpoint_for = checkpoint_for or load_named
-    tok = None
-    if values["model.source"] == "checkpoint":
-        model, tok = checkpoint_for(values["model.checkpoint"])
-        config = model.config
-    elif values["model.source"] == "trained":
-        if trained_for is None:
-            raise LessonError("the model trained in the Training lab exists only in the app (pass trained_for)")
-        model = trained_for()
-        config = model.config
-    else:
-        config = widgets_to_config(values, fixed)
-        model = model_for(config.to_json(), int(values["cfg.seed"]))
-    if values["input.mode"] == "random":
-        gen = torch.Generator().manual_seed(int(values["cfg.seed"]))
-        ids = torch.randint(0, config.vocab_size, (1, int(values["input.random_len"])), generator=gen)
-        words = PRESET_INPUT_LABELS.get(values.get("cfg.preset") or "")
-        tokens = list(words) if words and len(words) == ids.shape[1] else [f"#{i}" for i in ids[0].tolist()]
-        return config, model, ids, tokens, None
-    tok = tok or tokenizer_for(config.vocab_size)
-    limit = min(MAX_TOKENS, config.max_position_embeddings) if config.has_position_limit else MAX_TOKENS
-    ids = tok.encode(values["input.text"])[:limit]
-    return config, model, torch.tensor([ids]), tok.token_strings(ids), tok
-
-
-def load_named(name: str):
-    """A packaged model by name (SmolLM2 from its pip package, the Tang-poem model), with its tokenizer."""
-    from engine.checkpoints import load_pretrained
-    from engine.checkpoints.poem import is_poem_model, load_poem_model
-    from engine.tokenizer import TextTokenizer
-
-    if is_poem_model(name):
-        return load_poem_model(name)
-    return load_pretrained(name), TextTokenizer.from_pretrained(name)
-
-
 # ---- the answer key --------------------------------------------------------------------------------------------
 @dataclass
 class Key:
@@ -332,6 +259,7 @@ class Key:
         return question.explain[lang].format(**self.values[lang])
 
     def grade(self, question: Question, picked: Any) -> bool:
+        """The one grader: the learner's banner, a phone in class and the lecturer's table all call it."""
         if self.kind == "choice":
             return picked == self.correct
         tol = abs(self.correct) * question.tolerance if question.tolerance is not None else question.tolerance_abs
@@ -381,9 +309,7 @@ def check_lesson(lesson: Lesson, run_answers: bool = True) -> tuple[list[str], l
     """Problems of one lesson (each naming the file and step) and the computed keys (None without a question)."""
     problems: list[str] = []
     pages, sidebar, per_page = app_keys()
-    from ui.options import all_presets  # the tutorials' presets and the 2024-2026 variants (the sidebar's list)
-
-    PRESETS = all_presets()
+    PRESETS = all_presets()  # the tutorials' presets and the 2024-2026 variants (the sidebar's list)
 
     if not lesson.draft:
         if not MIN_STEPS <= len(lesson.steps) <= MAX_STEPS:

@@ -16,7 +16,7 @@ import re
 from streamlit.testing.v1 import AppTest
 
 from tests.page_helpers import ROOT
-from ui.options import DEFAULTS
+from settings.schema import DEFAULTS
 
 # fields of an element that are not read as text: its id (a hash), a choice's option list (the settings' choices)
 # and a control's range (its settings, not a reading)

@@ -28,7 +28,7 @@ from streamlit.testing.v1 import AppTest
 
 from engine import CausalLM, ModelConfig
 from engine.tokenizer import bundled_tokenizer
-from ui.options import DEFAULTS, MAX_TOKENS, widgets_to_config
+from settings.schema import DEFAULTS, MAX_TOKENS, widgets_to_config
 
 ROOT = Path(__file__).resolve().parents[1]
 

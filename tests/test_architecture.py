@@ -2,9 +2,11 @@
 management no ui/pages/pandas/plotly and no Streamlit page API, each package imports only the layers below it, and
 no import cycle.
 
-Layering (docs/architecture.md): engine (torch) -> analysis (DataFrames) -> ui (figures, Streamlit state) -> pages,
-and beside analysis, below ui: server (admission line, budget, jobs and their processes, run records, byte cache,
-start-up).
+Layering (docs/architecture.md): engine (torch) -> analysis (DataFrames) -> ui (figures, Streamlit state) -> pages;
+beside analysis, below ui: settings (what a view's settings are, and the one function that builds a view from them)
+and server (admission line, budget, jobs and their processes, run records, byte cache, start-up); below ui, above
+analysis and settings: lessons (the lesson files, their answer keys, the check); beside them: classroom (the class
+store).
 The layer tests import every module of a package in a fresh interpreter (pkgutil walks the package, so a new
 module is covered without touching this file) and report the first module that pulled a forbidden library in.
 The cycle test reads the source with ``ast`` (module-level and function-local imports, relative imports
@@ -74,6 +76,14 @@ def test_every_analysis_module_loads_no_streamlit_or_plotly():
         f"{result['first_importer']}")
 
 
+def test_settings_and_lessons_load_no_streamlit_plotly_or_sqlalchemy():
+    for package in ("settings", "lessons"):
+        result = import_everything(package, ("streamlit", "plotly", "sqlalchemy"))
+        assert len(result["modules"]) > 1, result["modules"]
+        assert not result["first_importer"], (
+            f"{package} is below ui: no Streamlit, no figures, no store; loaded by: {result['first_importer']}")
+
+
 def test_every_server_module_loads_no_ui_pages_pandas_plotly_or_streamlit():
     result = import_everything("server", ("ui", "app_pages", "pandas", "plotly", "streamlit"))
     assert "server.jobs" in result["modules"] and "server.admission" in result["modules"]
@@ -102,14 +112,33 @@ def test_server_touches_streamlit_only_through_its_runtime_inside_functions():
 
 
 # Which project packages each layer may import (itself included), function-local imports counted too.
-MAY_IMPORT = {"engine": {"engine"}, "analysis": {"analysis", "engine"}, "server": {"server", "engine"},
-              "ui": {"ui", "server", "analysis", "engine", "classroom"}, "classroom": {"classroom"}}
+MAY_IMPORT = {"engine": {"engine"}, "analysis": {"analysis", "engine"}, "settings": {"settings", "engine"},
+              "server": {"server", "engine"}, "classroom": {"classroom"},
+              "lessons": {"lessons", "analysis", "settings", "engine"},
+              "ui": {"ui", "server", "analysis", "settings", "lessons", "classroom", "engine"}}
+
+
+def against_layering(graph: dict[str, set[str]]) -> list[str]:
+    """``module -> dependency`` for every import a layer may not make (MAY_IMPORT)."""
+    return sorted(f"{mod} -> {dep}" for mod, deps in graph.items() for dep in deps
+                  if dep.split(".")[0] not in MAY_IMPORT[mod.split(".")[0]])
+
+
+def test_a_deferred_import_back_up_is_caught(tmp_path):
+    """An import hidden in a function body that runs back up (lessons -> ui, settings -> ui) fails the layering."""
+    sources = {"lessons/__init__.py": "def values():\n    from ui.state import FIXED_KEY\n    return FIXED_KEY\n",
+               "settings/__init__.py": "def build():\n    import ui.caches\n",
+               "ui/__init__.py": "", "ui/state.py": "FIXED_KEY = 'cfg.fixed'\n", "ui/caches.py": "import settings\n"}
+    for name, text in sources.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert against_layering(import_graph(module_files(tmp_path))) == ["lessons -> ui.state", "settings -> ui.caches"]
 
 
 def test_each_package_imports_only_the_layers_below_it():
     graph = import_graph(module_files())
-    wrong = sorted(f"{mod} -> {dep}" for mod, deps in graph.items() for dep in deps
-                   if dep.split(".")[0] not in MAY_IMPORT[mod.split(".")[0]])
+    assert {m.split(".")[0] for m in graph} == set(PACKAGES)  # every package was read
+    wrong = against_layering(graph)
     assert not wrong, "imports against the layering (docs/architecture.md):\n" + "\n".join(wrong)
     pages = [ROOT / "app.py", *sorted((ROOT / "app_pages").glob("*.py"))]
     page_imports = {path.name: {(n.module or "").split(".")[0] for n in ast.walk(ast.parse(path.read_text()))
@@ -122,14 +151,16 @@ def test_each_package_imports_only_the_layers_below_it():
 
 # ---- import cycles ----------------------------------------------------------------------------------------
 
-PACKAGES = ("engine", "analysis", "server", "ui", "classroom")  # classroom: the class store, on SQLAlchemy only
+# classroom: the class store, on SQLAlchemy only; settings: what a view's settings are; lessons: the lesson files,
+# their keys and check
+PACKAGES = ("engine", "analysis", "settings", "server", "classroom", "lessons", "ui")
 
 
 def module_files(root: Path = ROOT) -> dict[str, Path]:
     """Dotted module name -> file, for every ``.py`` under the layered packages (``__init__`` = the package)."""
     files = {}
     for package in PACKAGES:
-        for path in sorted((root / package).rglob("*.py")):
+        for path in sorted((root / package).rglob("*.py")) if (root / package).is_dir() else ():
             parts = list(path.relative_to(root).with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts.pop()

@@ -573,11 +573,9 @@ def _table(step: dict, counts: dict, revealed: bool, lang: str):
     if key.kind == "choice":
         return choice_table([o[lang] for o in key.options], dist, key.correct)
     q = s.question
-    tol = abs(key.correct) * q.tolerance if q.tolerance is not None else q.tolerance_abs
-    within = f"{q.tolerance:.0%}" if q.tolerance is not None else f"{q.tolerance_abs:g}"
-    return estimate_table(dist, key.correct, tol, {"too_low": t("class.dist_too_low"),
-                                                  "within": t("class.dist_within", within=within),
-                                                  "too_high": t("class.dist_too_high")})
+    return estimate_table(dist, key.correct, lambda v: key.grade(q, v),
+                          {"too_low": t("class.dist_too_low"), "within": t("class.dist_within", within=q.within),
+                           "too_high": t("class.dist_too_high")})
 
 
 def _distribution(box, words, table, joined: int, revealed: bool, key: str) -> None:
@@ -1010,14 +1008,12 @@ def _lesson_banner(lesson, s, state: dict, lang: str) -> None:
     if not state["revealed"]:
         if role() == "student":
             _mine(state)  # read once: the row shows it
-            within = None if key.kind == "choice" else (
-                f"{q.tolerance:.0%}" if q.tolerance is not None else f"{q.tolerance_abs:g}")
+            within = None if key.kind == "choice" else q.within
             with box:
                 _answer_row(state["question"], labels if key.kind == "choice" else None, within)
         else:
             box.markdown(" · ".join(f"**{chr(65 + i)}** {label}" for i, label in enumerate(labels)) if labels
-                         else t("lessons.estimate_within", within=f"{q.tolerance:.0%}" if q.tolerance is not None
-                                else f"{q.tolerance_abs:g}"))
+                         else t("lessons.estimate_within", within=q.within))
             lesson_ui.nav_buttons(lesson, n, box)
         return
     if role() == "student":

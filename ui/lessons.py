@@ -23,7 +23,8 @@ from urllib.parse import quote, unquote
 import streamlit as st
 
 import lessons as lesson_files
-from lessons import Key, Lesson, Step, compute_key, settings_digest, sidebar_values
+from lessons import Key, Lesson, Step, compute_key, settings_digest
+from settings.build import build_parts, sidebar_values
 from analysis.lessons import NeedsRun, StepInputs, format_option
 from ui.i18n import current_lang, t
 from ui.state import (FIXED_KEY, VALUES_KEY, apply_pending, current, page_controls_at_default, register_params,
@@ -236,7 +237,7 @@ def _key(lesson_id: str, n: int, digest: str, trained_id: str | None, run_ids: t
     session = {"trained": trained} if trained else {}
     if run_ids:
         session.update(finished_runs())
-    inputs = StepInputs(step.settings, lambda: lesson_files.build_parts(
+    inputs = StepInputs(step.settings, lambda: build_parts(
         step.settings, model_for=build_model, tokenizer_for=tokenizer_for, checkpoint_for=load_checkpoint,
         trained_for=(lambda: trained["model"]) if trained else None), session=session)
     key = compute_key(lesson, step, inputs)
@@ -387,8 +388,7 @@ def _question(box, lesson: Lesson, step: Step, lang: str) -> None:
                            args=(lesson.id, step.number, i, i == key.correct))
         else:
             row = box.container(horizontal=True, vertical_alignment="bottom")
-            within = f"{q.tolerance:.0%}" if q.tolerance is not None else f"{q.tolerance_abs:g}"  # stated, as graded
-            guess = row.number_input(t("lessons.estimate_within", within=within), key="lessons.estimate", value=None,
+            guess = row.number_input(t("lessons.estimate_within", within=q.within), key="lessons.estimate", value=None,
                                      format="%g")
             row.button(t("lessons.check"), key="lessons.check", disabled=guess is None, on_click=lambda: _pick(
                 lesson.id, step.number, st.session_state.get("lessons.estimate"),

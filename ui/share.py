@@ -27,8 +27,8 @@ import streamlit as st
 from engine import ModelConfig
 from ui.caches import random_model_key
 from ui.i18n import t
-from ui.options import DEFAULT_TEXT, FIXED_DEFAULTS, config_to_widgets, widgets_to_config
-from ui.state import FIXED_KEY, MAX_TEXT, cut_utf16, show, utf16_len
+from settings.schema import DEFAULT_TEXT, FIXED_DEFAULTS, config_to_widgets, widgets_to_config
+from ui.state import FIXED_KEY, MAX_TEXT, clamp_note, cut_utf16, show, utf16_len
 
 QR_SLOT_KEY = "share._qr_slot"  # this run's placeholder of the panel's QR code (redrawn by refresh_qr)
 QR_FULL_KEY = "share.qr_full"  # the button that opens the full-screen QR code
@@ -183,7 +183,8 @@ def _apply_upload() -> None:
     except ValueError as err:
         st.session_state["cfg.upload_msg"] = ("error", t("share.upload_bad", error=str(err)))
         return
-    values, notes = config_to_widgets(config)
+    values, clamped = config_to_widgets(config)
+    notes = [clamp_note(c) for c in clamped]
     if "seed" in extras:
         values["cfg.seed"] = float(extras["seed"])
     inp = extras.get("input", {})
@@ -199,7 +200,8 @@ def _apply_upload() -> None:
 def _link_random_init(config: ModelConfig, trained_from: str | None) -> None:
     """on_click of "link the same config at random init": the trained model's config into the sliders, the
     source back to random init (the trained model itself stays in the session)."""
-    values, notes = config_to_widgets(config)
+    values, clamped = config_to_widgets(config)
+    notes = [clamp_note(c) for c in clamped]
     st.session_state.update(values)
     st.session_state["cfg.preset"] = ""
     st.session_state["model.source"] = "random"

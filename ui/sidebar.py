@@ -7,7 +7,7 @@ survives page switches; bad link values are named and removed from the link), bu
 returns an :class:`ui.context.Explorer`. Bad input is turned into a message and ``st.stop()``; widget values are
 never lost.
 
-The sidebar by concern: options and defaults (ui/options.py), shared caches (ui/caches/), the page context
+The sidebar by concern: options and defaults (settings/schema.py), shared caches (ui/caches/), the page context
 (ui/context.py), the model source and checkpoint picker (ui/checkpoint_picker.py), share link / download /
 upload (ui/share.py), presenter mode (ui/presenter.py). Names
 other modules import from here are re-exported below.
@@ -18,6 +18,10 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
+from settings.schema import (DEFAULT_TEXT, DEFAULTS, FFN_KINDS, FFN_OPTIONS, HIDDEN_OPTIONS, INIT_OPTIONS, LEGACY_LABELS,
+                             MAX_LAYERS, MAX_TOKENS, NORM_POSITION_OPTIONS, NORM_TYPE_OPTIONS, POSITION_OPTIONS,
+                             VOCAB_OPTIONS, Clamped, all_presets, config_to_widgets, divisors, fixed_label, init_label,
+                             nearest, preset_values, variant_fields, widgets_to_config)
 from engine import PRESET_SOURCES, VARIANT_PRESET_SOURCES, ModelConfig
 from engine.tokenizer import TextTokenizer
 from ui.budget import refuse_over_budget
@@ -28,15 +32,11 @@ from ui.escape import md_code
 from ui.examples import declared_languages, example_buttons
 from ui.i18n import LANGS, browser_lang, labeler, t
 from ui.input_notes import random_input_tokens, tokenizer_note, unknown_note
-from ui.options import (DEFAULT_TEXT, DEFAULTS, FFN_KINDS, FFN_OPTIONS, HIDDEN_OPTIONS, INIT_OPTIONS, LEGACY_LABELS,
-                        MAX_LAYERS, MAX_TOKENS, NORM_POSITION_OPTIONS, NORM_TYPE_OPTIONS, POSITION_OPTIONS,
-                        VOCAB_OPTIONS, all_presets, config_to_widgets, divisors, fixed_fields, fixed_label, init_label,
-                        nearest, preset_values, variant_fields, widgets_to_config)
 from ui.presenter import presenter_mode, presenter_toggle
 from ui.variant_controls import variant_widgets
 from ui.share import export_json, parse_config_upload, parse_upload, share_widgets
-from ui.state import (MAX_TEXT, apply_pending, control, cut_utf16, drop_unknown_params, repair, rerun_if_pending, reset,
-                      show_messages, translated_choice, utf16_len)
+from ui.state import (MAX_TEXT, apply_pending, clamp_note, control, cut_utf16, drop_unknown_params, fixed_fields, repair,
+                      rerun_if_pending, reset, show_messages, translated_choice, utf16_len)
 
 __all__ = [  # what pages, other ui modules and tests import from here
     "DEFAULTS", "DEFAULT_TEXT", "FFN_KINDS", "MAX_LAYERS", "MAX_TOKENS", "TRAINED_KEY", "Explorer", "build_model",
@@ -51,7 +51,7 @@ def _clamp(key: str, options: list, notes: list[str]) -> None:
     if value not in options:
         new = nearest(options, value) if isinstance(value, (int, float)) else options[0]
         st.session_state[key] = new
-        notes.append(t("common.clamped", name=t(f"{key}.label"), old=value, new=new))
+        notes.append(clamp_note(Clamped(key, value, new)))
 
 
 def _apply_preset() -> None:

@@ -41,6 +41,7 @@ from typing import Any, Callable
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
+from settings.schema import FIXED_DEFAULTS, FIXED_KEY, Clamped
 from ui.escape import md, md_code
 from ui.i18n import LANGS, current_lang, t
 
@@ -51,7 +52,6 @@ CHECKED_KEY = "state.checked"  # widget keys whose link value has been checked i
 VALUES_KEY = "state.values"  # {control key: value}: the session's values, which no widget cleanup can drop
 PAGE_KEY = "state.page"  # the page this run draws (app.py writes it before the page runs)
 SEEN_KEY = "state.seen"  # {(page, control key): the value the control showed at the end of its page's last run}
-FIXED_KEY = "cfg.fixed"  # config fields without a control, set by a preset or an upload
 DEFAULTS_KEY = "state.defaults"  # {control key: its own default}, for every control drawn in this session
 SESSION_CONTROLS = ("ui.",)  # the language and presenter mode: the reader's, never a page's or a step's
 MAX_TEXT = 20_000  # UTF-16 code units, as the browser counts a string's length
@@ -70,6 +70,16 @@ def show(value: Any, limit: int = 40) -> str:
     """A user-supplied value shortened for a message."""
     s = str(value)
     return s if len(s) <= limit else s[:limit] + f"… ({len(s):,})"
+
+
+def fixed_fields() -> dict:
+    """The config fields without a slider: the preset's or upload's values, else the defaults."""
+    return {**FIXED_DEFAULTS, **st.session_state.get(FIXED_KEY, {})}
+
+
+def clamp_note(c: Clamped) -> str:
+    """The sentence for a value moved to its control's nearest stop."""
+    return t("common.clamped", name=t(f"{c.key}.label"), old=c.old, new=c.new)
 
 
 # ---- messages and repairs ----------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The sidebar's "Block variants (2024–2026)" group: QK-norm, a sliding window and its per-layer pattern, attention
 sinks, and a mixture-of-experts FFN, as controls.
 
-These are config fields without a slider (``ui.options.FIXED_DEFAULTS``): a preset or an upload sets them, and they
+These are config fields without a slider (``settings.schema.FIXED_DEFAULTS``): a preset or an upload sets them, and they
 live in the session's fixed fields (``ui.state.FIXED_KEY``), the one place the config is built from. The controls
 here edit that store: each widget shows the field's current value (set before it is drawn, so a preset picked a
 moment ago shows at once) and its ``on_change`` writes the new value back. So a variant preset can be taken apart

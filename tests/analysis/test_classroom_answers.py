@@ -32,8 +32,8 @@ def test_nobody_answered():
 
 def test_estimates_fall_in_three_bands_around_the_answer():
     # answer 10, tolerance 1: 8.9 low, 9 and 11 within (edges included), 11.5 high; "x" and None not counted
-    table = estimate_table({8.9: 1, 9: 2, 10.0: 1, 11: 1, 11.5: 3, "x": 2, None: 1}, correct=10.0, tolerance=1.0,
-                           labels=BANDS)
+    table = estimate_table({8.9: 1, 9: 2, 10.0: 1, 11: 1, 11.5: 3, "x": 2, None: 1}, correct=10.0,
+                           right=lambda v: abs(v - 10.0) <= 1.0, labels=BANDS)
     assert table["answer"].tolist() == ["low", "ok", "high"]
     assert table["students"].tolist() == [1, 4, 3]
     assert table["right"].tolist() == [False, True, False]

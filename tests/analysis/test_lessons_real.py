@@ -14,7 +14,8 @@ import torch
 from analysis import heads
 from analysis.lessons import REGISTRY, StepInputs, options
 from analysis.tokenizers import special_ids
-from lessons import ROOT, build_parts, compute_key, load
+from lessons import ROOT, compute_key, load
+from settings.build import build_parts
 from tests.engine.test_smollm2_parity import hf, ours  # noqa: F401  (module-scoped fixtures: the two models)
 
 pytestmark = [pytest.mark.smollm2, pytest.mark.parity]

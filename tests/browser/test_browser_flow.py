@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode, urlsplit
 
-from ui.options import init_label
+from settings.schema import init_label
 from ui.sidebar import fixed_label
 
 import pytest

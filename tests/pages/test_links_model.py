@@ -19,7 +19,7 @@ from tests.page_helpers import open_page, rerun, state_config
 from ui import caches, checkpoint_picker
 from ui.caches import random_model_key
 from ui.i18n import catalogs
-from ui.options import DEFAULTS, config_to_widgets
+from settings.schema import DEFAULTS, config_to_widgets
 
 CATALOGS = catalogs()
 

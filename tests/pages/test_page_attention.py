@@ -186,7 +186,7 @@ def test_row_0_sentence_is_the_charts_weight_with_and_without_a_sink(charts, lan
     never "exactly 1". Reference: a fresh model of the preset's config (the sink's share is 1 minus the key
     weights), and the page's chart data."""
     from engine import CausalLM
-    from ui.options import DEFAULTS, all_presets, preset_values
+    from settings.schema import DEFAULTS, all_presets, preset_values
 
     exactly = {"en": "so its single weight is exactly 1", "zh": "所以它唯一的权重恰好是 1"}[lang]
     # no sink (the default model): the chart's cell is exactly 1 and the page says so

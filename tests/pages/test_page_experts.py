@@ -13,7 +13,7 @@ from engine import VARIANT_PRESETS, CausalLM
 from engine.tokenizer import bundled_tokenizer
 from tests.page_helpers import open_page, rerun, texts
 from ui.figures.experts import load_bar, router_heatmap
-from ui.options import DEFAULTS, MAX_TOKENS, preset_values
+from settings.schema import DEFAULTS, MAX_TOKENS, preset_values
 from ui.state import FIXED_KEY
 
 PRESET = "minimind_moe"

@@ -15,7 +15,7 @@ from engine import CausalLM
 from engine.generation import sampling_filters
 from tests.page_helpers import open_page, reference, rerun, state_config, texts
 from ui.figures.generate import cache_bars, filter_bars, query_row_heatmap
-from ui.options import DEFAULTS, widgets_to_config
+from settings.schema import DEFAULTS, widgets_to_config
 
 SETTINGS = dict(temperature=0.8, top_k=20, top_p=0.9, min_p=0.05)  # the page's defaults
 

@@ -55,7 +55,7 @@ def test_moe_active_versus_total_parameters(lang, words):
     """With experts the Overview names the parameters one token passes through next to the total: every parameter
     of a fresh model of the preset, less the E - k routed experts per block it skips (counted by hand)."""
     from engine import VARIANT_PRESETS
-    from ui.options import preset_values
+    from settings.schema import preset_values
 
     config = VARIANT_PRESETS["minimind_moe"]
     model = CausalLM(config)

@@ -282,7 +282,7 @@ def test_sandwich_and_olmo2_models_are_compared_too(state, lang, charts):
 def test_gemma3_like_preset_at_another_depth(charts):
     """The Gemma-3-like preset (sandwich, Gemma's norm, 5 local : 1 global layers) at 8 layers: the page repeats
     its layer pattern and compares the four placements."""
-    from ui.options import preset_values
+    from settings.schema import preset_values
 
     at = run_page(**{**DEFAULTS, **preset_values("gemma3_like"), "cfg.preset": "gemma3_like", "ui.lang": "en",
                      "prepost.depth": 8})

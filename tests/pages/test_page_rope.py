@@ -16,7 +16,7 @@ from engine.tokenizer import bundled_tokenizer
 from tests.browser.test_browser_zh import english_words
 from tests.page_helpers import open_page, state_config
 from ui.figures.rope import distance_chart, relative_heatmap, rotation_chart, wavelength_chart
-from ui.options import DEFAULT_TEXT, all_presets, preset_values
+from settings.schema import DEFAULT_TEXT, all_presets, preset_values
 
 LLAMA = {**preset_values("llama_small"), "cfg.preset": "llama_small"}
 KINDS = ("title", "subheader", "markdown", "caption", "info", "warning", "error", "success")

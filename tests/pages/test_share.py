@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from engine import PRESETS, CausalLM, ModelConfig
 from tests.page_helpers import open_page, shown_chart
-from ui.options import all_presets, widgets_to_config
+from settings.schema import all_presets, widgets_to_config
 from ui.sidebar import DEFAULTS, config_to_widgets, parse_config_upload
 from ui.state import FIXED_KEY
 

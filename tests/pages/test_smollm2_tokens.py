@@ -15,7 +15,7 @@ import re
 import pytest
 
 from tests.page_helpers import figures, open_page, recording_charts
-from ui.options import DEFAULTS
+from settings.schema import DEFAULTS
 
 pytestmark = pytest.mark.smollm2
 

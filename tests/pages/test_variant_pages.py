@@ -10,7 +10,7 @@ import pytest
 
 from engine import VARIANT_PRESETS
 from tests.page_helpers import open_page, recording_charts, texts
-from ui.options import preset_values
+from settings.schema import preset_values
 
 # pages whose first screen draws a chart at the sidebar's defaults (the lessons list and the training lab wait
 # for a click; they are opened for the exception check only)

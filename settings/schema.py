@@ -1,20 +1,31 @@
-"""The sidebar's options and defaults, and the mapping between a ``ModelConfig`` and the sidebar's values.
+"""What a view's settings are: the sidebar's options and defaults, and the mapping between a ``ModelConfig`` and
+the sidebar's values.
 
-Pure data and functions (no widgets): the slider ranges, the app's defaults, the language-independent labels of
-technical options, and :func:`config_to_widgets` (a preset or an upload -> the values that rebuild it).
+Pure data and functions, no Streamlit and no words of either language: the slider ranges, the app's defaults, the
+language-independent labels of technical options, the key of the config fields without a slider
+(:data:`FIXED_KEY`), and :func:`config_to_widgets` (a preset or an upload -> the values that rebuild it, and each
+value it moved to the nearest slider stop as a :class:`Clamped` record the interface words). The sidebar
+(``ui/sidebar.py``), the lessons and their check all read their settings from here.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-
-import streamlit as st
+from typing import Any, NamedTuple
 
 from engine import ModelConfig
 from engine.config import repeat_layer_types
-from ui.i18n import t
-from ui.state import FIXED_KEY
+
+FIXED_KEY = "cfg.fixed"  # config fields without a control, set by a preset or an upload
+
+
+class Clamped(NamedTuple):
+    """A value moved to the nearest stop of its control: ``key`` (a ``cfg.*`` control), from ``old`` to ``new``."""
+    key: str
+    old: Any
+    new: Any
+
 
 # ---- slider ranges (select_slider options keep common sizes reachable with one drag) ----------------
 VOCAB_OPTIONS = [16, 30, 64, 128, 256, 512, 1000, 2000, 4000, 6400, 8000, 10000, 16000, 32000, 50257]
@@ -139,8 +150,8 @@ def ffn_kind(c: ModelConfig) -> str:
     return next(k for k, v in FFN_KINDS.items() if v == (c.hidden_act, c.mlp_gated))
 
 
-def config_to_widgets(c: ModelConfig) -> tuple[dict, list[str]]:
-    """Widget values that rebuild ``c`` from the sliders, and notes for values moved to the nearest slider stop.
+def config_to_widgets(c: ModelConfig) -> tuple[dict, list[Clamped]]:
+    """Widget values that rebuild ``c`` from the sliders, and the values moved to the nearest slider stop.
 
     The fields without a slider are returned under FIXED_KEY. The heads and KV heads are checked again (and
     clamped) when the widgets render.
@@ -158,13 +169,13 @@ def config_to_widgets(c: ModelConfig) -> tuple[dict, list[str]]:
         values[FIXED_KEY]["head_dim"] = None
     notes = []
     if c.num_hidden_layers > MAX_LAYERS:
-        notes.append(t("common.clamped", name=t("cfg.num_hidden_layers.label"), old=c.num_hidden_layers, new=MAX_LAYERS))
+        notes.append(Clamped("cfg.num_hidden_layers", c.num_hidden_layers, MAX_LAYERS))
         values["cfg.num_hidden_layers"] = MAX_LAYERS
     for key, options in (("cfg.vocab_size", VOCAB_OPTIONS), ("cfg.hidden_size", HIDDEN_OPTIONS),
                          ("cfg.intermediate_size", FFN_OPTIONS), ("cfg.initializer_range", INIT_OPTIONS)):
         if values[key] not in options:
             new = nearest(options, values[key])
-            notes.append(t("common.clamped", name=t(f"{key}.label"), old=values[key], new=new))
+            notes.append(Clamped(key, values[key], new))
             values[key] = new
     return values, notes
 
@@ -208,7 +219,3 @@ def widgets_to_config(values: dict, fixed: dict | None = None) -> ModelConfig:
         **{**fixed, "bias": (not gated) if fixed["bias"] is None else fixed["bias"]},
     )
 
-
-def fixed_fields() -> dict:
-    """The config fields without a slider: the preset's or upload's values, else FIXED_DEFAULTS."""
-    return {**FIXED_DEFAULTS, **st.session_state.get(FIXED_KEY, {})}
