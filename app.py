@@ -10,8 +10,7 @@ from server.startup import warm_up  # first: it makes ast.parse thread-safe befo
 from ui.i18n import t  # noqa: E402
 from ui.share import refresh_qr  # noqa: E402
 from ui.smollm2 import start_background_conversions  # noqa: E402
-from ui.lessons import banner, lesson_hook, save_cookie  # noqa: E402
-from ui.class_mode import class_banner, class_hook, class_panel, class_sync  # noqa: E402
+from ui.teaching import teaching_hooks  # noqa: E402
 from ui.state import apply_pending, note_page  # noqa: E402
 
 st.set_page_config(page_title="Transformer Block Explorer", layout="wide")
@@ -60,14 +59,6 @@ nav = st.navigation([st.Page(_root, title=t(PAGES[0][1]), url_path="home", defau
                     expanded=True)
 note_page(nav.url_path)  # before the page: control() tells a reopened page's stale widget value from an edit
 by_url = {url: page for page, (_, _, url, _) in zip(pages, PAGES)}
-# a class (ui/class_mode.py): a join or lecturer link; a following student's session takes the class's step
-class_hook(by_url, nav.url_path)
-# a lesson (ui/lessons.py): follow ?lesson=&step= or the lesson's buttons to the step's page, its settings applied
-lesson_hook(by_url, nav.url_path)
-class_sync(nav.url_path)  # the lecturer's step becomes the class's
-class_panel()  # the sidebar's class section: start, join, the lecturer's code, QR, poll and roster
-if not class_banner(nav.url_path):  # a class step's question and reveal (the live bar above it)
-    banner(nav.url_path)  # the step's text and question above the page
-save_cookie()  # the lesson progress survives a reload of the tab
+teaching_hooks(by_url, nav.url_path)  # classes and lessons, in their one order (ui/teaching.py)
 nav.run()
 refresh_qr()  # the share panel's QR code with the link as the page left it (a page may write to it)

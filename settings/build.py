@@ -21,6 +21,24 @@ from engine.tokenizer import TextTokenizer, bundled_tokenizer
 from settings.schema import DEFAULTS, FIXED_KEY, MAX_TOKENS, preset_values, widgets_to_config
 
 
+def input_limit(config: ModelConfig) -> int:
+    """How many input tokens a view keeps: MAX_TOKENS, or fewer when the model's positions end sooner."""
+    return min(MAX_TOKENS, config.max_position_embeddings) if config.has_position_limit else MAX_TOKENS
+
+
+def random_ids(config: ModelConfig, n: int, seed: int) -> torch.Tensor:
+    """The random input: ``n`` ids drawn from the vocabulary by a generator seeded with the model's seed. (1, n)"""
+    gen = torch.Generator().manual_seed(int(seed))
+    return torch.randint(0, config.vocab_size, (1, n), generator=gen)
+
+
+def random_tokens(preset: str | None, ids: list[int]) -> list[str]:
+    """Display tokens of random ids: a tutorial preset's own words when the length matches (the GPT-2
+    walkthrough's 猫 吃 鱼), else ``#id``."""
+    words = PRESET_INPUT_LABELS.get(preset or "")
+    return list(words) if words is not None and len(words) == len(ids) else [f"#{i}" for i in ids]
+
+
 def sidebar_values(settings: dict) -> tuple[dict, dict]:
     """``(sidebar values, fixed config fields)`` a step's settings give: the app's defaults, the preset's values
     (as picking it does), then the named keys."""
@@ -66,14 +84,10 @@ def build_parts(settings: dict, model_for: Callable | None = None, tokenizer_for
         config = widgets_to_config(values, fixed)
         model = model_for(config.to_json(), int(values["cfg.seed"]))
     if values["input.mode"] == "random":
-        gen = torch.Generator().manual_seed(int(values["cfg.seed"]))
-        ids = torch.randint(0, config.vocab_size, (1, int(values["input.random_len"])), generator=gen)
-        words = PRESET_INPUT_LABELS.get(values.get("cfg.preset") or "")
-        tokens = list(words) if words and len(words) == ids.shape[1] else [f"#{i}" for i in ids[0].tolist()]
-        return config, model, ids, tokens, None
+        ids = random_ids(config, int(values["input.random_len"]), int(values["cfg.seed"]))
+        return config, model, ids, random_tokens(values.get("cfg.preset"), ids[0].tolist()), None
     tok = tok or tokenizer_for(config.vocab_size)
-    limit = min(MAX_TOKENS, config.max_position_embeddings) if config.has_position_limit else MAX_TOKENS
-    ids = tok.encode(values["input.text"])[:limit]
+    ids = tok.encode(values["input.text"])[:input_limit(config)]
     return config, model, torch.tensor([ids]), tok.token_strings(ids), tok
 
 

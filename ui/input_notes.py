@@ -3,9 +3,9 @@ preset. Strings in ``ui/strings/input_notes.py``."""
 
 from __future__ import annotations
 
-from engine.config import PRESET_INPUT_LABELS
 from engine.tokenizer import GPT2_VOCAB_SIZE, TextTokenizer
 from engine.tokenizer.pieces import visible_char
+from settings.build import random_tokens
 from ui.escape import md_code
 from ui.i18n import t
 
@@ -22,12 +22,12 @@ def tokenizer_note(tok: TextTokenizer) -> str:
 
 
 def random_input_tokens(preset: str | None, ids: list[int]) -> tuple[list[str], str | None]:
-    """Display tokens for random ids, and a note: a tutorial preset's own words when the length matches
-    (the GPT-2 walkthrough's 猫 吃 鱼), else ``#id``."""
-    words = PRESET_INPUT_LABELS.get(preset or "")
-    if words is not None and len(words) == len(ids):
-        return list(words), t("input.tutorial_words", words=" ".join(words), ids=" ".join(f"#{i}" for i in ids))
-    return [f"#{i}" for i in ids], None
+    """Display tokens for random ids (:func:`settings.build.random_tokens`), and a note when they are a tutorial
+    preset's own words."""
+    tokens, plain = random_tokens(preset, ids), [f"#{i}" for i in ids]
+    if tokens == plain:
+        return tokens, None
+    return tokens, t("input.tutorial_words", words=" ".join(tokens), ids=" ".join(plain))
 
 
 def unknown_summary(tok: TextTokenizer, text: str, max_tokens: int | None = None) -> tuple[int, list[str]]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
+from settings.build import input_limit, random_ids
 from settings.schema import (DEFAULT_TEXT, DEFAULTS, FFN_KINDS, FFN_OPTIONS, HIDDEN_OPTIONS, INIT_OPTIONS, LEGACY_LABELS,
                              MAX_LAYERS, MAX_TOKENS, NORM_POSITION_OPTIONS, NORM_TYPE_OPTIONS, POSITION_OPTIONS,
                              VOCAB_OPTIONS, Clamped, all_presets, config_to_widgets, divisors, fixed_label, init_label,
@@ -158,12 +159,11 @@ def input_widgets(config: ModelConfig, notes: list[str], tokenizer: TextTokenize
     sb = st.sidebar
     mode = translated_choice(sb.radio, t("input.mode.label"), "input.mode", DEFAULTS["input.mode"], ["text", "random"],
                              labeler("input.mode."), url=True, aliases=LEGACY_LABELS, horizontal=True)
-    limit = min(MAX_TOKENS, config.max_position_embeddings) if config.has_position_limit else MAX_TOKENS
+    limit = input_limit(config)
     if mode == "random":
         n = control(sb.slider, t("input.random_len.label"), "input.random_len", DEFAULTS["input.random_len"],
                     kind="int", lo=1, hi=64)
-        gen = torch.Generator().manual_seed(int(st.session_state["cfg.seed"]))
-        ids = torch.randint(0, config.vocab_size, (1, n), generator=gen)
+        ids = random_ids(config, n, int(st.session_state["cfg.seed"]))
         tokens, note = random_input_tokens(st.session_state.get("cfg.preset"), ids[0].tolist())
         if note:
             sb.caption(note)
