@@ -47,7 +47,6 @@ from classroom import (
     ClassError,
     ClassExpired,
     ClassFull,
-    ClassStore,
     NotJoined,
     NotLecturer,
     StepMoved,
@@ -55,6 +54,7 @@ from classroom import (
     new_student_id,
 )
 from ui import lessons as lesson_ui
+from ui.caches.classroom import store
 from ui.escape import md
 from ui.figures.classroom import distribution_bar
 from ui.format import significant
@@ -95,14 +95,6 @@ RATES = {"answer": (12, 10.0), "join": (8, 60.0), "lecturer": (8, 60.0), "contro
 
 
 # ---- the store, and its state shared by a process's sessions ------------------------------------------------
-@st.cache_resource(show_spinner=False)
-def store() -> ClassStore:
-    """The process's class store (the schema is created or migrated here; expired classes are purged)."""
-    s = ClassStore()
-    s.purge()
-    return s
-
-
 _states: dict[str, tuple[float, dict]] = {}
 _states_lock = threading.Lock()
 

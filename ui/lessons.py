@@ -23,10 +23,13 @@ from urllib.parse import quote, unquote
 import streamlit as st
 
 import lessons as lesson_files
-from lessons import Key, Lesson, Step, compute_key, settings_digest
-from settings.build import build_parts, sidebar_values
-from analysis.lessons import NeedsRun, StepInputs, format_option
+from lessons import Key, Lesson, Step, settings_digest
+from settings.build import sidebar_values
+from analysis.lessons import NeedsRun, format_option
+from ui.caches.lessons import step_key
+from ui.checkpoint_picker import TRAINED_KEY
 from ui.i18n import current_lang, t
+from ui.train_common import JOB_KEY, RACE_KEY
 from ui.state import (FIXED_KEY, VALUES_KEY, apply_pending, current, page_controls_at_default, register_params,
                       repair)
 
@@ -207,9 +210,9 @@ def lesson_hook(pages: dict[str, Any], here: str) -> None:
 
 
 # ---- the answer key ---------------------------------------------------------------------------------------
-# The Training lab's jobs in the session (ui/train_common.py JOB_KEY, RACE_KEY), read here by name: the lab's
-# lesson asks about the run on screen (analysis/lessons_training.py).
-RUN_JOBS = {"train.job": "train.job", "race.job": "train.race_job"}
+# The Training lab's jobs in the session: the lab's lesson asks about the run on screen
+# (analysis/lessons_training.py), named as the answer functions read them.
+RUN_JOBS = {"train.job": JOB_KEY, "race.job": RACE_KEY}
 
 
 def finished_runs() -> dict:
@@ -225,31 +228,17 @@ def finished_runs() -> dict:
     return out
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
-def _key(lesson_id: str, n: int, digest: str, trained_id: str | None, run_ids: tuple = ()) -> Key:
-    """The step's key, computed once per (step, settings) on the app's cached models (the page's own); on the
-    Training lab once per finished run (``run_ids``: the jobs' ids, so a new run is graded on its own numbers)."""
-    from ui.caches import build_model, load_checkpoint, tokenizer_for
-
-    lesson = lesson_files.by_id(lesson_id)
-    step = lesson.step(n)
-    trained = st.session_state.get("train.trained") if trained_id else None
-    session = {"trained": trained} if trained else {}
-    if run_ids:
-        session.update(finished_runs())
-    inputs = StepInputs(step.settings, lambda: build_parts(
-        step.settings, model_for=build_model, tokenizer_for=tokenizer_for, checkpoint_for=load_checkpoint,
-        trained_for=(lambda: trained["model"]) if trained else None), session=session)
-    key = compute_key(lesson, step, inputs)
-    key.raw = None  # only plain values are kept
-    return key
-
-
 def frozen_key(lesson: Lesson, step: Step) -> Key:
     """The step's key; raises ``NeedsRun`` on the Training lab while the run it is about has not finished."""
-    trained = st.session_state.get("train.trained") if step.settings.get("model.source") == "trained" else None
-    runs = tuple((k, getattr(j, "id", None)) for k, j in finished_runs().items()) if step.page == "train" else ()
-    return _key(lesson.id, step.number, settings_digest(step.settings), trained["id"] if trained else None, runs)
+    trained = st.session_state.get(TRAINED_KEY) if step.settings.get("model.source") == "trained" else None
+    session: dict = {"trained": trained} if trained else {}
+    runs: tuple = ()
+    if step.page == "train":
+        done = finished_runs()
+        session.update(done)
+        runs = tuple((k, getattr(j, "id", None)) for k, j in done.items())
+    return step_key(lesson.id, step.number, settings_digest(step.settings), trained["id"] if trained else None,
+                    runs, session)
 
 
 def drifted(step: Step) -> list[str]:
