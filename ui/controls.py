@@ -1,6 +1,6 @@
 """Page widgets whose valid range depends on the config or the input (layer, head, position sliders).
 
-Rule (see the project brief): such a widget keeps its key, and its session-state value is CLAMPED into the
+Rule (docs/architecture.md, "The UI"): such a widget keeps its key, and its session-state value is CLAMPED into the
 valid range before it is rendered, with a small caption saying so; it never crashes and never resets silently.
 A range with a single value is shown as a caption instead of a slider (Streamlit sliders need min < max).
 """
