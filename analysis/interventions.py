@@ -36,6 +36,7 @@ from .tokenizers import special_ids
 
 INDUCTION_PERIOD = 24  # random tokens per copy
 RESTORED = 0.5  # a patch "carries the answer" when it restores at least half the logit difference
+MATTER_LAYERS = 4  # the layers that matter (:func:`layers_that_matter`): where each head is patched after the sweep
 
 Progress = Optional[Callable[[float, float], None]]
 
@@ -89,6 +90,13 @@ def fraction_restored(patched, clean: float, corrupted: float):
 # -------------------------------------------------------------------------------------------------------- induction
 
 
+def induction_period(config) -> int:
+    """Random tokens per copy for a model of ``config``: :data:`INDUCTION_PERIOD`, or half its position limit when
+    two copies would not fit (at least 2)."""
+    limit = config.max_position_embeddings if config.has_position_limit else 2 * INDUCTION_PERIOD
+    return max(2, min(INDUCTION_PERIOD, limit // 2))
+
+
 def induction_ids(model: CausalLM, tokenizer=None, period: int = INDUCTION_PERIOD, seed: int = 0) -> torch.Tensor:
     """``[1, 2n]``: ``period`` random tokens (no special tokens when a tokenizer is given) and the same again."""
     exclude = special_ids(tokenizer) if tokenizer is not None else ()
@@ -107,6 +115,15 @@ def induction_loss(model: CausalLM, ids: torch.Tensor, period: int, heads: Seque
     with torch.no_grad():
         logits = model(ids, interventions=[HeadAblation(l, h, kind) for l, h in heads]).logits[:, positions]
     return float(loss_metric(ids, positions)(logits)[0])
+
+
+def score_frame(attentions: Sequence[torch.Tensor], period: int) -> pd.DataFrame:
+    """Each head's previous-token and induction score (:mod:`analysis.heads`) on a repeated sequence of ``period``
+    tokens per copy: one row per (layer, head), 0-based, layer-major: ``layer``, ``head``, ``prev_token``,
+    ``induction``."""
+    prev, ind = previous_token_scores(attentions), induction_scores(attentions, period)  # (L, nh) each
+    layer, head = np.divmod(np.arange(prev.size), prev.shape[1])
+    return pd.DataFrame({"layer": layer, "head": head, "prev_token": prev.reshape(-1), "induction": ind.reshape(-1)})
 
 
 def induction_ablation(model: CausalLM, ids: torch.Tensor, period: int, progress: Progress = None
@@ -129,10 +146,9 @@ def induction_ablation(model: CausalLM, ids: torch.Tensor, period: int, progress
     base = float(metric(out.logits[:, positions])[0])
     runs = [[HeadAblation(l, h)] for l in range(L) for h in range(nh)]
     losses = sweep(model, ids, runs, metric, logit_positions=positions, progress=progress).double().numpy()
-    prev, ind = previous_token_scores(out.attentions), induction_scores(out.attentions, period)  # (L, nh) each
-    layer, head = np.divmod(np.arange(L * nh), nh)
-    frame = pd.DataFrame({"layer": layer, "head": head, "loss": losses, "increase": losses - base,
-                          "prev_token": prev.reshape(-1), "induction": ind.reshape(-1)})
+    frame = score_frame(out.attentions, period)
+    frame.insert(2, "loss", losses)
+    frame.insert(3, "increase", losses - base)
 
     def row(i: int, score: str | None = None) -> dict:
         r = frame.iloc[i]
@@ -142,8 +158,8 @@ def induction_ablation(model: CausalLM, ids: torch.Tensor, period: int, progress
         return d
 
     order = np.argsort(-frame["increase"].to_numpy(), kind="stable")
-    prev_head, ind_head = row(int(np.argmax(prev.reshape(-1))), "prev_token"), row(int(np.argmax(ind.reshape(-1))),
-                                                                                    "induction")
+    prev_head = row(int(np.argmax(frame["prev_token"].to_numpy())), "prev_token")
+    ind_head = row(int(np.argmax(frame["induction"].to_numpy())), "induction")
     summary = {
         "base_loss": base,
         "top": row(int(order[0])),
@@ -282,7 +298,7 @@ def head_patching(model: CausalLM, check: PairCheck, layers: Optional[Sequence[i
     return frame, summary
 
 
-def layers_that_matter(frame: pd.DataFrame, k: int = 4) -> list[int]:
+def layers_that_matter(frame: pd.DataFrame, k: int = MATTER_LAYERS) -> list[int]:
     """From :func:`residual_patching`'s frame: the ``k`` layers where patching the last position gains most over the
     layer before (where the answer moves to the last position), in layer order."""
     last = frame[frame.position == frame.position.max()].sort_values("layer")["restored"].to_numpy()
@@ -307,12 +323,19 @@ def before_after(model: CausalLM, ids: torch.Tensor, interventions: Sequence, la
         plain = model(ids, output_attentions=True)
         cut = model(ids, output_attentions=True, interventions=list(interventions))
     p0, p1 = (torch.softmax(o.logits[0, position].double(), -1) for o in (plain, cut))  # (V,) each
-    union = list(dict.fromkeys(torch.topk(p0, k).indices.tolist() + torch.topk(p1, k).indices.tolist()))
-    union.sort(key=lambda i: -float(p0[i]))
-    tokens = pd.DataFrame({"rank": np.arange(1, len(union) + 1), "token_id": union, "token": token_strings(union),
-                           "before": p0[union].numpy(), "after": p1[union].numpy()})
+    tokens = top_tokens(p0, p1, token_strings, k)
+    tokens.insert(0, "rank", np.arange(1, len(tokens) + 1))
     return {"patterns": (plain.attentions[layer][0], cut.attentions[layer][0]), "tokens": tokens,
             "top_before": int(p0.argmax()), "top_after": int(p1.argmax())}
+
+
+def top_tokens(before: torch.Tensor, after: torch.Tensor, token_strings, k: int = 5) -> pd.DataFrame:
+    """The union of the top ``k`` tokens of two next-token distributions ``[V]``, most likely ``before`` first: a
+    DataFrame of ``token_id``, ``token`` (``token_strings(ids)``), ``before`` and ``after`` probabilities."""
+    union = list(dict.fromkeys(torch.topk(before, k).indices.tolist() + torch.topk(after, k).indices.tolist()))
+    union.sort(key=lambda i: -float(before[i]))
+    return pd.DataFrame({"token_id": union, "token": token_strings(union), "before": before[union].numpy(),
+                         "after": after[union].numpy()})
 
 
 def experiment_cost(model: CausalLM, T: int, experiment: str) -> float:

@@ -8,21 +8,16 @@ progress bar and a measured ETA, cancellable, computed once per (model, prompts,
 a sweep small enough (a random toy model) runs at once. Layers and heads are 1-based on this page, positions 0-based.
 """
 
-import time
 from contextlib import ExitStack
+from functools import partial
 
-import numpy as np
-import pandas as pd
 import streamlit as st
-import torch
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from analysis import intervention_views as views
 from analysis import interventions as iv
-from analysis.heads import induction_scores, previous_token_scores
 from engine.cost import trace_cost
 from server.admission import HEAVY_GFLOP
 from server.budget import view_work
-from ui.caches import HASH
 from ui.caches import interventions as jobs
 from ui.controls import index_slider
 from ui.figures.attention import attention_heatmap
@@ -39,60 +34,19 @@ from ui.widgets import chart, first_screen, real_model_notice
 
 EXPERIMENTS = ["induction", "facts", "names", "own"]
 STANDS_OUT = 0.1  # nats: a largest single-head rise below this is "no single head matters much"
-HALF = iv.RESTORED
-TOP_K = (3, 10)  # the "top k heads together" bars
 POLL_S = 0.5
 JOB_KEY = "interv.job"  # this session's latest job (its error or cancel is said after it ended)
 KEYS = {"ind": ("interv.layer", "interv.head"), "res": ("interv.rlayer", "interv.position"),
         "z": ("interv.zlayer", "interv.zhead")}
 
 
-def _session() -> str:
-    ctx = get_script_run_ctx(suppress_warning=True)
-    return ctx.session_id if ctx is not None else "script"
-
-
-@st.cache_resource(max_entries=16, show_spinner=False, hash_funcs=HASH)
-def _one_forward_s(model, ids: tuple) -> float:
-    """Seconds one plain forward of ``ids`` takes here (the faster of two: the first pays one-time costs; measured
-    once per model and prompt, for the estimate)."""
-    x = torch.tensor([ids])
-    times = []
-    with torch.no_grad():
-        for _ in range(2):
-            start = time.perf_counter()
-            model(x)
-            times.append(time.perf_counter() - start)
-    return min(times)
-
-
-@st.cache_resource(max_entries=16, show_spinner=False, hash_funcs=HASH)
-def _cell_view(model, ids: tuple, what: tuple, layer: int, position: int, _strings) -> dict:
-    """:func:`analysis.interventions.before_after` of one map cell: ``what`` is ``("ablate", l, h)``,
-    ``("resid", l, p, clean_ids)`` or ``("z", l, h, clean_ids)`` (0-based); shared: read only."""
-    x = torch.tensor([ids])
-    if what[0] == "ablate":
-        runs = [iv.HeadAblation(what[1], what[2])]
-    else:
-        with torch.no_grad():
-            rec = model(torch.tensor([what[3]]), output_activations=True).activations
-        if what[0] == "resid":
-            name = f"blocks.{what[1]}.hook_resid_pre"
-            runs = [iv.ActivationPatch(name, [what[2]], rec[name])]
-        else:
-            name = f"blocks.{what[1]}.attn.hook_z"
-            runs = [iv.ActivationPatch(name, None, rec[name], head=what[2])]
-    with view_work(2 * trace_cost(model.config, len(ids)).gflop):
-        return iv.before_after(model, x, runs, layer, _strings, position=position)
-
-
-def _picker_follows(chart_key: str, keys: tuple[str, str], subject: str, columns: list[int]):
+def _picker_follows(chart_key: str, keys: tuple[str, str], subject: str):
     """on_select of a map: move its two pickers to the clicked cell (the map plots layer ``l`` at y = l + 1 and
-    column ``columns[i]`` at x = i)."""
+    column ``c`` at x = c)."""
     def follow() -> None:
         points = st.session_state[chart_key + ".chart"].selection.get("points", [])
         if points:
-            layer, col = int(round(points[0]["y"])) - 1, columns[int(round(points[0]["x"]))]
+            layer, col = int(round(points[0]["y"])) - 1, int(round(points[0]["x"]))
             st.session_state[keys[0]] = layer + 1
             st.session_state[keys[1]] = col + 1 if subject != "res" else col
             st.session_state["interv.subject"] = subject
@@ -110,47 +64,12 @@ def _signed(v: float) -> str:
     return "+0.00" if s == "-0.00" else s
 
 
-def _heads_list(heads: list[tuple[int, int]]) -> str:
-    return ", ".join(f"{l + 1}.{h + 1}" for l, h in heads)
+def _group_label(group: str) -> str:
+    """The label of a bar of heads removed together (:func:`analysis.intervention_views.together_table`)."""
+    return t("interv.ind.group.top", k=group[3:]) if group.startswith("top") else t(f"interv.ind.group.{group}")
 
 
 # ---------------------------------------------------------------------------------------------------- the sweep
-def _run_or_wait(key: tuple, name: str, work, forwards: float, runs: int, ids: tuple, preview):
-    """The result of ``key``: stored, computed now (small), or by a background job (a Run button, then a live
-    progress panel); stops the page while there is none, after drawing ``preview()`` (what the model does
-    without any intervention: the prediction to check)."""
-    res = jobs.result(key)
-    if res is not None:
-        return res
-    gflop = forwards * trace_cost(ctx.config, len(ids)).gflop
-    if gflop < HEAVY_GFLOP:  # a toy model's sweep: at once, as any page view
-        with view_work(gflop), st.spinner(t("interv.computing")):
-            return jobs.store(key, work(None))
-    job = jobs.pending(key)
-    if job is not None:  # someone (maybe this session) is computing it: watch the same job
-        job = jobs.start(key, name, work, _session())
-    else:
-        last = st.session_state.get(JOB_KEY)
-        if last is not None and last.key == key and last.finished.is_set():
-            if last.error:
-                st.error(t("interv.error", error=last.error))
-            elif last.cancelled:
-                st.info(t("interv.cancelled"))
-        one = _one_forward_s(ctx.model, ids)
-        row = st.container(horizontal=True, vertical_alignment="center")
-        if row.button(t("interv.run"), key="interv.run", type="primary"):
-            job = jobs.start(key, name, work, _session())
-        else:
-            row.caption(t("interv.estimate", runs=f"{runs:,}", forwards=f"{forwards:,.0f}", one=duration(one),
-                          eta=duration(one * forwards)))
-    if job is not None:
-        st.session_state[JOB_KEY] = job
-        _progress(job)
-    preview()
-    SCREEN.close()
-    st.stop()
-
-
 @st.fragment(run_every=POLL_S)
 def _progress(job: jobs.SweepJob) -> None:
     if job.finished.is_set():
@@ -165,98 +84,151 @@ def _progress(job: jobs.SweepJob) -> None:
         st.progress(job.fraction, text=text)
     if len(job.watchers) > 1:
         st.caption(t("interv.watchers", n=len(job.watchers)))
-    st.button(t("interv.cancel"), key="interv.cancel", on_click=jobs.leave, args=(job, _session()))
+    st.button(t("interv.cancel"), key="interv.cancel", on_click=jobs.leave, args=(job, jobs.this_session()))
+
+
+def _run_or_wait(ctx, screen: ExitStack, key: tuple, name: str, work, forwards: float, runs: int, ids: tuple, preview):
+    """The result of ``key``: stored, computed now (small), or by a background job (a Run button, then a live
+    progress panel); stops the page while there is none, after drawing ``preview()`` (what the model does
+    without any intervention: the prediction to check). ``screen``: the first screen, closed before it stops."""
+    res = jobs.result(key)
+    if res is not None:
+        return res
+    gflop = forwards * trace_cost(ctx.config, len(ids)).gflop
+    if gflop < HEAVY_GFLOP:  # a toy model's sweep: at once, as any page view
+        with view_work(gflop), st.spinner(t("interv.computing")):
+            return jobs.store(key, work(None))
+    job = jobs.pending(key)
+    if job is not None:  # someone (maybe this session) is computing it: watch the same job
+        job = jobs.start(key, name, work, jobs.this_session())
+    else:
+        last = st.session_state.get(JOB_KEY)
+        if last is not None and last.key == key and last.finished.is_set():
+            if last.error:
+                st.error(t("interv.error", error=last.error))
+            elif last.cancelled:
+                st.info(t("interv.cancelled"))
+        one = jobs.one_forward_s(ctx.model, ids)
+        row = st.container(horizontal=True, vertical_alignment="center")
+        if row.button(t("interv.run"), key="interv.run", type="primary"):
+            job = jobs.start(key, name, work, jobs.this_session())
+        else:
+            row.caption(t("interv.estimate", runs=f"{runs:,}", forwards=f"{forwards:,.0f}", one=duration(one),
+                          eta=duration(one * forwards)))
+    if job is not None:
+        st.session_state[JOB_KEY] = job
+        _progress(job)
+    preview()
+    screen.close()
+    st.stop()
 
 
 # ---------------------------------------------------------------------------------------------------- previews
-@st.cache_resource(max_entries=8, show_spinner=False, hash_funcs=HASH)
-def _scores(model, ids: tuple, period: int) -> pd.DataFrame:
-    """Each head's previous-token and induction score on the repeated sequence (one forward; shared: read only)."""
-    with torch.no_grad():
-        att = model(torch.tensor([ids]), output_attentions=True).attentions
-    prev, ind = previous_token_scores(att), induction_scores(att, period)  # (L, nh) each
-    layer, head = np.divmod(np.arange(prev.size), prev.shape[1])
-    return pd.DataFrame({"layer": layer, "head": head, "prev_token": prev.reshape(-1), "induction": ind.reshape(-1)})
-
-
-def _induction_preview(ids: torch.Tensor, period: int) -> None:
+def _induction_preview(ctx, screen: ExitStack, ids: tuple, period: int) -> None:
     """Before the sweep: what the patterns suggest (each head's induction score), the prediction to check."""
     with st.spinner(t("interv.computing")):
-        scores = _scores(ctx.model, tuple(ids[0].tolist()), period)
+        scores = jobs.head_scores(ctx.model, ids, period)
     nh = ctx.config.num_attention_heads
     fig = effect_map(scores, "head", "induction", [str(h + 1) for h in range(nh)], t("interv.ind.preview_title"),
                      t("interv.head_axis"), t("interv.layer_axis"), t("interv.ind.preview_unit"), zmax=1.0)
     chart(fig, scores.assign(layer=scores["layer"] + 1, head=scores["head"] + 1), "interv.preview", fill_screen=True)
-    SCREEN.close()
-    best_i = scores.loc[scores["induction"].idxmax()]
-    best_p = scores.loc[scores["prev_token"].idxmax()]
+    screen.close()
+    best_i, best_p = (scores.loc[scores[c].idxmax()] for c in ("induction", "prev_token"))
     st.markdown(t("interv.ind.preview", il=int(best_i["layer"]) + 1, ih=int(best_i["head"]) + 1,
                   iscore=_fmt(best_i["induction"]), pl=int(best_p["layer"]) + 1, ph=int(best_p["head"]) + 1,
                   ps=_fmt(best_p["prev_token"])))
 
 
-@st.cache_resource(max_entries=8, show_spinner=False, hash_funcs=HASH)
-def _last_probs(model, ids: tuple) -> torch.Tensor:
-    """Next-token probabilities after the last token of ``ids`` ``[V]`` (shared: read only)."""
-    with torch.no_grad():
-        return torch.softmax(model(torch.tensor([ids])).logits[0, -1].double(), -1)
-
-
-def _pair_preview(clean_ids: tuple, corrupt_ids: tuple, pair) -> None:
+def _pair_preview(ctx, clean_ids: tuple, corrupt_ids: tuple) -> None:
     """Before the sweep: the top next tokens of both prompts (the answers a patch moves between)."""
-    clean, corrupt = _last_probs(ctx.model, clean_ids), _last_probs(ctx.model, corrupt_ids)
-    top = list(dict.fromkeys(torch.topk(clean, 5).indices.tolist() + torch.topk(corrupt, 5).indices.tolist()))
-    top.sort(key=lambda i: -float(clean[i]))
-    tok = pd.DataFrame({"token_id": top, "token": ctx.strings_after(list(clean_ids), top),
-                        "before": clean[top].numpy(), "after": corrupt[top].numpy()})
+    clean, corrupt = jobs.last_probs(ctx.model, clean_ids), jobs.last_probs(ctx.model, corrupt_ids)
+    tok = iv.top_tokens(clean, corrupt, partial(ctx.strings_after, list(clean_ids)))
     fig = tokens_bars(tok, t("interv.pair.clean"), t("interv.pair.corrupt"), t("interv.pair.preview_title"),
                       t("interv.ba.prob"))
     chart(fig, tok, "interv.preview", fill_screen=True)
 
 
+# ---------------------------------------------------------------------------------------------------- before / after
+def _before_after(ctx, ids: tuple, what: tuple, at_layer: int, watch: tuple[int, int], positions: list[int],
+                  period: int | None, changed_from: int, answers: tuple | None = None) -> None:
+    """The attention pattern of the watched head and the top next tokens, without and with the intervention
+    ``what``. ``changed_from``: the first 0-based layer whose patterns the intervention can change."""
+    L, nh = ctx.config.num_hidden_layers, ctx.config.num_attention_heads
+    if st.session_state.get("interv.watched") != what:  # a new cell: watch its default head
+        st.session_state["interv.watched"] = what
+        st.session_state["interv.watch_layer"], st.session_state["interv.watch_head"] = watch[0] + 1, watch[1] + 1
+    c1, c2, c3 = st.columns(3)
+    wl = index_slider(t("interv.ba.watch_layer"), 1, L, "interv.watch_layer", container=c1) - 1
+    wh = index_slider(t("interv.ba.watch_head"), 1, nh, "interv.watch_head", container=c2) - 1
+    if len(positions) > 1:
+        pos = index_slider(t("interv.ba.position"), positions[0], positions[-1], "interv.ba_position",
+                           default=positions[-1], container=c3)
+    else:
+        pos = positions[0]
+    strings = ctx.token_strings
+    view = jobs.cell_view(ctx.model, ids, what, wl, pos, strings)
+    change = views.head_pattern_change(view["patterns"], wh, period)
+    labels = [plotly(f"{p} {s}") for p, s in enumerate(strings(list(ids)))]
+    cols = st.columns(2)
+    for col, when in ((cols[0], "before"), (cols[1], "after")):
+        fig = attention_heatmap(change[when], labels, "softmax", t("interv.ba.pattern_title", layer=wl + 1,
+                                                                   head=wh + 1, when=t(f"interv.ba.{when}")),
+                                t("interv.x"), t("interv.y"), t("interv.unit_prob"))
+        with col:
+            chart(fig, None, f"interv.pattern_{when}", columns=2)
+    if wl < changed_from:
+        st.caption(t("interv.ba.same", layer=at_layer + 1))
+    else:  # with the head's induction score before (b) and after (a) on a repeated sequence
+        scores = {name: _fmt(v, ".3f") for name, v in zip("ba", change["scores"] or ())}
+        st.caption(t("interv.ba.changed" if scores else "interv.ba.changed_plain", delta=_fmt(change["delta"], ".3f"),
+                     q=change["query"], k=change["key"], **scores))
+
+    tok = view["tokens"]
+    fig = tokens_bars(tok, t("interv.ba.before"), t("interv.ba.after"),
+                      t("interv.ba.tokens_title", pos=pos, token=f"“{labels[pos].split(' ', 1)[-1]}”"),
+                      t("interv.ba.prob"))
+    chart(fig, tok, "interv.tokens")
+    first_b, first_a = tok.sort_values("before").iloc[-1], tok.sort_values("after").iloc[-1]
+    st.markdown(t("interv.ba.top", before=f"“{first_b.token}”", pb=significant(first_b.before),
+                  after=f"“{first_a.token}”", pa=significant(first_a.after)))
+    got = dict(zip(tok["token_id"], zip(tok["before"], tok["after"])))  # token id -> (before, after)
+    if answers is not None:
+        cid, wid, cname, wname = answers
+        if cid in got and wid in got:
+            st.markdown(t("interv.ba.pair", correct=cname, wrong=wname, cb=significant(got[cid][0]),
+                          ca=significant(got[cid][1]), wb=significant(got[wid][0]), wa=significant(got[wid][1])))
+    elif pos + 1 < len(ids):
+        nxt = ids[pos + 1]
+        if nxt in got:
+            st.markdown(t("interv.ba.target", token=f"“{strings([nxt])[0]}”", b=significant(got[nxt][0]),
+                          a=significant(got[nxt][1])))
+
+
 # ---------------------------------------------------------------------------------------------------- induction
-def _induction_work(model, ids: torch.Tensor, period: int):
-    def work(progress):
-        frame, summary = iv.induction_ablation(model, ids, period, progress=progress)
-        p, i = summary["prev_head"], summary["induction_head"]
-        groups = [("prev", [(p["layer"], p["head"])], p["loss"]), ("induction", [(i["layer"], i["head"])], i["loss"])]
-        pair = [(p["layer"], p["head"]), (i["layer"], i["head"])]
-        groups.append(("pair", pair, iv.induction_loss(model, ids, period, sorted(set(pair)))))
-        for k in TOP_K:
-            if k < len(frame):
-                heads = iv.top_heads(frame, k)
-                groups.append((f"top{k}", heads, iv.induction_loss(model, ids, period, heads)))
-        return frame, summary, groups
-    return work
-
-
-def _induction() -> None:
-    cfg = ctx.config
-    limit = cfg.max_position_embeddings if cfg.has_position_limit else 2 * iv.INDUCTION_PERIOD
-    period = max(2, min(iv.INDUCTION_PERIOD, limit // 2))
+def _induction(ctx, screen: ExitStack) -> None:
+    period = iv.induction_period(ctx.config)
     ids = iv.induction_ids(ctx.model, ctx.tokenizer, period)  # (1, 2n)
-    key = ("induction", ctx.model_key, tuple(ids[0].tolist()))
-    runs = cfg.num_hidden_layers * cfg.num_attention_heads
-    forwards = iv.experiment_cost(ctx.model, ids.shape[1], "induction") + 2 + len(TOP_K)
-    frame, summary, groups = _run_or_wait(key, "induction", _induction_work(ctx.model, ids, period), forwards, runs,
-                                          tuple(ids[0].tolist()), lambda: _induction_preview(ids, period))
+    id_tuple = tuple(ids[0].tolist())
+    key = ("induction", ctx.model_key, id_tuple)
+    L, nh = ctx.config.num_hidden_layers, ctx.config.num_attention_heads
+    forwards = views.induction_forwards(ctx.model, ids.shape[1])
+    frame, summary, groups = _run_or_wait(ctx, screen, key, "induction",
+                                          partial(views.induction_experiment, ctx.model, ids, period), forwards,
+                                          L * nh, id_tuple, lambda: _induction_preview(ctx, screen, id_tuple, period))
     base = summary["base_loss"]
 
-    keys = KEYS["ind"]
-    top = summary["top"]
+    keys, top = KEYS["ind"], summary["top"]
     if st.session_state.get("interv.sel_key") != key:  # a new result: select its top head
         st.session_state["interv.sel_key"] = key
         st.session_state[keys[0]], st.session_state[keys[1]] = top["layer"] + 1, top["head"] + 1
         st.session_state.pop("interv.watched", None)
-    L, nh = cfg.num_hidden_layers, cfg.num_attention_heads
     sel = (min(max(int(current(keys[0], 1)), 1), L) - 1, min(max(int(current(keys[1], 1)), 1), nh) - 1)
     labels = [str(h + 1) for h in range(nh)]
     fig = effect_map(frame, "head", "increase", labels, t("interv.ind.map_title"), t("interv.head_axis"),
                      t("interv.layer_axis"), t("interv.ind.unit"), sel)
     table = frame.assign(layer=frame["layer"] + 1, head=frame["head"] + 1)
-    chart(fig, table, "interv.ind_map", on_select=_picker_follows("interv.ind_map", keys, "ind", list(range(nh))),
-          fill_screen=True)
-    SCREEN.close()
+    chart(fig, table, "interv.ind_map", on_select=_picker_follows("interv.ind_map", keys, "ind"), fill_screen=True)
+    screen.close()
     if chart_gate("interv.ind_map")[0]:  # a lesson asks to predict it: no sentence gives it away
         return
     st.caption(t("interv.ind.setup", n=period, m=period - 1, base=_fmt(base)))
@@ -281,12 +253,7 @@ def _induction() -> None:
             st.markdown(t(which, ratio=f"{hi / lo:.1f}"))
 
     # ---- heads removed together ----
-    names = {"prev": t("interv.ind.group.prev"), "induction": t("interv.ind.group.induction"),
-             "pair": t("interv.ind.group.pair")}
-    rows = [(t("interv.ind.group.none"), [], base)] + [
-        (names.get(g) or t("interv.ind.group.top", k=g[3:]), heads, loss) for g, heads, loss in groups]
-    together = pd.DataFrame({"label": [r[0] for r in rows], "heads": [_heads_list(r[1]) for r in rows],
-                             "loss": [r[2] for r in rows]})
+    together = views.together_table(base, groups, _group_label)
     pair_loss = next(loss for g, _, loss in groups if g == "pair")
     fig = together_bars(together, base, t("interv.ind.together_title"), t("interv.ind.together_x"),
                         t("interv.ind.together_y"))
@@ -298,7 +265,7 @@ def _induction() -> None:
                       ir=_signed(i["increase"]), both=_signed(pair_loss - base)))
     for g, heads, loss in groups:
         if g.startswith("top"):
-            st.markdown(t("interv.ind.topk", k=len(heads), heads=_heads_list(heads), loss=_fmt(loss)))
+            st.markdown(t("interv.ind.topk", k=len(heads), heads=views.heads_text(heads), loss=_fmt(loss)))
 
     # ---- the clicked cell ----
     c1, c2 = st.columns(2)
@@ -306,44 +273,20 @@ def _induction() -> None:
     head = index_slider(t("interv.head_axis"), 1, nh, keys[1], container=c2)
     st.subheader(t("interv.ba.ablation", layer=layer, head=head))
     watch = (i["layer"], i["head"]) if i["layer"] > layer - 1 else (layer - 1, head - 1)
-    _before_after(tuple(ids[0].tolist()), ("ablate", layer - 1, head - 1), layer - 1, watch,
+    _before_after(ctx, id_tuple, ("ablate", layer - 1, head - 1), layer - 1, watch,
                   list(range(period, 2 * period - 1)), period, changed_from=layer)
 
 
 # ---------------------------------------------------------------------------------------------------- prompt pairs
-def _pair_work(model, check):
-    def work(progress):
-        L = model.config.num_hidden_layers
-        T = check.clean_ids.shape[1]
-        first = iv.experiment_cost(model, T, "residual")
-        rest = iv.experiment_cost(model, T, "heads") * 4 / L
-
-        def phase1(done, total):
-            if progress is not None:
-                progress(done, total + rest)
-
-        res_frame, res_summary = iv.residual_patching(model, check, progress=phase1)
-        layers = iv.layers_that_matter(res_frame)
-
-        def phase2(done, total):
-            if progress is not None:
-                progress(first + done, first + total)
-
-        z_frame, z_summary = iv.head_patching(model, check, layers, progress=phase2)
-        return res_frame, res_summary, layers, z_frame, z_summary
-    return work
-
-
 def _own_pair() -> iv.PromptPair:
-    c1, c2 = st.columns(2)
-    clean = control(c1.text_input, t("interv.own.clean"), "interv.own.clean", iv.FACTS.clean, kind="text")
-    corrupt = control(c2.text_input, t("interv.own.corrupt"), "interv.own.corrupt", iv.FACTS.corrupt, kind="text")
-    correct = control(c1.text_input, t("interv.own.correct"), "interv.own.correct", iv.FACTS.correct, kind="text")
-    wrong = control(c2.text_input, t("interv.own.wrong"), "interv.own.wrong", iv.FACTS.wrong, kind="text")
-    return iv.PromptPair(clean, corrupt, correct, wrong)
+    """The learner's pair: four text boxes (clean | corrupted, then their answers), the facts pair by default."""
+    cols = st.columns(2)
+    return iv.PromptPair(*(control(cols[i % 2].text_input, t(f"interv.own.{f}"), f"interv.own.{f}",
+                                   getattr(iv.FACTS, f), kind="text")
+                           for i, f in enumerate(("clean", "corrupt", "correct", "wrong"))))
 
 
-def _pair(experiment: str) -> None:
+def _pair(ctx, screen: ExitStack, experiment: str) -> None:
     if ctx.tokenizer is None:
         st.info(t("interv.no_tokenizer"))
         return
@@ -358,15 +301,14 @@ def _pair(experiment: str) -> None:
         return
     clean_ids, corrupt_ids = tuple(check.clean_ids[0].tolist()), tuple(check.corrupt_ids[0].tolist())
     key = ("pair", ctx.model_key, clean_ids, corrupt_ids, check.correct_id, check.wrong_id)
-    cfg = ctx.config
-    L, nh, T = cfg.num_hidden_layers, cfg.num_attention_heads, len(clean_ids)
-    forwards = iv.experiment_cost(ctx.model, T, "residual") + iv.experiment_cost(ctx.model, T, "heads") * 4 / L
-    res_frame, res, layers, z_frame, zs = _run_or_wait(key, "patching", _pair_work(ctx.model, check), forwards,
-                                                       L * T + min(4, L) * nh, corrupt_ids,
-                                                       lambda: _pair_preview(clean_ids, corrupt_ids, pair))
-    correct, wrong = phrase(pair.correct), phrase(pair.wrong)
-    tokens = ctx.token_strings(list(corrupt_ids))
-    clean_tokens = ctx.token_strings(list(clean_ids))
+    L, nh, T = ctx.config.num_hidden_layers, ctx.config.num_attention_heads, len(clean_ids)
+    forwards = sum(views.pair_forwards(ctx.model, T))
+    res_frame, res, layers, z_frame, zs = _run_or_wait(ctx, screen, key, "patching",
+                                                       partial(views.pair_experiment, ctx.model, check), forwards,
+                                                       L * T + min(iv.MATTER_LAYERS, L) * nh, corrupt_ids,
+                                                       lambda: _pair_preview(ctx, clean_ids, corrupt_ids))
+    correct, wrong, zb = phrase(pair.correct), phrase(pair.wrong), zs["best"]
+    tokens, clean_tokens = ctx.token_strings(list(corrupt_ids)), ctx.token_strings(list(clean_ids))
     col_labels = [plotly(f"{p} {a}" if a == b else f"{p} {b}→{a}")  # the corrupted token -> the clean one
                   for p, (a, b) in enumerate(zip(clean_tokens, tokens))]
     rk, zk = KEYS["res"], KEYS["z"]
@@ -374,42 +316,35 @@ def _pair(experiment: str) -> None:
         st.session_state["interv.sel_key"] = key
         best = res["best"] or {"layer": 0, "position": T - 1}
         st.session_state[rk[0]], st.session_state[rk[1]] = best["layer"] + 1, best["position"]
-        zb = zs["best"] or {"layer": layers[0], "head": 0}
-        st.session_state[zk[0]], st.session_state[zk[1]] = zb["layer"] + 1, zb["head"] + 1
+        zbest = zb or {"layer": layers[0], "head": 0}
+        st.session_state[zk[0]], st.session_state[zk[1]] = zbest["layer"] + 1, zbest["head"] + 1
         st.session_state["interv.subject"] = "res"
     sel = (min(max(int(current(rk[0], 1)), 1), L) - 1, min(max(int(current(rk[1], 0)), 0), T - 1))
     fig = effect_map(res_frame, "position", "restored", col_labels, t("interv.res.map_title"), t("interv.res.x"),
                      t("interv.layer_axis"), t("interv.res.unit"), sel, zmax=1.0)
     table = res_frame.assign(layer=res_frame["layer"] + 1, token=[tokens[p] for p in res_frame["position"]])
-    chart(fig, table, "interv.res_map", on_select=_picker_follows("interv.res_map", rk, "res", list(range(T))),
-          fill_screen=True)
-    SCREEN.close()
+    chart(fig, table, "interv.res_map", on_select=_picker_follows("interv.res_map", rk, "res"), fill_screen=True)
+    screen.close()
     if chart_gate("interv.res_map")[0]:  # a lesson asks to predict it: no sentence gives it away
         return
     st.caption(t("interv.pair.setup", clean=pair.clean, corrupt=pair.corrupt, correct=correct, wrong=wrong,
                  clean_diff=_fmt(res["clean_diff"]), corrupt_diff=_fmt(res["corrupted_diff"])))
-    gap = res["clean_diff"] - res["corrupted_diff"]
     if not res_frame["restored"].notna().any():
         st.warning(t("interv.pair.no_gap", diff=_fmt(res["clean_diff"])))
-    elif res["clean_diff"] <= 0 or gap <= 0:
+    elif res["clean_diff"] <= 0 or res["clean_diff"] - res["corrupted_diff"] <= 0:
         st.warning(t("interv.pair.not_preferred", correct=correct, wrong=wrong, diff=_fmt(res["clean_diff"])))
 
-
     # ---- in words ----
-    last = f"“{tokens[-1]}”"
-    changed = res["changed_positions"]
     if res["best"] is not None:
-        b = res["best"]
-        if res["carried_until"] is not None and changed:
+        b, changed = res["best"], res["changed_positions"]
+        carried = res["carried_until"] is not None and bool(changed)
+        if carried:
             pos = changed[0]
             key_s = "interv.res.carried" if res["last_from"] is not None else "interv.res.carried_only"
-            st.markdown(t(key_s, token=f"“{clean_tokens[pos]}”", pos=pos, until=res["carried_until"] + 1, last=last,
-                          start=(res["last_from"] or 0) + 1))
-            st.markdown(t("interv.res.best", best=_fmt(b["restored"]), layer=b["layer"] + 1, pos=b["position"],
-                          token=f"“{tokens[b['position']]}”"))
-        else:
-            st.markdown(t("interv.res.none", best=_fmt(b["restored"]), layer=b["layer"] + 1, pos=b["position"],
-                          token=f"“{tokens[b['position']]}”"))
+            st.markdown(t(key_s, token=f"“{clean_tokens[pos]}”", pos=pos, until=res["carried_until"] + 1,
+                          last=f"“{tokens[-1]}”", start=(res["last_from"] or 0) + 1))
+        st.markdown(t("interv.res.best" if carried else "interv.res.none", best=_fmt(b["restored"]),
+                      layer=b["layer"] + 1, pos=b["position"], token=f"“{tokens[b['position']]}”"))
 
     # ---- per head, in the layers that matter ----
     shown = ("、" if current_lang() == "zh" else ", ").join(str(l + 1) for l in layers)
@@ -417,99 +352,31 @@ def _pair(experiment: str) -> None:
     fig = effect_map(z_frame, "head", "restored", [str(h + 1) for h in range(nh)], t("interv.heads.title", layers=shown),
                      t("interv.heads.x"), t("interv.layer_axis"), t("interv.res.unit"), zsel, zmax=1.0)
     chart(fig, z_frame.assign(layer=z_frame["layer"] + 1, head=z_frame["head"] + 1), "interv.z_map",
-          on_select=_picker_follows("interv.z_map", zk, "z", list(range(nh))))
-    if zs["best"] is not None and zs["best"]["restored"] > 0:
-        st.markdown(t("interv.heads.sentence", layers=shown, layer=zs["best"]["layer"] + 1,
-                      head=zs["best"]["head"] + 1, best=_fmt(zs["best"]["restored"]),
-                      runner=_fmt(zs["runner_up_restored"])))
-    elif zs["best"] is not None:
-        st.markdown(t("interv.heads.none", layers=shown, best=_fmt(zs["best"]["restored"])))
+          on_select=_picker_follows("interv.z_map", zk, "z"))
+    if zb is not None and zb["restored"] > 0:
+        st.markdown(t("interv.heads.sentence", layers=shown, layer=zb["layer"] + 1, head=zb["head"] + 1,
+                      best=_fmt(zb["restored"]), runner=_fmt(zs["runner_up_restored"])))
+    elif zb is not None:
+        st.markdown(t("interv.heads.none", layers=shown, best=_fmt(zb["restored"])))
 
     # ---- the clicked cell ----
-    if st.session_state.get("interv.subject", "res") == "z":
-        c1, c2 = st.columns(2)
-        layer = index_slider(t("interv.layer_axis"), 1, L, zk[0], container=c1)
+    on_head = st.session_state.get("interv.subject", "res") == "z"
+    c1, c2 = st.columns(2)
+    layer = index_slider(t("interv.layer_axis"), 1, L, (zk if on_head else rk)[0], container=c1)
+    if on_head:
         head = index_slider(t("interv.head_axis"), 1, nh, zk[1], container=c2)
         st.subheader(t("interv.ba.head_patch", layer=layer, head=head))
         what = ("z", layer - 1, head - 1, clean_ids)
         watch = (layer - 1, head - 1)
         first = layer
     else:
-        c1, c2 = st.columns(2)
-        layer = index_slider(t("interv.layer_axis"), 1, L, rk[0], container=c1)
         pos = index_slider(t("interv.res.x"), 0, T - 1, rk[1], container=c2)
         st.subheader(t("interv.ba.patch", layer=layer, pos=pos, token=f"“{tokens[pos]}”"))
         what = ("resid", layer - 1, pos, clean_ids)
-        zb = zs["best"]
         watch = (zb["layer"], zb["head"]) if zb is not None and zb["layer"] >= layer - 1 else (layer - 1, 0)
         first = layer - 1  # a patched residual stream changes the patterns of its own layer already
-    _before_after(corrupt_ids, what, layer - 1, watch, [T - 1], None, changed_from=first,
+    _before_after(ctx, corrupt_ids, what, layer - 1, watch, [T - 1], None, changed_from=first,
                   answers=(check.correct_id, check.wrong_id, correct, wrong))
-
-
-# ---------------------------------------------------------------------------------------------------- before / after
-def _before_after(ids: tuple, what: tuple, at_layer: int, watch: tuple[int, int], positions: list[int],
-                  period: int | None, changed_from: int, answers: tuple | None = None) -> None:
-    """The attention pattern of the watched head and the top next tokens, without and with the intervention
-    ``what``. ``changed_from``: the first 0-based layer whose patterns the intervention can change."""
-    L, nh = ctx.config.num_hidden_layers, ctx.config.num_attention_heads
-    if st.session_state.get("interv.watched") != what:  # a new cell: watch its default head
-        st.session_state["interv.watched"] = what
-        st.session_state["interv.watch_layer"], st.session_state["interv.watch_head"] = watch[0] + 1, watch[1] + 1
-    c1, c2, c3 = st.columns(3)
-    wl = index_slider(t("interv.ba.watch_layer"), 1, L, "interv.watch_layer", container=c1) - 1
-    wh = index_slider(t("interv.ba.watch_head"), 1, nh, "interv.watch_head", container=c2) - 1
-    if len(positions) > 1:
-        pos = index_slider(t("interv.ba.position"), positions[0], positions[-1], "interv.ba_position",
-                           default=positions[-1], container=c3)
-    else:
-        pos = positions[0]
-    strings = ctx.token_strings
-    view = _cell_view(ctx.model, ids, what, wl, pos, strings)
-    before, after = (p[wh].float().numpy() for p in view["patterns"])  # (T, T) each
-    T = before.shape[0]
-    tri = np.triu(np.ones((T, T), dtype=bool), 1)
-    labels = [plotly(f"{p} {s}") for p, s in enumerate(strings(list(ids)))]
-    cols = st.columns(2)
-    for col, when, pat in ((cols[0], "before", before), (cols[1], "after", after)):
-        df = pd.DataFrame(np.where(tri, np.nan, pat))
-        fig = attention_heatmap(df, labels, "softmax", t("interv.ba.pattern_title", layer=wl + 1, head=wh + 1,
-                                                          when=t(f"interv.ba.{when}")),
-                                t("interv.x"), t("interv.y"), t("interv.unit_prob"))
-        with col:
-            chart(fig, None, f"interv.pattern_{when}", columns=2)
-    if wl < changed_from:
-        st.caption(t("interv.ba.same", layer=at_layer + 1))
-    else:
-        diff = np.abs(np.where(tri, 0.0, after - before))
-        q, k = np.unravel_index(int(np.argmax(diff)), diff.shape)
-        if period is not None:
-            b, a = (float(induction_scores((torch.tensor(x)[None, None],), period)[0, 0]) for x in (before, after))
-            st.caption(t("interv.ba.changed", delta=_fmt(float(diff[q, k]), ".3f"), q=q, k=k, b=_fmt(b, ".3f"),
-                         a=_fmt(a, ".3f")))
-        else:
-            st.caption(t("interv.ba.changed_plain", delta=_fmt(float(diff[q, k]), ".3f"), q=q, k=k))
-
-    tok = view["tokens"]
-    fig = tokens_bars(tok, t("interv.ba.before"), t("interv.ba.after"),
-                      t("interv.ba.tokens_title", pos=pos, token=f"“{labels[pos].split(' ', 1)[-1]}”"),
-                      t("interv.ba.prob"))
-    chart(fig, tok, "interv.tokens")
-    first_b, first_a = tok.sort_values("before").iloc[-1], tok.sort_values("after").iloc[-1]
-    st.markdown(t("interv.ba.top", before=f"“{first_b.token}”", pb=significant(first_b.before),
-                  after=f"“{first_a.token}”", pa=significant(first_a.after)))
-    if answers is not None:
-        cid, wid, cname, wname = answers
-        got = dict(zip(tok["token_id"], zip(tok["before"], tok["after"])))
-        if cid in got and wid in got:
-            st.markdown(t("interv.ba.pair", correct=cname, wrong=wname, cb=significant(got[cid][0]),
-                          ca=significant(got[cid][1]), wb=significant(got[wid][0]), wa=significant(got[wid][1])))
-    elif pos + 1 < len(ids):
-        nxt = ids[pos + 1]
-        got = dict(zip(tok["token_id"], zip(tok["before"], tok["after"])))
-        if nxt in got:
-            st.markdown(t("interv.ba.target", token=f"“{strings([nxt])[0]}”", b=significant(got[nxt][0]),
-                          a=significant(got[nxt][1])))
 
 
 # ---------------------------------------------------------------------------------------------------- the page
@@ -517,8 +384,8 @@ register_params("interv.experiment", *(k for pair in KEYS.values() for k in pair
                 "interv.watch_head", "interv.ba_position", "interv.own.clean", "interv.own.corrupt", "interv.own.correct",
                 "interv.own.wrong")
 ctx = explorer()
-SCREEN = ExitStack()  # the first screen (title, controls, main chart); closed after the main chart is drawn
-SCREEN.enter_context(first_screen(t("interv.title"), t("interv.explain")))
+screen = ExitStack()  # the first screen (title, controls, main chart); closed after the main chart is drawn
+screen.enter_context(first_screen(t("interv.title"), t("interv.explain")))
 if ctx.source == "random":
     st.warning(t("interv.random_short" if presenter_mode() else "interv.random"))
 else:
@@ -526,7 +393,7 @@ else:
 experiment = control(st.segmented_control, t("interv.experiment"), "interv.experiment", "induction", kind="choice",
                      options=EXPERIMENTS, format_func=labeler("interv.experiment."), required=True) or "induction"
 if experiment == "induction":
-    _induction()
+    _induction(ctx, screen)
 else:
-    _pair(experiment)
-SCREEN.close()  # a message instead of a chart (a pair that cannot be patched)
+    _pair(ctx, screen, experiment)
+screen.close()  # a message instead of a chart (a pair that cannot be patched)

@@ -11,6 +11,10 @@ session becomes one of its watchers and sees the same bar) or its result already
 Cancel is per session: :func:`leave` removes one watcher; the sweep stops (its next progress report raises) only
 when no watcher is left, or when every watcher's browser session is gone (tab closed). Plain Python objects, no
 Streamlit elements; everything stored is shared by all sessions: read only.
+
+The page's other caches (``st.cache_resource``, keyed by the model's stable key through ``hash_funcs=HASH`` and the
+token ids; shared: read only) are at the end: the time of one forward for the estimate, the previews drawn before
+a sweep has run, and one map cell's before/after.
 """
 
 from __future__ import annotations
@@ -22,7 +26,17 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Optional
 
+import pandas as pd
+import streamlit as st
+import torch
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from analysis import intervention_views as views
+from analysis.interventions import before_after
+from engine.cost import trace_cost
 from server.admission import Ticket, admission, session_liveness
+from server.budget import view_work
+from ui.caches import HASH
 
 RESULTS = 32  # sweep results kept (a few hundred KB each at most: small DataFrames)
 Progress = Callable[[float, float], None]
@@ -163,3 +177,38 @@ def leave(job: SweepJob, session: str) -> None:
         job.stop.set()
         if job.ticket is not None:
             admission().cancel(job.ticket)
+
+
+def this_session() -> str:
+    """The id of the browser session running this script (a job's watcher; ``"script"`` outside a server)."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return ctx.session_id if ctx is not None else "script"
+
+
+# ---- the page's caches -----------------------------------------------------------------------------------------
+@st.cache_resource(max_entries=16, show_spinner=False, hash_funcs=HASH)
+def one_forward_s(model, ids: tuple) -> float:
+    """:func:`analysis.intervention_views.forward_seconds` of ``ids``: measured once per model and prompt, for the
+    estimate."""
+    return views.forward_seconds(model, torch.tensor([ids]))
+
+
+@st.cache_resource(max_entries=8, show_spinner=False, hash_funcs=HASH)
+def head_scores(model, ids: tuple, period: int) -> pd.DataFrame:
+    """:func:`analysis.intervention_views.head_scores` on the repeated sequence ``ids`` (shared: read only)."""
+    return views.head_scores(model, torch.tensor([ids]), period)
+
+
+@st.cache_resource(max_entries=8, show_spinner=False, hash_funcs=HASH)
+def last_probs(model, ids: tuple) -> torch.Tensor:
+    """Next-token probabilities after the last token of ``ids`` ``[V]`` (shared: read only)."""
+    return views.next_token_probs(model, torch.tensor([ids]))
+
+
+@st.cache_resource(max_entries=16, show_spinner=False, hash_funcs=HASH)
+def cell_view(model, ids: tuple, what: tuple, layer: int, position: int, _strings) -> dict:
+    """:func:`analysis.interventions.before_after` of one map cell: ``what`` as in
+    :func:`analysis.intervention_views.cell_interventions` (0-based); shared: read only."""
+    runs = views.cell_interventions(model, what)
+    with view_work(2 * trace_cost(model.config, len(ids)).gflop):
+        return before_after(model, torch.tensor([ids]), runs, layer, _strings, position=position)
