@@ -261,3 +261,16 @@ def test_no_import_cycle_in_engine_analysis_server_ui():
     assert len(graph) > 30 and "analysis.trace" in graph["analysis.norms"]  # the real packages were read
     cycles = find_cycles(graph)
     assert not cycles, "import cycles (each closes where it starts):\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_every_streamlit_cache_lives_in_ui_caches():
+    """A page is wiring and ui/ draws: every ``st.cache_data`` / ``st.cache_resource`` is in ``ui/caches/``
+    (docs/architecture.md), where its key is one decision."""
+    offenders = []
+    for path in [ROOT / "app.py", *sorted((ROOT / "app_pages").glob("*.py")), *sorted((ROOT / "ui").rglob("*.py"))]:
+        if (ROOT / "ui" / "caches") in path.parents:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in ("cache_data", "cache_resource"):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not offenders, offenders
