@@ -57,7 +57,9 @@ with first_screen(t("attn.title"), t("attn.explain")):
 
     # ---- one head ----
     screen_heading(t("attn.head_title", layer=layer, head=head))
-    st.latex(FORMULAS[stage].replace("HD", str(ctx.config.head_dim)))
+    # the head's width in the formula once the open question (if any) is answered: it states the scale
+    width = str(ctx.config.head_dim) if revealed("attn.heatmap") else r"d_{\text{head}}"
+    st.latex(FORMULAS[stage].replace("HD", width))
     mat = analysis.attention_stage(out, layer - 1, head - 1, stage)[:n_draw, :n_draw]  # (T, T) float32
     if n_draw < T:
         st.warning(t("attn.capped", n=n_draw, total=T))

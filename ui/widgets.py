@@ -13,7 +13,7 @@ import streamlit as st
 from ui.figures.common import PRESENTER_CHART_PX, PRESENTER_FILL_PX, scale_fonts, wrap_title
 from ui.figures.lessons import highlight
 from ui.i18n import t
-from ui.lessons import chart_gate, placeholder_for, predict_first
+from ui.lessons import chart_gate, hidden, placeholder_for, predict_first
 from ui.presenter import EXPLAIN_KEY, HEADING_KEY, PRESENTER_SCALE, fill, presenter_mode, stage
 
 PLOTLY_CONFIG = {"displaylogo": False}
@@ -113,7 +113,7 @@ def first_screen(title: str, explanation: str):
                 row = st.container(horizontal=True, vertical_alignment="center", gap="medium", key=HEADING_KEY)
                 row.title(title)
                 with row.popover(t("common.what_to_look_for"), icon="💡"):
-                    st.markdown(explanation)
+                    st.markdown(_hint(explanation))
             else:
                 st.title(title)
                 with st.container(key=EXPLAIN_KEY):
@@ -141,7 +141,16 @@ def explain(text: str) -> None:
     """The page's two-to-four-sentence "what to look for" box: open for self-study, folded in presenter mode
     (the lecturer says it; the chart gets the screen)."""
     with st.expander(t("common.what_to_look_for"), expanded=not presenter_mode(), icon="💡"):
-        st.markdown(text)
+        st.markdown(_hint(text))
+
+
+HINT_KEY = "common.what_to_look_for"  # the gate's key of a page's "what to look for" box
+
+
+def _hint(text: str) -> str:
+    """The box's text, or while a lesson's question is open on the page, that it waits: a page's hint says what
+    its charts show, which is often the answer (a step may list the box under ``show``)."""
+    return t("lessons.hint_waits") if hidden(HINT_KEY) else text
 
 
 def real_model_notice(source: str) -> None:

@@ -19,6 +19,8 @@ import pytest
 import lessons
 from lessons import by_id, compute_key, inputs_for
 from tests.lesson_scan import leaks, open_step, page_text, printed_numbers, shown_in
+from ui.strings.common import EN as EN_COMMON, ZH as ZH_COMMON
+from ui.strings.lessons import EN, ZH
 
 PAGES = dict(lessons._pages_list())
 RUNS = [("minimind_block", ("en", "zh"), None), ("numpy_decoder", ("en", "zh"), None),
@@ -73,8 +75,13 @@ def test_a_question_step_does_not_give_its_answer_away(keys, lesson_id, n, lang)
     at = open_step(lesson_id, n, lang, PAGES[step.page])
     assert not at.exception, at.exception[0].value
     explained = _numbers(step, key, allowed, lang, key.explanation(step.question, lang))
-    found = leaks(explained, page_text(at))
+    text = page_text(at)
+    found = leaks(explained, text)
     assert not found, f"{lesson_id} step {n} ({lang}) shows before the answer: {found}"
+    # the page's "what to look for" box says what its charts show: it waits too
+    hints = [m.value for box in at.expander if box.label == {"en": EN_COMMON, "zh": ZH_COMMON}[lang]["common.what_to_look_for"]
+             for m in box.markdown]
+    assert hints == [{"en": EN, "zh": ZH}[lang]["lessons.hint_waits"]], f"{lesson_id} step {n}: the page's hint: {hints}"
 
     [skip] = [b for b in at.button if str(b.key) == "lessons.skip"]  # reveal: the answer, the chart, its sentences
     skip.click().run()

@@ -32,6 +32,7 @@ EN = {
     "lessons.skipped": "Skipped: the answer is **{answer}**.",
     "lessons.predict_first": "Predict first: this chart appears once you have answered the question above.",
     "lessons.page_waits": "Until you answer, this page's charts and the numbers about them wait: nothing on it gives the answer away.",
+    "lessons.hint_waits": "This page's hints wait until you answer the question above: they describe what its charts show.",
     "lessons.drifted": "This question is about the lesson's settings, and {n} control(s) now differ from them: the "
                        "answer is graded on the lesson's settings.",
     "lessons.restore": "Back to the lesson's settings",
@@ -80,6 +81,7 @@ ZH = {
     "lessons.skipped": "已跳过：答案是 **{answer}**。",
     "lessons.predict_first": "先预测：回答上面的问题之后，这张图才会出现。",
     "lessons.page_waits": "回答之前，本页的图表和与之相关的数字都先隐藏，页面上没有任何内容会提前泄露答案。",
+    "lessons.hint_waits": "本页的看点要等你回答上面的问题之后才显示：它们描述的正是图表上的结果。",
     "lessons.drifted": "这个问题针对的是课程设定的参数，而现在有 {n} 个控件与之不同：答案仍按课程的设定评判。",
     "lessons.restore": "恢复课程的设定",
     "lessons.key_failed": "无法计算这一步的答案：{error}",
