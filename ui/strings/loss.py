@@ -18,7 +18,7 @@ EN = {
     "loss.labels_caption": "labels (input ids, −100 = masked):",
     "loss.formula_title": "The mean loss and its denominator",
     "loss.formula_caption": "ℓ_t = −log p(token t+1 | tokens ≤ t) in nats. N = {n} supervised targets out of {total}; "
-                            "the {masked} masked ones are left out of both the sum and N.",
+                            "masked: {masked}, left out of both the sum and N.",
     "loss.none_supervised": "No supervised tokens: all {n} targets are masked, so there is nothing to average and the "
                             "loss is undefined (0 / 0). Unmask some tokens to get a loss.",
     "loss.latex_supervised": "supervised",
