@@ -21,17 +21,11 @@ from engine.interventions import ActivationPatch, HeadAblation, sweep
 SAME = 0.15  # two rises within 15 % of each other count as "about the same"
 
 
-def _period(config) -> int:
-    """The page's repeat length: 24 random tokens, or half the position limit when that is shorter."""
-    limit = config.max_position_embeddings if config.has_position_limit else 2 * iv.INDUCTION_PERIOD
-    return max(2, min(iv.INDUCTION_PERIOD, limit // 2))
-
-
 @torch.no_grad()
 def circuit(s: StepInputs) -> dict:
     """The page's induction experiment at the two heads of the circuit: the strongest previous-token head and the
     strongest induction-score head on the repeated sequence, each removed alone and both together (0-based)."""
-    period = _period(s.config)
+    period = iv.induction_period(s.config)
     ids = iv.induction_ids(s.model, s.tokenizer, period)
     att = s.model(ids, output_attentions=True).attentions
     prev, ind = previous_token_scores(att), induction_scores(att, period)  # (L, nh)
@@ -82,7 +76,7 @@ def induction_without_prev(s: StepInputs) -> Answer:
     """How much of the induction head's induction score is left when the previous-token head is removed (zero
     ablation, the page's "before / after" view): the kept share ``after / before`` falls in one of three ranges."""
     c = circuit(s)
-    period = _period(s.config)
+    period = iv.induction_period(s.config)
     ids = iv.induction_ids(s.model, s.tokenizer, period)
     cut = s.model(ids, output_attentions=True, interventions=[HeadAblation(*c["prev"], "zero")]).attentions
     after = float(induction_scores(cut, period)[c["induction"]])
