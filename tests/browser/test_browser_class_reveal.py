@@ -64,6 +64,8 @@ def _revealed_everywhere(lecturers, phones, n: int) -> None:
     for page in lecturers:
         _step_is(page, n)
         _wait_text(page, css("class.question"), answer_is)
+        # a second tab learns of the reveal from its live bar's next run (seconds): Reveal goes, and stays gone
+        page.wait_for_selector(css("class.reveal"), state="detached", timeout=60_000)
         settle(page)
         assert page.locator(css("class.reveal")).count() == 0
     for page in phones:

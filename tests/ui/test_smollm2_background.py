@@ -22,12 +22,14 @@ class FakeConversion:
     def __init__(self, error: Exception | None = None):
         self.calls = 0
         self.gate = threading.Event()
+        self.reported = threading.Event()  # the stage was reported (a loaded machine starts the thread late)
         self.error = error
 
     def __call__(self, name, progress=None, cache_root=None):
         assert name == NAME
         self.calls += 1
         progress(3, 8, "tensors")
+        self.reported.set()
         assert self.gate.wait(120), "the test never released the conversion"
         if self.error is not None:
             raise self.error
@@ -68,6 +70,7 @@ def test_the_picker_waits_on_the_one_background_conversion(fake, monkeypatch):
     smollm2.start_background_conversions()  # app.py calls it on every run
     job = smollm2.background_conversion(NAME)
     assert not job.done.is_set()  # still converting: the caller was not made to wait
+    assert fake.reported.wait(30)  # the job has said where it is (the bar below must show it)
     bar = RecordingBar(fake.gate)
     monkeypatch.setattr(smollm2.st, "progress", bar)
     smollm2.prepare_with_progress(NAME, poll_s=0.01)  # a user picks SmolLM2 meanwhile: waits with the bar
