@@ -258,7 +258,7 @@ def largest_walk_step(s: StepInputs, steps: list | None = None, layer: int = 1) 
                   values={"top": correct, "top_norm": float(top["mean_norm"]), "low": str(low["formula"]),
                           "low_norm": float(low["mean_norm"]), "sqrt_h": math.sqrt(s.config.hidden_size),
                           "tied_norm": float(tied["mean_norm"].min())},
-                  highlight={"x": int(top["step"])},
+                  highlight={"x": [int(v) for v in tied["step"]] if len(tied) > 1 else int(top["step"])},
                   scores=[float(tied["mean_norm"].min()), *(float(v) for v in wrong["mean_norm"])])
 
 

@@ -207,6 +207,8 @@ T_mem = int(control(m1.select_slider, t("gen.mem_ctx"), "gen.ctx", 2048, kind="c
 dtype = control(m2.selectbox, t("gen.mem_dtype"), "gen.dtype", "bfloat16", kind="choice", options=list(BYTES),
                 bind=False)
 mem = gen.memory_table(config, t("gen.mem_current"), T_mem, BYTES[dtype])
+if not revealed("gen.memory.window"):  # a lesson asks what the window saves after the full cache: its rows wait
+    mem = mem[mem["attention"] != "window"]
 chart(memory_bars(mem, t("gen.mem_chart", T=f"{T_mem:,}", dtype=dtype), t("gen.mem_x"), t("gen.mem_y"),
                   t("gen.mcol.kv_heads"), names={"window": t("gen.mem_window")}), mem, "gen.memory")
 st.latex(r"\text{bytes} = 2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot T \cdot b")

@@ -75,14 +75,17 @@ st.latex(step_formula(row["name"]))
 st.caption(t("overview.shape_explain"))
 
 shown = walk.assign(name=[step_name(n) for n in walk["name"]])
+if hidden("overview.step_norms"):  # the norms column is the step-norm chart's numbers: it waits with the chart
+    shown = shown.drop(columns=["mean_norm"])
 shown = shown.rename(columns={c: t(f"overview.col.{c}") for c in shown.columns})
+norm_col = t("overview.col.mean_norm")
 if hidden("overview.shapes"):  # a lesson asks about the shapes or norms: the table waits for the answer
     predict_first()
 else:
     st.dataframe(
         shown.style.apply(lambda r: ["background-color: #fde68a" if r.name == step - 1 else "" for _ in r], axis=1)
-        .format({t("overview.col.mean_norm"): lambda v: number(v, ".4f")}, na_rep=DASH),  # no raw "None"
-        hide_index=True, width="stretch",
+        .format({norm_col: lambda v: number(v, ".4f")} if norm_col in shown.columns else {}, na_rep=DASH),
+        hide_index=True, width="stretch",  # na_rep: no raw "None"
     )
 norm_fig = step_norm_bar(walk, step, [step_name(n) for n in walk["name"]],
                          t("overview.norm_title"), t("overview.norm_x"), t("overview.norm_y"))

@@ -18,10 +18,10 @@ from streamlit.testing.v1 import AppTest
 from tests.page_helpers import ROOT
 from settings.schema import DEFAULTS
 
-# fields of an element that are not read as text: its id (a hash), a choice's option list (the settings' choices)
-# and a control's range (its settings, not a reading)
-_HIDDEN_FIELDS = re.compile(r'^\s*(id|options|form_id|key): ".*"$|^\s*(min|max|default|step|format|value|max_chars)'
-                            r'(_value)?: .*$', re.MULTILINE)
+# fields of an element that are not read as text: its ids (hashes, a download's file id among them), a choice's
+# option list (the settings' choices) and a control's range (its settings, not a reading)
+_HIDDEN_FIELDS = re.compile(r'^\s*(id|options|form_id|key|deferred_file_id): ".*"$'
+                            r'|^\s*(min|max|default|step|format|value|max_chars)(_value)?: .*$', re.MULTILINE)
 _TAG = re.compile(r"<[^>]*>")  # an HTML tag's attributes (a width, a colour) are not read
 # (a clock's minutes, "1:32", are not a reading)
 _NUMBER = re.compile(r"(?<![\w.:])[-−]?\d{1,3}(?:[,，]\d{3})+(?:\.\d+)?|(?<![\w.:])[-−]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
@@ -34,10 +34,14 @@ def open_step(lesson_id: str, n: int, lang: str, page_script: str, timeout: floa
     at.switch_page(page_script)
     for k, v in {**DEFAULTS, "ui.lang": lang}.items():
         at.session_state[k] = v
-    return at.run()
+    at.run()
+    # before its first run AppTest names the page by its file; now st.navigation's pages are known, named again,
+    # the page's next runs (a click) stay on it instead of going back to the default page
+    return at.switch_page(page_script)
 
 
-def _figure_words(spec: str) -> list[str]:
+def _figure_words(spec: str, cells: bool = True) -> list[str]:
+    """A figure's printed words: titles, names, annotations and (``cells``) its traces' labels (a heatmap's cells)."""
     fig = json.loads(spec)
     out: list[str] = []
 
@@ -57,12 +61,13 @@ def _figure_words(spec: str) -> list[str]:
 
     walk(fig.get("layout", {}))
     for trace in fig.get("data", []):
-        walk({k: v for k, v in trace.items() if k in ("name", "text", "title")})
+        walk({k: v for k, v in trace.items() if k in (("name", "text", "title") if cells else ("name", "title"))})
     return out
 
 
-def page_text(at: AppTest) -> str:
-    """Every word the page (main area and sidebar) shows, one element per line."""
+def page_text(at: AppTest, cells: bool = True) -> str:
+    """Every word the page (main area and sidebar) shows, one element per line (``cells``: with the labels a
+    chart prints on its bars and cells)."""
     parts: list[str] = []
 
     def walk(node):
@@ -73,7 +78,7 @@ def page_text(at: AppTest) -> str:
             return
         kind = getattr(node, "type", "")
         if kind == "plotly_chart":
-            parts.extend(_figure_words(node.proto.spec))
+            parts.extend(_figure_words(node.proto.spec, cells))
         elif kind in ("dataframe", "table"):
             try:
                 parts.append(node.value.to_string(index=False))

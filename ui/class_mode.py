@@ -674,8 +674,8 @@ def _roster(box, c: str) -> None:
         with st.expander(t("class.roster", n=len(people))):
             names = [md(p["nickname"]) for p in people if p["nickname"]]
             anonymous = len(people) - len(names)
-            st.markdown(", ".join(names + ([f"+{anonymous}"] if anonymous and names else [])) if names
-                        else t("class.roster_empty") if not people else f"{anonymous} ·  —")
+            shown = names + ([t("class.roster_anonymous", n=anonymous)] if anonymous else [])
+            st.markdown(", ".join(shown) if shown else t("class.roster_empty"))
 
 
 def _open_poll() -> None:

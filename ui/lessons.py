@@ -391,9 +391,17 @@ def _question(box, lesson: Lesson, step: Step, lang: str) -> None:
     elif done.get("right"):
         box.success(t("lessons.right", answer=shown))
     else:
-        box.error(t("lessons.wrong", answer=shown))
+        box.error(t("lessons.wrong", answer=shown, picked=_picked_text(key, done, lang)))
     box.markdown(key.explanation(q, lang))
     scroll_to_chart(lesson, step)
+
+
+def _picked_text(key: Key, done: dict, lang: str) -> str:
+    """What the learner answered, as the question showed it: the option's words, or the number typed."""
+    picked = done.get("picked")
+    if key.kind == "choice":
+        return key.options[picked][lang] if isinstance(picked, int) and 0 <= picked < len(key.options) else "?"
+    return f"{picked:g}" if isinstance(picked, (int, float)) else "?"
 
 
 def scroll_to_chart(lesson: Lesson, step: Step) -> None:
@@ -424,6 +432,8 @@ def chart_gate(key: str) -> tuple[bool, dict | None]:
     if not found:
         return False, None
     lesson, step = found
+    if _later_question(lesson, step, key) is not None:  # a later step asks about it: it waits for that question
+        return True, None
     if step.question is None:
         return False, None
     if answered(lesson, step) is None:
@@ -444,21 +454,40 @@ def chart_gate(key: str) -> tuple[bool, dict | None]:
         return False, None
 
 
-def placeholder_for(key: str) -> bool:
-    """Whether a hidden chart draws the "predict first" placeholder: the charts the step's question is about (its
-    ``chart`` list) do, where they will appear; the rest of the page's hidden charts leave no gap (the banner
-    says that the page waits for the answer)."""
+def _later_question(lesson: Lesson, step: Step, key: str) -> int | None:
+    """The first later step of ``lesson`` whose question is about chart ``key`` (its ``chart`` list) and is not
+    answered yet, unless ``step`` itself draws the chart (its ``chart`` or ``show``). Such a chart waits on the
+    steps before that question, asked or not: a reading step or an earlier reveal never answers a later question
+    (lesson 1: step 1 would show the parameter count step 6 asks about; step 2's reveal, the norms step 3 asks
+    about)."""
+    if key in step.chart or key in step.show:
+        return None
+    for later in lesson.steps[step.number:]:
+        if later.question is not None and key in later.chart and answered(lesson, later) is None:
+            return later.number
+    return None
+
+
+def placeholder_for(key: str) -> str | None:
+    """The placeholder a hidden chart draws, or None: the charts the step's question is about (its ``chart`` list)
+    say "predict first" where they will appear; a chart a later step asks about says which step; the rest of the
+    page's hidden charts leave no gap (the banner says that the page waits for the answer)."""
     found = active_step()
-    return bool(found) and key in found[1].chart
+    if not found:
+        return None
+    later = _later_question(*found, key)
+    if later is not None:
+        return t("lessons.later_question", n=later)
+    return t(st.session_state.get(GATE_TEXT_KEY, "lessons.predict_first")) if key in found[1].chart else None
 
 
 GATE_TEXT_KEY = "lessons.gate_text"  # a class (ui/class_mode.py) sets it: its charts wait for the lecturer's reveal
 
 
-def predict_first() -> None:
+def predict_first(text: str | None = None) -> None:
     """The placeholder of a chart (or table) that the open question hides: answer first, or in a class, wait for
-    the reveal."""
-    st.info(t(st.session_state.get(GATE_TEXT_KEY, "lessons.predict_first")), icon="🤔")
+    the reveal (``text``: another reason, :func:`placeholder_for`)."""
+    st.info(text or t(st.session_state.get(GATE_TEXT_KEY, "lessons.predict_first")), icon="🤔")
 
 
 def hidden(key: str) -> bool:

@@ -82,8 +82,11 @@ def chart(fig: go.Figure, data: pd.DataFrame | None, key: str, on_select=None, c
     """
     hide, spot = chart_gate(key)
     if hide:  # a lesson's question is open on this page: predict first
-        if placeholder_for(key):
-            predict_first()
+        text = placeholder_for(key)
+        if text:
+            predict_first(text)
+        else:  # another chart of the page: one line, so that its section is not left empty without a word
+            st.caption(t("lessons.chart_waits"))
         return
     if spot:
         highlight(fig, spot, data)

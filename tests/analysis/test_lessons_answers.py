@@ -75,6 +75,7 @@ def test_largest_walk_step_against_hooked_module_outputs(built):
     assert tied == ["n1 = Norm(x)", "n2 = Norm(x1)"]
     assert ans.correct == {"en": "n1 = Norm(x) and n2 = Norm(x1) (tied)", "zh": "n1 = Norm(x) 和 n2 = Norm(x1)（并列）"}
     assert ans.values["top_norm"] == pytest.approx(top, rel=1e-5)
+    assert ans.highlight == {"x": [2, 5]}  # the walk-through's steps 2 (n1) and 5 (n2): the reveal outlines both
     assert ans.distractors and all(mean[d] < top * 0.99 for d in ans.distractors)
     assert ans.scores == pytest.approx([min(mean[k] for k in tied), *(mean[d] for d in ans.distractors)], rel=1e-5)
 

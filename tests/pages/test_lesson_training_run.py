@@ -48,7 +48,7 @@ def test_pick_before_the_run_is_graded_on_the_run(job):
     assert not at.exception
     key = REGISTRY["run_final_loss"](StepInputs({}, lambda: build_parts({}), session={"train.job": job}))
     right = key.correct["en"] == picked.label
-    expected = (EN["lessons.right"] if right else EN["lessons.wrong"]).format(answer=key.correct["en"])
+    expected = (EN["lessons.right"] if right else EN["lessons.wrong"]).format(answer=key.correct["en"], picked=picked.label)
     assert expected in texts(at, "success" if right else "error")
     drop = round(100 * (1 - job.result.final_val_loss / job.result.initial_val_loss), 1)
     assert any(f"{drop:g} %" in m for m in texts(at, "markdown"))  # the explanation quotes this run's numbers

@@ -41,10 +41,14 @@ def _coord(values, value, data: pd.DataFrame | None, n: int):
 
 def highlight(fig: go.Figure, spec: dict, data: pd.DataFrame | None = None) -> go.Figure:
     """Outline ``spec``'s part of the first trace: ``{"x": ...}`` a band across the plot at that x, ``{"y": ...}``
-    one at that y, both: one cell. A figure whose x value sits on another panel says where in its
-    ``layout.meta["highlight_x"]`` (``{str(value): {"axis": "x2", "at": 0}}``: the Layer norms chart's final norm).
-    Returns the same figure."""
+    one at that y, both: one cell; ``{"x": [a, b]}`` a band at each (a tie). A figure whose x value sits on another
+    panel says where in its ``layout.meta["highlight_x"]`` (``{str(value): {"axis": "x2", "at": 0}}``: the Layer
+    norms chart's final norm). Returns the same figure."""
     if not fig.data or not spec:
+        return fig
+    if isinstance(spec.get("x"), (list, tuple)):  # several answers tie: each is outlined
+        for x in spec["x"]:
+            highlight(fig, {**spec, "x": x}, data)
         return fig
     style = dict(line=dict(color=HIGHLIGHT_LINE, width=4), fillcolor=HIGHLIGHT_FILL, layer="above")
     meta = fig.layout.meta if isinstance(fig.layout.meta, dict) else {}
