@@ -2,7 +2,7 @@
 and the load per expert (one block or all) against the even share k/E, put into a sentence.
 
 A dense model has no router: the page says so and offers one click to the MiniMind-MoE preset (its values written
-as repairs, the way a lesson step sets its preset: ui/lessons.py ``apply_settings``).
+as repairs, the way a lesson step sets its preset: ui/teaching/steps.py ``apply_settings``).
 """
 
 import streamlit as st

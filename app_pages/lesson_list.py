@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-import lessons
+from teaching import lessons
 from ui.i18n import current_lang, t
-from ui.lessons import active, go, progress, restart, score
+from ui.teaching.steps import active, go, progress, restart, score
 from ui.sidebar import explorer
 
 explorer()  # the shared sidebar (language, presenter mode, the model a step set up)

@@ -9,13 +9,13 @@ core. Two parts, each measured, nothing asserted:
 
 **1. The store, simulated** (no browser, no Streamlit): ``classroom.ClassStore`` on SQLite in a temporary folder
 and, when Debian's PostgreSQL (initdb / pg_ctl) is installed, on a throwaway PostgreSQL cluster on loopback
-(started as ``tests/classroom/conftest.py`` does). ``--students`` threads join one class at once; then
+(started as ``tests/teaching/classroom/conftest.py`` does). ``--students`` threads join one class at once; then
 
 * *idle*, ``--store-idle-s`` seconds, twice: a "lecturer" thread reads ``state()`` + ``counts()`` every 1.0 s (the
   lecturer's live bar, ``LECTURER_EVERY_S``) and ``--students`` "follower" threads each read the class's state
   every 1.5 s (the students' fragment, ``FOLLOW_EVERY_S``), at random phases; (a) every follower calls
   ``store.state()`` itself (the worst case: every student on a process of its own), (b) through a per-process
-  cache of ``STATE_TTL_S`` = 0.5 s, as ``ui.class_mode.class_state`` does. Reported: the CPU seconds of the bench
+  cache of ``STATE_TTL_S`` = 0.5 s, as ``ui.teaching.class_mode.class_state`` does. Reported: the CPU seconds of the bench
   process (``time.process_time``, every thread) per wall second, plus PostgreSQL's own processes' CPU there;
 * *answers*: the same lecturer and uncached followers, and ``--students`` threads each calling ``answer()`` once
   at a random moment of ``--answer-window-s`` seconds. Reported: ``answer()``'s own latency (p50 / p95) and, per
@@ -87,7 +87,7 @@ IDLE_JS = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
 
 
 def class_mode_constants() -> dict[str, float]:
-    """``FOLLOW_EVERY_S``, ``LECTURER_EVERY_S``, ``STATE_TTL_S`` as ui/class_mode.py sets them (read from its source,
+    """``FOLLOW_EVERY_S``, ``LECTURER_EVERY_S``, ``STATE_TTL_S`` as ui/teaching/class_mode.py sets them (read from its source,
     so the bench needs no Streamlit import and follows a change of the intervals)."""
     src = (ROOT / "ui" / "class_mode.py").read_text()
     out = {}
@@ -181,7 +181,7 @@ def _pg_bin(name: str) -> str | None:
 
 
 class Postgres:
-    """A throwaway PostgreSQL cluster on loopback (as tests/classroom/conftest.py starts it), or ``url`` None."""
+    """A throwaway PostgreSQL cluster on loopback (as tests/teaching/classroom/conftest.py starts it), or ``url`` None."""
 
     def __init__(self):
         self.url, self.why, self.pid = None, "", None
@@ -237,7 +237,7 @@ class Postgres:
 
 
 class CachedState:
-    """``ui.class_mode.class_state`` without Streamlit: one ``state()`` read per ``ttl`` shared by every thread."""
+    """``ui.teaching.class_mode.class_state`` without Streamlit: one ``state()`` read per ``ttl`` shared by every thread."""
 
     def __init__(self, store, ttl: float):
         self.store, self.ttl, self.lock, self.hit, self.misses = store, ttl, threading.Lock(), None, 0
@@ -265,7 +265,7 @@ def _every(stop: threading.Event, period: float, phase: float, fn) -> None:
 
 def store_sim(url: str, n: int, idle_s: float, window_s: float, rng: random.Random, pg: Postgres | None = None,
               consts: dict | None = None) -> dict:
-    from classroom import ClassStore, new_student_id
+    from teaching.classroom import ClassStore, new_student_id
 
     consts = consts or class_mode_constants()
     store = ClassStore(url)
@@ -711,7 +711,7 @@ def report(args, store: dict, br: dict | None, seconds: float, consts: dict) -> 
              f"`python bench/bench_classroom.py --students {args.students} --browsers {args.browsers} --batch "
              f"{args.batch} --idle-s {args.idle_s:g} --store-idle-s {args.store_idle_s:g} --answer-window-s "
              f"{args.answer_window_s:g} --seed {args.seed}`; took {seconds / 60:.1f} min. Intervals from "
-             f"ui/class_mode.py: students' fragment every {consts['FOLLOW_EVERY_S']:g} s, the lecturer's bar every "
+             f"ui/teaching/class_mode.py: students' fragment every {consts['FOLLOW_EVERY_S']:g} s, the lecturer's bar every "
              f"{consts['LECTURER_EVERY_S']:g} s, the state cache {consts['STATE_TTL_S']:g} s. Times: p50 / p95 / max.",
              ""]
     if store:

@@ -8,7 +8,7 @@ from pathlib import Path
 import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing may download while tests run
-# the class store (classroom/, ui/class_mode.py) of this run's AppTests and servers: a fresh folder, never the user's
+# the class store (teaching/classroom/, ui/teaching/) of this run's AppTests and servers: a fresh folder, never the user's
 os.environ.setdefault("EXPLORER_DATA_DIR", tempfile.mkdtemp(prefix="explorer-tests-"))
 torch.set_num_threads(1)
 
@@ -25,6 +25,25 @@ def charts():
 
     with recording_charts() as record:
         yield record
+
+
+@pytest.fixture(scope="module")
+def built():
+    """``built(settings)``: the ``StepInputs`` of a lesson step's settings (the answer functions' input), each
+    model built once per module (tests/analysis, tests/teaching)."""
+    from teaching import lessons
+    from teaching.answers.core import StepInputs
+
+    cache = {}
+
+    def get(settings: dict) -> StepInputs:
+        digest = lessons.settings_digest(settings)
+        if digest not in cache:
+            parts = lessons.build_parts(settings)
+            cache[digest] = StepInputs(settings, lambda: parts)
+        return cache[digest]
+
+    return get
 
 
 # ---- real-browser fixtures (tests/browser_support.py) -------------------------------------------------------

@@ -76,12 +76,19 @@ def test_every_analysis_module_loads_no_streamlit_or_plotly():
         f"{result['first_importer']}")
 
 
-def test_settings_and_lessons_load_no_streamlit_plotly_or_sqlalchemy():
-    for package in ("settings", "lessons"):
+def test_settings_lessons_and_answers_load_no_streamlit_plotly_or_sqlalchemy():
+    for package in ("settings", "teaching.lessons", "teaching.answers"):
         result = import_everything(package, ("streamlit", "plotly", "sqlalchemy"))
         assert len(result["modules"]) > 1, result["modules"]
         assert not result["first_importer"], (
             f"{package} is below ui: no Streamlit, no figures, no store; loaded by: {result['first_importer']}")
+
+
+def test_the_teaching_wing_loads_no_streamlit_or_plotly():
+    result = import_everything("teaching", ("streamlit", "plotly"))
+    assert {"teaching.lessons", "teaching.answers.core", "teaching.classroom.store"} <= set(result["modules"])
+    assert not result["first_importer"], (
+        f"teaching/ is below ui (its Streamlit face is ui/teaching/); loaded by: {result['first_importer']}")
 
 
 def test_every_server_module_loads_no_ui_pages_pandas_plotly_or_streamlit():
@@ -113,26 +120,37 @@ def test_server_touches_streamlit_only_through_its_runtime_inside_functions():
 
 # Which project packages each layer may import (itself included), function-local imports counted too.
 MAY_IMPORT = {"engine": {"engine"}, "analysis": {"analysis", "engine"}, "settings": {"settings", "engine"},
-              "server": {"server", "engine"}, "classroom": {"classroom"},
-              "lessons": {"lessons", "analysis", "settings", "engine"},
-              "ui": {"ui", "server", "analysis", "settings", "lessons", "classroom", "engine"}}
+              "server": {"server", "engine"}, "teaching": {"teaching", "analysis", "settings", "engine"},
+              "ui": {"ui", "server", "analysis", "settings", "teaching", "engine"},
+              "app_pages": {"ui", "server", "analysis", "settings", "teaching", "engine"}}
+# inside the teaching wing: the class store stands alone (SQLAlchemy), the answers know no lesson file
+MAY_IMPORT_WITHIN = {"teaching.classroom": {"teaching.classroom"}, "teaching.answers": {"teaching.answers"}}
 
 
 def against_layering(graph: dict[str, set[str]]) -> list[str]:
-    """``module -> dependency`` for every import a layer may not make (MAY_IMPORT)."""
+    """``module -> dependency`` for every import a layer may not make (MAY_IMPORT, MAY_IMPORT_WITHIN)."""
+    def within(mod: str, dep: str) -> bool:
+        wing = next((w for w in MAY_IMPORT_WITHIN if mod == w or mod.startswith(w + ".")), None)
+        return wing is None or not dep.startswith("teaching") or any(
+            dep == ok or dep.startswith(ok + ".") for ok in MAY_IMPORT_WITHIN[wing])
+
     return sorted(f"{mod} -> {dep}" for mod, deps in graph.items() for dep in deps
-                  if dep.split(".")[0] not in MAY_IMPORT[mod.split(".")[0]])
+                  if dep.split(".")[0] not in MAY_IMPORT[mod.split(".")[0]] or not within(mod, dep))
 
 
 def test_a_deferred_import_back_up_is_caught(tmp_path):
-    """An import hidden in a function body that runs back up (lessons -> ui, settings -> ui) fails the layering."""
-    sources = {"lessons/__init__.py": "def values():\n    from ui.state import FIXED_KEY\n    return FIXED_KEY\n",
+    """An import hidden in a function body that runs back up (lessons -> ui, settings -> ui, the class store ->
+    the lessons) fails the layering."""
+    sources = {"teaching/__init__.py": "",
+               "teaching/lessons/__init__.py": "def values():\n    from ui.state import FIXED_KEY\n    return FIXED_KEY\n",
+               "teaching/classroom/__init__.py": "def grade():\n    from teaching.lessons import values\n",
                "settings/__init__.py": "def build():\n    import ui.caches\n",
                "ui/__init__.py": "", "ui/state.py": "FIXED_KEY = 'cfg.fixed'\n", "ui/caches.py": "import settings\n"}
     for name, text in sources.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
-    assert against_layering(import_graph(module_files(tmp_path))) == ["lessons -> ui.state", "settings -> ui.caches"]
+    assert against_layering(import_graph(module_files(tmp_path))) == [
+        "settings -> ui.caches", "teaching.classroom -> teaching.lessons", "teaching.lessons -> ui.state"]
 
 
 def test_each_package_imports_only_the_layers_below_it():
@@ -151,9 +169,8 @@ def test_each_package_imports_only_the_layers_below_it():
 
 # ---- import cycles ----------------------------------------------------------------------------------------
 
-# classroom: the class store, on SQLAlchemy only; settings: what a view's settings are; lessons: the lesson files,
-# their keys and check
-PACKAGES = ("engine", "analysis", "settings", "server", "classroom", "lessons", "ui")
+# settings: what a view's settings are; teaching: the lessons, their answers and the class store; app_pages: wiring
+PACKAGES = ("engine", "analysis", "settings", "server", "teaching", "ui", "app_pages")
 
 
 def module_files(root: Path = ROOT) -> dict[str, Path]:

@@ -84,7 +84,7 @@ def pages_run(browser, url: str, lang: str, mode: str, size: tuple[int, int], sm
 
 def lesson_run(browser, url: str, lesson_id: str, lang: str, size: tuple[int, int]) -> list[Path]:
     """Every step of a lesson in presenter mode, opened by its link: as asked, then revealed by "Skip"."""
-    import lessons
+    from teaching import lessons
 
     lesson = lessons.by_id(lesson_id)
     assert lesson is not None, f"no lesson {lesson_id!r}"

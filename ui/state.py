@@ -200,8 +200,8 @@ LINK_PARAMS: set[str] = {
     "attn.layer", "attn.head", "attn.stage", "heads.layer", "heads.head", "lens.start", "loss.prompt_len",
     "loss.masked", "next.position", "prepost.depth", "train.layer", "train.head",
     "gen.sample", "gen.temperature", "gen.top_k", "gen.top_p", "gen.min_p", "gen.seed", "gen.steps",
-    "lesson", "step",  # a lesson's step (ui/lessons.py)
-    "class", "lecturer",  # class mode's join code and the lecturer's private link (ui/class_mode.py)
+    "lesson", "step",  # a lesson's step (ui/teaching/steps.py)
+    "class", "lecturer",  # class mode's join code and the lecturer's private link (ui/teaching/class_mode.py)
     "train.run", "train.race_run",  # the id of the session's latest run / race (ui/train_common.py: lost_run_note)
 }
 UNKNOWN_CHECKED_KEY = "state.unknown_checked"

@@ -11,9 +11,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ui.figures.common import PRESENTER_CHART_PX, PRESENTER_FILL_PX, scale_fonts, wrap_title
-from ui.figures.lessons import highlight
+from ui.teaching.highlight import highlight
 from ui.i18n import t
-from ui.lessons import chart_gate, hidden, placeholder_for, predict_first
+from ui.teaching.steps import chart_gate, hidden, placeholder_for, predict_first
 from ui.presenter import EXPLAIN_KEY, HEADING_KEY, PRESENTER_SCALE, fill, presenter_mode, stage
 
 PLOTLY_CONFIG = {"displaylogo": False}
@@ -136,7 +136,7 @@ def screen_heading(text: str) -> None:
 def revealed(key: str) -> bool:
     """False while a lesson's question is open on this page (unless the step lists ``key`` under ``show``): every
     sentence, table or metric that reads a chart's numbers out is drawn under ``if revealed(<that chart's key>)``
-    and waits with it (``ui.lessons.chart_gate``)."""
+    and waits with it (``ui.teaching.steps.chart_gate``)."""
     return not chart_gate(key)[0]
 
 

@@ -1,5 +1,5 @@
 """bench/bench_classroom.py's pure helpers: the percentile, matching answers to the lecturer's count readings, and the
-intervals read from ui/class_mode.py (no server, no browser, no database)."""
+intervals read from ui/teaching/class_mode.py (no server, no browser, no database)."""
 
 from __future__ import annotations
 

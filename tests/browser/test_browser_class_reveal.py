@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from classroom import AnswerClosed, ClassStore
+from teaching.classroom import AnswerClosed, ClassStore
 from tests.browser.test_browser_class import (
     COUNT,
     LAPTOP,

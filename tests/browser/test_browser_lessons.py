@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-import lessons
+from teaching import lessons
 from tests.browser_support import NAV_LINKS, assert_clean, open_app, settle
 from ui.i18n import catalogs
 

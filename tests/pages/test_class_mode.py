@@ -1,4 +1,4 @@
-"""Class mode under AppTest (ui/class_mode.py through app.py): hostile join links get a message and no class; a
+"""Class mode under AppTest (ui/teaching/class_mode.py through app.py): hostile join links get a message and no class; a
 session that forges the lecturer's role or secret cannot move, reveal or end a class (the store refuses, the
 class's state is unchanged); the "Start a class" button makes a class whose secret only the session holds; a
 quick poll with too few options is refused with a message; a poll keeps the lesson step it interrupts. The
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from classroom import ClassStore, new_student_id
+from teaching.classroom import ClassStore, new_student_id
 from tests.page_helpers import open_page
 from ui.strings.classroom import EN
 

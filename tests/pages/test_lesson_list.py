@@ -3,13 +3,13 @@ and a way back to the summary, not as "continue at step 11"."""
 
 from __future__ import annotations
 
-from lessons import ROOT, load
+from teaching.lessons import ROOT, load
 from tests.page_helpers import open_page
-from ui.strings.lessons import EN, ZH
+from ui.strings.lesson_steps import EN, ZH
 
 
 def test_a_finished_lesson_reads_as_done_with_its_score():
-    lesson = load(ROOT / "lessons/010_minimind_block.toml")
+    lesson = load(ROOT / "teaching/lessons/010_minimind_block.toml")
     asked = [s.number for s in lesson.steps if s.question]
     answers = {str(n): {"picked": 0, "right": i < 3} for i, n in enumerate(asked)}  # 3 right
     done = {lesson.id: {"step": len(lesson.steps), "answers": answers, "done": True}}

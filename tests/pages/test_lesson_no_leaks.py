@@ -7,7 +7,7 @@ question.
 Sampled for time: lesson 6 (SmolLM2 interventions: a head sweep per step) runs one step of each experiment, in
 English (steps 3, 5 and 8); lesson 4 (SmolLM2) runs in English only; lesson 5 (the Training lab: its keys are read
 from a training run of the session, which a fresh session opened by a link has not made) is left out. Their pages
-share the gate of every other page (``ui.lessons.chart_gate``: while a question is open every chart and every gated
+share the gate of every other page (``ui.teaching.steps.chart_gate``: while a question is open every chart and every gated
 sentence waits, whatever its key).
 """
 
@@ -17,11 +17,11 @@ import re
 
 import pytest
 
-import lessons
-from lessons import by_id, compute_key, inputs_for
+from teaching import lessons
+from teaching.lessons import by_id, compute_key, inputs_for
 from tests.lesson_scan import leaks, open_step, page_text, printed_numbers, shown_in
 from ui.strings.common import EN as EN_COMMON, ZH as ZH_COMMON
-from ui.strings.lessons import EN, ZH
+from ui.strings.lesson_steps import EN, ZH
 
 PAGES = dict(lessons._pages_list())
 RUNS = [("minimind_block", ("en", "zh"), None), ("numpy_decoder", ("en", "zh"), None),
@@ -97,7 +97,7 @@ def _later_questions(lesson_id: str, n: int) -> list[int]:
 
 
 def _no_later_answer(keys, lesson_id: str, n: int, lang: str, at, allowed: set[str], what: str) -> None:
-    """No later question of the lesson has its answer printed on this page (its charts wait: ui.lessons.chart_gate).
+    """No later question of the lesson has its answer printed on this page (its charts wait: ui.teaching.steps.chart_gate).
 
     A later step with other settings than this one's (another score on the same head map) is checked against the
     page's words without the cells its charts print: 270 two-decimal cells of another quantity hold most two-digit

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from lessons import ROOT, load
+from teaching.lessons import ROOT, load
 from tests.page_helpers import open_page
-from ui.strings.lessons import EN
+from ui.strings.lesson_steps import EN
 
 pytestmark = pytest.mark.smollm2
 
@@ -15,7 +15,7 @@ LENS_STEP = 10  # lessons/040_smollm2_inside.toml: "from which depth on is the f
 
 
 def test_lens_sentences_wait_for_the_answer():
-    step = load(ROOT / "lessons/040_smollm2_inside.toml").step(LENS_STEP)
+    step = load(ROOT / "teaching/lessons/040_smollm2_inside.toml").step(LENS_STEP)
     model = {k: step.settings[k] for k in ("model.source", "model.checkpoint", "input.text")}
     at = open_page("lens", **{"lessons.active": {"lesson": "smollm2_inside", "step": LENS_STEP}}, **model, timeout=600)
     assert not at.exception
@@ -33,10 +33,10 @@ def test_a_moved_slider_is_named_the_key_stays_frozen_and_the_answer_is_outlined
     """Lesson 1, step 5 (Layer norms: which depth has the largest residual norm?). Moving the layer slider
     mid-question is said, with a button back; the question is still graded on the lesson's model (its key was
     frozen for the step's settings); after the answer the chart is drawn with the answer's depth outlined."""
-    from lessons import by_id, check_lesson
+    from teaching.lessons import by_id, check_lesson
     from tests.page_helpers import shown_chart
-    from ui.figures.lessons import HIGHLIGHT_LINE
-    from ui.lessons import step_values
+    from ui.teaching.highlight import HIGHLIGHT_LINE
+    from ui.teaching.steps import step_values
 
     lesson = by_id("minimind_block")
     step = lesson.step(5)

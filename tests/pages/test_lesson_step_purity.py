@@ -1,7 +1,7 @@
 """A lesson step is a pure function of its declaration: reached by its link, by Next, by Back or after "Start
 again", with the learner's own slider moves in between, every control holds what the step declares (its settings
 over the preset and the app's defaults) and every control it does not declare holds its own default, as in a fresh
-session opened by the step's link. The reference is the declaration (``ui.lessons.step_values``), not another run.
+session opened by the step's link. The reference is the declaration (``ui.teaching.steps.step_values``), not another run.
 
 Lesson 1 is walked (steps 8-10 share the loss page: steps 8 and 9 declare the prompt length and not
 ``loss.keep``, step 10 declares ``loss.keep = 3`` and not the prompt length; step 7 declares neither).
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-import lessons
+from teaching import lessons
 from tests.lesson_scan import open_step
-from ui.lessons import step_values
+from ui.teaching.steps import step_values
 from ui.state import DEFAULTS_KEY, FIXED_KEY, SESSION_CONTROLS
 
 LESSON = "minimind_block"

@@ -8,12 +8,12 @@ import time
 
 import pytest
 
-from analysis.lessons import REGISTRY, StepInputs
-from analysis.lessons_training import LOSS_BANDS, reference_run
-from lessons import build_parts
+from teaching.answers.core import REGISTRY, StepInputs
+from teaching.answers.training import LOSS_BANDS, reference_run
+from teaching.lessons import build_parts
 from server.jobs import TrainJob
 from tests.page_helpers import open_page
-from ui.strings.lessons import EN
+from ui.strings.lesson_steps import EN
 
 SHORT = {"train.steps": 20, "train.warmup": 2, "train.batch": 4, "train.seq_len": 32}
 

@@ -1,11 +1,11 @@
-"""The reveal's outline (``ui.figures.lessons.highlight``): a tie outlines every tied bar, each at its own x."""
+"""The reveal's outline (``ui.teaching.highlight.highlight``): a tie outlines every tied bar, each at its own x."""
 
 from __future__ import annotations
 
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.figures.lessons import highlight
+from ui.teaching.highlight import highlight
 
 
 def test_a_tie_outlines_each_tied_bar_and_one_answer_one_bar():

@@ -1,11 +1,11 @@
 """The process's class store: one ``ClassStore`` (SQLite by default, PostgreSQL through ``EXPLORER_CLASS_DB``;
-see classroom/store.py), shared by every session of the process."""
+see teaching/classroom/store.py), shared by every session of the process."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from classroom import ClassStore
+from teaching.classroom import ClassStore
 
 
 @st.cache_resource(show_spinner=False)

@@ -95,7 +95,7 @@ def residual_norm_lines(df: pd.DataFrame, depth_labels: list[str], position_name
             fig.add_annotation(x=0, y=sqrt_h, xref="x2", yref="y2", text=sqrt_h_name, showarrow=False,
                                yshift=12, font=dict(color="gray"))
     base_layout(fig, title, x_title, y_title, height=460)
-    # a lesson's reveal outlines a depth (ui.figures.lessons.highlight): the final norm's sits on the right panel
+    # a lesson's reveal outlines a depth (ui.teaching.highlight.highlight): the final norm's sits on the right panel
     fig.update_layout(meta={"highlight_x": {str(int(depths.max()) + 1): {"axis": "x2", "at": 0.0}}})
     # legend inside the left panel's lower right corner: empty under both placements (Pre-Norm grows from the
     # lower left, Post-Norm sits at √H), and clear of the title even at presenter font sizes

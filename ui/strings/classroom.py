@@ -1,4 +1,4 @@
-"""Class mode (ui/class_mode.py): the lecturer's panel and bar, the student's bar, answers and the reveal."""
+"""Class mode (ui/teaching/class_mode.py): the lecturer's panel and bar, the student's bar, answers and the reveal."""
 
 EN = {
     "class.section": "🧑‍🏫 Class mode",

@@ -1,4 +1,4 @@
-"""Lesson 4's answer keys (analysis/lessons_real.py) on SmolLM2-135M against transformers' own GGUF loading of the
+"""Lesson 4's answer keys (teaching/answers/real.py) on SmolLM2-135M against transformers' own GGUF loading of the
 same file, with its attentions (``output_attentions``) and forward hooks on its decoder layers as the independent
 side; the KV-cache size against transformers' own cache and the hand-computed formula. Each key also changes when
 the setting it depends on changes (the text, the context length, the model).
@@ -12,9 +12,9 @@ import pytest
 import torch
 
 from analysis import heads
-from analysis.lessons import REGISTRY, StepInputs, options
+from teaching.answers.core import REGISTRY, StepInputs, options
 from analysis.tokenizers import special_ids
-from lessons import ROOT, compute_key, load
+from teaching.lessons import ROOT, compute_key, load
 from settings.build import build_parts
 from tests.engine.test_smollm2_parity import hf, ours  # noqa: F401  (module-scoped fixtures: the two models)
 
@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.smollm2, pytest.mark.parity]
 
 SENTENCE = "The capital of France is Paris. The capital of Italy is Rome. The capital of Spain is"
 COUNTING = "One, two, three, four, five, six, seven,"
-LESSON = ROOT / "lessons/040_smollm2_inside.toml"
+LESSON = ROOT / "teaching/lessons/040_smollm2_inside.toml"
 
 
 def inputs(ours, text: str, **settings) -> StepInputs:  # noqa: F811

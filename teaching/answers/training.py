@@ -2,8 +2,8 @@
 
 The learner predicts, then starts the run, then sees the answer: the keys read the session's finished run
 (``StepInputs.session``: ``"train.job"`` / ``"race.job"``, the lab's TrainJob and RaceJob). In the app, while the
-session has not finished one (the key is present with the value None), they raise :class:`analysis.lessons.NeedsRun`.
-Outside the app (``python -m lessons check``, tests) the session is empty and :func:`reference_run` /
+session has not finished one (the key is present with the value None), they raise :class:`teaching.answers.core.NeedsRun`.
+Outside the app (``python -m teaching.lessons check``, tests) the session is empty and :func:`reference_run` /
 :func:`reference_race` train a small deterministic run at the step's settings instead, as the lab would.
 
 Each function is thin: it calls what the lab draws and says (``analysis.training``, ``analysis.probes``,
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from analysis.depth import FLAT_RATIO, TREND_RHO, depth_profile
-from analysis.lessons import Answer, NeedsRun, StepInputs, answer, interval_scores
+from teaching.answers.core import Answer, NeedsRun, StepInputs, answer, interval_scores
 from analysis.training import layer_grad_profile
 
 
@@ -107,7 +107,7 @@ def _reference(kind: str, config, cfg, corpus: str, s: StepInputs):
 
 def reference_run(s: StepInputs) -> RunView:
     """A deterministic run at the step's settings (the sidebar model's seeded weights, the lab's TrainConfig),
-    computed once per process: the stand-in for the page's run where there is none (``python -m lessons check``,
+    computed once per process: the stand-in for the page's run where there is none (``python -m teaching.lessons check``,
     tests)."""
     return _reference("train", s.config, lab_train_config(s), str(s.setting("train.corpus", "zh")), s)
 

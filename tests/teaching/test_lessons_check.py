@@ -1,4 +1,4 @@
-"""`python -m lessons check`: every lesson file valid, every answer key computed; a broken file is named with its
+"""`python -m teaching.lessons check`: every lesson file valid, every answer key computed; a broken file is named with its
 step; `--json` has the shape the issue specifies."""
 
 import json
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import lessons
+from teaching import lessons
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,7 +66,7 @@ def test_a_broken_lesson_is_named_with_file_and_step(tmp_path, body, message):
 
 
 def test_cli_exits_non_zero_on_a_problem(tmp_path, monkeypatch):
-    from lessons.__main__ import main
+    from teaching.lessons.__main__ import main
 
     _write(tmp_path, STEP.format(page="nowhere", en="x"))
     monkeypatch.setattr(lessons, "lesson_files", lambda folder=None: [tmp_path / "090_broken.toml"])

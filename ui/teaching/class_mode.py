@@ -35,9 +35,9 @@ import sqlalchemy.exc
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-import lessons as lesson_files
-from analysis.classroom import choice_table, estimate_table, summary
-from classroom import (
+from teaching import lessons as lesson_files
+from teaching.classroom.tables import choice_table, estimate_table, summary
+from teaching.classroom import (
     CODE_ALPHABET,
     CODE_LENGTH,
     MAX_NICKNAME,
@@ -53,10 +53,10 @@ from classroom import (
     UnknownClass,
     new_student_id,
 )
-from ui import lessons as lesson_ui
+from ui.teaching import steps as lesson_ui
 from ui.caches.classroom import store
 from ui.escape import md
-from ui.figures.classroom import distribution_bar
+from ui.teaching.class_figures import distribution_bar
 from ui.format import significant
 from ui.i18n import current_lang, t
 from ui.share import is_local, qr_code, qr_html

@@ -11,11 +11,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-
-import classroom.store
 import sqlalchemy as sa
 
-from classroom import (
+import teaching.classroom.store
+
+from teaching.classroom import (
     CODE_ALPHABET,
     MAX_NICKNAME,
     AnswerClosed,
@@ -59,7 +59,7 @@ def test_a_taken_code_is_drawn_again(store, monkeypatch):
     taken, _ = store.create_class()
     fresh = "HJKMNP" if taken != "HJKMNP" else "QRSTUV"
     draws = iter([taken, taken, fresh])
-    monkeypatch.setattr(classroom.store, "new_code", lambda: next(draws))
+    monkeypatch.setattr(teaching.classroom.store, "new_code", lambda: next(draws))
     code, _ = store.create_class()
     assert code == fresh
 
@@ -88,7 +88,7 @@ def test_only_the_secret_controls_the_class(store, action):
 def test_the_secret_is_stored_only_as_a_salted_hash(store, db_url):
     code, secret = store.create_class()
     with store.engine.connect() as conn:
-        row = conn.execute(classroom.store.classes.select().where(classroom.store.classes.c.code == code)).mappings()
+        row = conn.execute(teaching.classroom.store.classes.select().where(teaching.classroom.store.classes.c.code == code)).mappings()
         row = dict(row.one())
     assert secret not in json.dumps(row, default=str)
     assert len(row["secret_hash"]) == 64 and row["secret_salt"]
@@ -520,7 +520,7 @@ def test_a_version_1_database_is_migrated_with_its_reveal(tmp_path):
             store.answer("ABCDEF", "student-0001", "q1", "A")
         store.answer("GHJKLM", "student-0001", "q1", "A")
         with store.engine.connect() as conn:
-            assert conn.execute(sa.select(classroom.store.schema_version.c.version)).scalar() == 2
+            assert conn.execute(sa.select(teaching.classroom.store.schema_version.c.version)).scalar() == 2
             assert "revealed" not in {c["name"] for c in sa.inspect(conn).get_columns("classes")}
     finally:
         store.close()

@@ -1,6 +1,6 @@
 """The learner's side of the lessons: the banner above a step's page, predict-then-reveal, navigation, progress.
 
-A lesson (``lessons/*.toml``, loaded by the ``lessons`` package) is a list of steps; the session's place in it is
+A lesson (``teaching/lessons/*.toml``, loaded by ``teaching.lessons``) is a list of steps; the session's place in it is
 ``st.session_state[ACTIVE_KEY] = {"lesson": id, "step": n}`` (n = 1..N; N + 1 = the summary on the Lessons page),
 and the answers given are in ``PROGRESS_KEY`` (also kept in a session cookie, so a reload of the tab restores
 them). Entering a step applies its settings through the same repairs a link uses (``ui.state.repair``: the
@@ -22,11 +22,11 @@ from urllib.parse import quote, unquote
 
 import streamlit as st
 
-import lessons as lesson_files
-from lessons import Key, Lesson, Step, settings_digest
+from teaching import lessons as lesson_files
+from teaching.lessons import Key, Lesson, Step, settings_digest
 from settings.build import sidebar_values
-from analysis.lessons import NeedsRun, format_option
-from ui.caches.lessons import step_key
+from teaching.answers.core import NeedsRun, format_option
+from ui.caches.steps import step_key
 from ui.checkpoint_picker import TRAINED_KEY
 from ui.i18n import current_lang, t
 from ui.train_common import JOB_KEY, RACE_KEY
@@ -211,7 +211,7 @@ def lesson_hook(pages: dict[str, Any], here: str) -> None:
 
 # ---- the answer key ---------------------------------------------------------------------------------------
 # The Training lab's jobs in the session: the lab's lesson asks about the run on screen
-# (analysis/lessons_training.py), named as the answer functions read them.
+# (teaching/answers/training.py), named as the answer functions read them.
 RUN_JOBS = {"train.job": JOB_KEY, "race.job": RACE_KEY}
 
 
@@ -481,7 +481,7 @@ def placeholder_for(key: str) -> str | None:
     return t(st.session_state.get(GATE_TEXT_KEY, "lessons.predict_first")) if key in found[1].chart else None
 
 
-GATE_TEXT_KEY = "lessons.gate_text"  # a class (ui/class_mode.py) sets it: its charts wait for the lecturer's reveal
+GATE_TEXT_KEY = "lessons.gate_text"  # a class (ui/teaching/class_mode.py) sets it: its charts wait for the lecturer's reveal
 
 
 def predict_first(text: str | None = None) -> None:

@@ -1,4 +1,4 @@
-"""``python -m lessons check [--json]``: validate every lesson file; exit 1 naming the file and step of each problem.
+"""``python -m teaching.lessons check [--json]``: validate every lesson file; exit 1 naming the file and step of each problem.
 
 With ``--json`` it prints, per lesson, its id, titles and, per step, the page, the question in both languages,
 the options and the index of the computed answer (the number itself for a numeric question).
@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--json", action="store_true", help="print the lessons, questions, options and answers as JSON")
     args = parser.parse_args(argv)
 
-    from lessons import LessonError, check_lesson, lesson_files, load, summary_json
+    from teaching.lessons import LessonError, check_lesson, lesson_files, load, summary_json
 
     problems: list[str] = []
     out = []

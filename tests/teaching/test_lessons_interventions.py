@@ -1,4 +1,4 @@
-"""Lesson 6's answer keys (analysis/lessons_interventions.py) on SmolLM2 against an independent computation: a
+"""Lesson 6's answer keys (teaching/answers/interventions.py) on SmolLM2 against an independent computation: a
 copy of the model whose head's ``o_proj`` input columns are zero (the head removed), a forward pre-hook on a block
 that replaces its input at one position (the residual stream patched), and the losses and logit differences by
 hand (never the engine's interventions)."""
@@ -12,9 +12,9 @@ import pytest
 import torch
 
 from analysis.heads import induction_scores, previous_token_scores, repeated_random_tokens
-from analysis.lessons import REGISTRY, StepInputs
+from teaching.answers.core import REGISTRY, StepInputs
 from analysis.tokenizers import special_ids
-from lessons import build_parts
+from teaching.lessons import build_parts
 
 pytestmark = [pytest.mark.smollm2]
 SETTINGS = {"model.source": "checkpoint", "model.checkpoint": "smollm2-135m", "interv.experiment": "induction"}

@@ -2,7 +2,7 @@
 
 A lesson is one TOML file in this folder (``NNN_<id>.toml``, English and Chinese side by side); this module
 loads and validates them (no Streamlit at run time). The file format, the settings rules and the answer
-functions' interface are described in docs/lessons.md; the answer functions live in :mod:`analysis.lessons`.
+functions' interface are described in docs/lessons.md; the answer functions live in :mod:`teaching.answers.core`.
 
 A step's identity is a plain value (:func:`step_ref`: lesson id, step number, effective settings), so it can be
 stored and sent; :func:`settings_digest` keys the frozen answer key of a step.
@@ -20,16 +20,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from analysis.lessons import REGISTRY, Answer, StepInputs, distinct, format_option, format_value, options
-from analysis import lessons_real, lessons_training  # noqa: F401,E402  (lessons 4 and 5 register their answers here)
-from analysis import lessons_interventions  # noqa: F401,E402  (lesson 6's answers)
-from analysis import lessons_variants  # noqa: F401,E402  (lesson 7's answers)
-from lessons.quality import question_problems
+from teaching.answers.core import REGISTRY, Answer, StepInputs, distinct, format_option, format_value, options
+from teaching.answers import real, training  # noqa: F401,E402  (lessons 4 and 5 register their answers here)
+from teaching.answers import interventions  # noqa: F401,E402  (lesson 6's answers)
+from teaching.answers import variants  # noqa: F401,E402  (lesson 7's answers)
+from teaching.lessons.quality import question_problems
 from settings.build import build_parts  # a step's model, as the sidebar builds it
 from settings.schema import DEFAULTS, all_presets
 
 FOLDER = Path(__file__).resolve().parent
-ROOT = FOLDER.parent
+ROOT = FOLDER.parents[1]  # the repository (teaching/lessons/ -> .)
 LANGS = ("en", "zh")
 MIN_STEPS, MAX_STEPS, MIN_QUESTIONS = 8, 15, 6
 LESSON_KEYS = {"id", "title", "source", "summary", "settings", "steps", "draft"}
@@ -169,7 +169,7 @@ def lesson_files(folder: Path = FOLDER) -> list[Path]:
 
 @lru_cache(maxsize=1)
 def load_all() -> tuple[Lesson, ...]:
-    """Every lesson of this folder, in file-name order (a broken file raises; ``python -m lessons check`` names it)."""
+    """Every lesson of this folder, in file-name order (a broken file raises; ``python -m teaching.lessons check`` names it)."""
     return tuple(load(p) for p in lesson_files())
 
 

@@ -12,7 +12,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from analysis.lessons import REGISTRY, StepInputs
+from teaching.answers.core import REGISTRY, StepInputs
 from engine import PRESETS, CausalLM
 from engine.generation import forward_flops
 

@@ -1,4 +1,4 @@
-"""Lesson 7's answer functions (analysis/lessons_variants.py) against independent references: the KV-cache sizes by
+"""Lesson 7's answer functions (teaching/answers/variants.py) against independent references: the KV-cache sizes by
 hand, the sink's share as what the keys' softmax weights leave, the active parameters counted on the model's own
 modules, the busiest expert from a forward hook on the router, RoPE's slowest wavelength by its formula; and a
 changed setting changes each key."""
@@ -8,8 +8,8 @@ import math
 import pytest
 import torch
 
-import lessons
-from analysis.lessons import REGISTRY
+from teaching import lessons
+from teaching.answers.core import REGISTRY
 
 MiB = 2 ** 20
 

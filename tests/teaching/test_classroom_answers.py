@@ -1,10 +1,10 @@
-"""The class's answers as a table (analysis/classroom.py), against hand-counted distributions."""
+"""The class's answers as a table (teaching/classroom/tables.py), against hand-counted distributions."""
 
 from __future__ import annotations
 
 import pytest
 
-from analysis.classroom import choice_table, estimate_table, summary
+from teaching.classroom.tables import choice_table, estimate_table, summary
 
 BANDS = {"too_low": "low", "within": "ok", "too_high": "high"}
 

@@ -16,7 +16,7 @@ OPEN = "#2563eb"
 
 
 def distribution_bar(table: pd.DataFrame, revealed: bool) -> go.Figure:
-    """``table``: ``analysis.classroom.choice_table`` / ``estimate_table`` (answer, students, right). Rows top to
+    """``table``: ``teaching.classroom.tables.choice_table`` / ``estimate_table`` (answer, students, right). Rows top to
     bottom in the table's order; before the reveal every bar has one colour (the lecturer's screen gives nothing
     away), after it the right answer is green."""
     n = len(table)

@@ -2,7 +2,7 @@
 
 Thin: each key comes from :mod:`analysis.interventions` (the functions the page's sweeps use: the induction
 sequence, ``induction_loss``, ``check_pair``, the metrics), computed only at the runs the question needs (two
-heads ablated, one layer's positions patched), so ``python -m lessons check`` stays a few seconds. Layers and
+heads ablated, one layer's positions patched), so ``python -m teaching.lessons check`` stays a few seconds. Layers and
 heads are 1-based in the options (as the page shows them), positions 0-based.
 """
 
@@ -14,8 +14,8 @@ import torch
 
 from analysis import interventions as iv
 from analysis.heads import induction_scores, previous_token_scores
-from analysis.lessons import Answer, StepInputs, answer, interval_scores
-from analysis.lessons_real import head_option
+from teaching.answers.core import Answer, StepInputs, answer, interval_scores
+from teaching.answers.real import head_option
 from engine.interventions import ActivationPatch, HeadAblation, sweep
 
 SAME = 0.15  # two rises within 15 % of each other count as "about the same"

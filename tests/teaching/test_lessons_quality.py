@@ -4,10 +4,10 @@ are named with their file and step; the trend rule of :mod:`analysis.depth` on t
 import numpy as np
 import pytest
 
-import lessons
+from teaching import lessons
 from analysis import depth
-from analysis.lessons import REGISTRY, Answer, interval_scores, nearest_scores
-from lessons import quality
+from teaching.answers.core import REGISTRY, Answer, interval_scores, nearest_scores
+from teaching.lessons import quality
 
 HEAD = 'id = "broken"\ntitle = {en = "T", zh = "标题"}\nsummary = {en = "S", zh = "摘要"}\ndraft = true\n'
 STEP = '[[steps]]\npage = "overview"\ntext = {en = "Look", zh = "看这里"}\n[steps.question]\n'

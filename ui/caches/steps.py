@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-import lessons as lesson_files
-from analysis.lessons import StepInputs
-from lessons import Key, compute_key
+from teaching import lessons as lesson_files
+from teaching.answers.core import StepInputs
+from teaching.lessons import Key, compute_key
 from settings.build import build_parts
 from ui.caches import build_model, load_checkpoint, tokenizer_for
 

@@ -1,6 +1,6 @@
 """Answer keys of lesson 4, "Inside a real model" (SmolLM2-135M).
 
-Each function is registered with :func:`analysis.lessons.answer` and is thin: it calls the analysis functions the
+Each function is registered with :func:`teaching.answers.core.answer` and is thin: it calls the analysis functions the
 pages draw (``heads``, ``massive``, ``lens``, and ``engine.kv_cache`` for the Generate page's calculator), so a key and the chart it
 is about cannot disagree. Distractors come from a plausible wrong reading (the head that is strongest at another
 role, the position mistaken for the dimension, the cache size with every query head stored, ...).
@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from analysis import heads, lens, massive
-from analysis.lessons import Answer, StepInputs, answer
+from teaching.answers.core import Answer, StepInputs, answer
 from analysis.trace import residual_stream
 from analysis.tokenizers import special_ids
 from engine.kv_cache import kv_cache_bytes

@@ -1,4 +1,4 @@
-"""Lesson 5's answer keys (analysis/lessons_training.py): questions about the Training lab's run.
+"""Lesson 5's answer keys (teaching/answers/training.py): questions about the Training lab's run.
 
 Independent side: hand-made runs (a TrainResult with losses written by hand, a RaceResult with hand-made gradient
 norms, probe scores by hand) whose right answer is worked out here, and one short real run whose keys are read
@@ -14,11 +14,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from analysis.lessons import REGISTRY, NeedsRun, StepInputs, options
-from analysis.lessons_training import LOSS_BANDS, POEM_VERDICTS, RISE_BANDS, TRENDS, lab_train_config
+from teaching.answers.core import REGISTRY, NeedsRun, StepInputs, options
+from teaching.answers.training import LOSS_BANDS, POEM_VERDICTS, RISE_BANDS, TRENDS, lab_train_config
 from analysis.probes import punctuation_verdict, slot_head
 from engine.train import RaceResult, StepInfo, TrainConfig, TrainResult
-from lessons import build_parts
+from teaching.lessons import build_parts
 
 V = 4000  # the sidebar's default vocabulary
 
@@ -141,7 +141,7 @@ SHORT = {"train.steps": 20, "train.warmup": 2, "train.batch": 4, "train.seq_len"
 def short_run():
     """The reference run (no session) at a short setting of the lab, and the same setting's StepInputs."""
     s = StepInputs(SHORT, lambda: build_parts(SHORT))
-    from analysis.lessons_training import reference_run
+    from teaching.answers.training import reference_run
 
     return s, reference_run(s)
 
@@ -151,7 +151,7 @@ def test_reference_run_is_the_labs_run(short_run):
     cfg = lab_train_config(s)
     assert (cfg.steps, cfg.warmup_steps, cfg.batch_size, cfg.seq_len, cfg.eval_every) == (20, 2, 4, 32, 2)
     assert run.result.steps_done == 20 and run.model.config == s.config
-    from analysis.lessons_training import reference_run
+    from teaching.answers.training import reference_run
 
     assert reference_run(StepInputs(SHORT, lambda: build_parts(SHORT))) is run  # computed once per process
     # its keys read its own numbers
@@ -183,7 +183,7 @@ def test_more_steps_change_the_key(short_run):
 def test_reference_race_is_the_labs_race():
     settings = {"train.view": "race", "train.race_steps": 10, "train.race_depth": 4}
     s = StepInputs(settings, lambda: build_parts(settings))
-    from analysis.lessons_training import reference_race
+    from teaching.answers.training import reference_race
 
     r = reference_race(s)
     assert r.config.num_hidden_layers == 4 and r.config.hidden_size == s.config.hidden_size

@@ -4,7 +4,7 @@
 store"). Plain Python + SQLAlchemy Core: no Streamlit, no text for people beyond the errors' messages.
 """
 
-from classroom.errors import (
+from teaching.classroom.errors import (
     AnswerClosed,
     BadInput,
     ClassEnded,
@@ -16,7 +16,7 @@ from classroom.errors import (
     StepMoved,
     UnknownClass,
 )
-from classroom.store import (
+from teaching.classroom.store import (
     CLASS_TTL_S,
     CODE_ALPHABET,
     CODE_LENGTH,

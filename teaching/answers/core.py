@@ -1,9 +1,9 @@
 """The answer keys of the lessons: one registered function per kind of question (the lesson files name them).
 
-A lesson step (``lessons/*.toml``) asks a question whose answer is computed from the model at the step's
+A lesson step (``teaching/lessons/*.toml``) asks a question whose answer is computed from the model at the step's
 settings: ``answer = "tying_savings"`` names a function registered here with :func:`answer`. It takes a
 :class:`StepInputs` (the step's config, model, input, tokens; built by the caller: the app hands over the very
-model the page shows, ``python -m lessons check`` builds the same one) and the step's ``args``, and returns an
+model the page shows, ``python -m teaching.lessons check`` builds the same one) and the step's ``args``, and returns an
 :class:`Answer`: the correct option, distractors (each from a plausible wrong formula or a neighbouring value),
 the numbers the explanation quotes, and what to highlight in the chart. The functions are thin: they call the
 analysis functions the pages use, so the key and the chart cannot disagree.
@@ -127,7 +127,7 @@ class StepInputs:
         return self.settings.get(key, default)
 
 
-# ---- formatting (the same in the app and in ``python -m lessons check --json``) --------------------------------
+# ---- formatting (the same in the app and in ``python -m teaching.lessons check --json``) --------------------------------
 def format_value(value: Any, lang: str) -> str:
     """An option or an explanation value as text: ints with thousands separators, floats to 3 significant
     digits, a ``{"en", "zh"}`` dict in ``lang``."""

@@ -1,6 +1,6 @@
 """The lesson check's question-quality rules: a question a careful student cannot argue with.
 
-Three rules, each run on a computed key by :func:`question_problems` (``python -m lessons check`` names the file
+Three rules, each run on a computed key by :func:`question_problems` (``python -m teaching.lessons check`` names the file
 and step of every problem; docs/lessons.md explains them to lesson writers):
 
 - **separated options** (kind "choice"): when the answer function gives ``scores`` (one per option, higher
@@ -25,10 +25,10 @@ import math
 import re
 from typing import TYPE_CHECKING
 
-from analysis.lessons import format_value
+from teaching.answers.core import format_value
 
 if TYPE_CHECKING:  # the loader imports this module; the types only for readers
-    from lessons import Key, Question
+    from teaching.lessons import Key, Question
 
 LANGS = ("en", "zh")
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][+-]?\d+)?(?:\s?%)?"
@@ -42,7 +42,7 @@ _TOKEN = re.compile(rf"{_NUM}|{_OP}")
 def printed_number(text: str) -> tuple[float, float]:
     """``(value, half_unit)`` of a printed number: ``"3.99"`` -> (3.99, 0.005), ``"1.2e+03"`` -> (1200, 50),
     ``"12 %"`` -> (0.12, 0.005); an integer (not a percentage) is exact (``"8,752"`` -> (8752, 0): the app prints counts as integers
-    and any other number with a decimal point or an exponent, :func:`analysis.lessons.format_value`)."""
+    and any other number with a decimal point or an exponent, :func:`teaching.answers.core.format_value`)."""
     t = text.replace(",", "").strip()
     scale = 1.0
     if t.endswith("%"):

@@ -44,7 +44,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
-from classroom.errors import (
+from teaching.classroom.errors import (
     AnswerClosed,
     BadInput,
     ClassEnded,

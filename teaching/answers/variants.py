@@ -11,8 +11,8 @@ import numpy as np
 
 from analysis.attention import attention_sink
 from analysis.experts import expert_load, load_summary
-from analysis.lessons import Answer, StepInputs, answer
-from analysis.lessons_real import dtype_bytes, pick_distinct
+from teaching.answers.core import Answer, StepInputs, answer
+from teaching.answers.real import dtype_bytes, pick_distinct
 
 from analysis.rope import frequencies
 from engine.cost import active_parameter_count, parameter_count
