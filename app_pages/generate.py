@@ -17,7 +17,7 @@ from ui.controls import index_slider
 from ui.figures.generate import cache_bars, filter_bars, memory_bars, query_row_heatmap
 from ui.format import percent, significant
 from ui.i18n import t
-from ui.teaching.steps import page_shortcut
+from ui.teaching.gate import page_shortcut
 from ui.presenter import pairs
 from ui.sidebar import explorer, presenter_mode
 from ui.state import control, current, linked_int, sync_url

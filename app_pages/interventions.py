@@ -25,7 +25,7 @@ from ui.figures.interventions import effect_map, together_bars, tokens_bars
 from ui.format import duration, number, significant
 from ui.escape import plotly
 from ui.i18n import current_lang, labeler, t
-from ui.teaching.steps import chart_gate
+from ui.teaching.gate import chart_gate
 from ui.sidebar import explorer
 from ui.state import control, current, register_params
 from ui.tokens import phrase

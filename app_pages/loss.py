@@ -19,7 +19,7 @@ from ui.controls import index_slider
 from ui.figures.loss import contribution_bar
 from ui.format import DASH, finite, number, scientific
 from ui.i18n import t
-from ui.teaching.steps import hidden, predict_first
+from ui.teaching.gate import hidden, predict_first
 from ui.sidebar import explorer, trace
 from ui.state import control, current
 from ui.widgets import chart, first_screen, screen_heading

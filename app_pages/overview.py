@@ -8,7 +8,7 @@ from ui.examples import language_notice
 from ui.figures.overview import activation_heatmap, parameter_bar, step_norm_bar
 from ui.format import DASH, number
 from ui.i18n import t
-from ui.teaching.steps import hidden, page_shortcut, predict_first
+from ui.teaching.gate import hidden, page_shortcut, predict_first
 from ui.sidebar import explorer, trace
 from ui.smollm2 import parity_badge
 from ui.widgets import chart, first_screen

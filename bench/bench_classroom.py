@@ -89,7 +89,7 @@ IDLE_JS = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
 def class_mode_constants() -> dict[str, float]:
     """``FOLLOW_EVERY_S``, ``LECTURER_EVERY_S``, ``STATE_TTL_S`` as ui/teaching/class_mode.py sets them (read from its source,
     so the bench needs no Streamlit import and follows a change of the intervals)."""
-    src = (ROOT / "ui" / "class_mode.py").read_text()
+    src = (ROOT / "ui" / "teaching" / "class_mode.py").read_text()
     out = {}
     for name, default in (("FOLLOW_EVERY_S", 1.5), ("LECTURER_EVERY_S", 1.0), ("STATE_TTL_S", 0.5)):
         m = re.search(rf"^{name}\s*=\s*([0-9.]+)", src, re.M)

@@ -32,7 +32,7 @@ from ui.sidebar import MAX_LAYERS, Explorer
 from ui.train_common import (DEFAULT, JOB_KEY, LIVE_EVERY_S, LR_OPTIONS, MIN_STEPS, RACE_KEY, busy, link_job,
                              live_figures, lost_run_note, nearest, num, placement_names, progress, start_stop,
                              token_limit)
-from ui.teaching.steps import predict_first
+from ui.teaching.gate import predict_first
 from ui.widgets import chart, revealed, show_figure
 
 RACE_STEPS = 100

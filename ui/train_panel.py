@@ -40,7 +40,7 @@ from ui.sidebar import TRAINED_KEY, Explorer
 from ui.train_common import (DEFAULT, JOB_KEY, LIVE_EVERY_S, LR_OPTIONS, MIN_STEPS, RACE_KEY, busy,
                              duration, link_job, live_figures, lost_run_note, nearest, num, pct, placement_names,
                              progress, start_stop, token_limit)
-from ui.teaching.steps import predict_first
+from ui.teaching.gate import predict_first
 from ui.widgets import chart, revealed, show_figure
 
 BATCH_OPTIONS = [1, 2, 4, 8, 16, 32, 64]

@@ -13,7 +13,7 @@ import streamlit as st
 from ui.figures.common import PRESENTER_CHART_PX, PRESENTER_FILL_PX, scale_fonts, wrap_title
 from ui.teaching.highlight import highlight
 from ui.i18n import t
-from ui.teaching.steps import chart_gate, hidden, placeholder_for, predict_first
+from ui.teaching.gate import chart_gate, hidden, placeholder_for, predict_first
 from ui.presenter import EXPLAIN_KEY, HEADING_KEY, PRESENTER_SCALE, fill, presenter_mode, stage
 
 PLOTLY_CONFIG = {"displaylogo": False}

@@ -34,6 +34,6 @@ def test_a_reading_that_saw_the_commit_before_the_call_returned_is_zero_and_unco
 
 def test_the_intervals_are_the_apps():
     consts = class_mode_constants()
-    src = (ROOT / "ui" / "class_mode.py").read_text()
+    src = (ROOT / "ui" / "teaching" / "class_mode.py").read_text()
     for name, value in consts.items():
         assert float(re.search(rf"^{name}\s*=\s*([0-9.]+)", src, re.M).group(1)) == value

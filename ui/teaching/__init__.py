@@ -1,8 +1,8 @@
 """The teaching features around a page, in their one order (app.py calls :func:`teaching_hooks` once per run,
 after the navigation is built and before the page runs).
 
-1. a class (``ui/teaching/class_mode.py``): a join or lecturer link; a following student's session takes the class's step;
-2. a lesson (``ui/teaching/steps.py``): follow ``?lesson=&step=`` or the lesson's buttons to the step's page, its settings
+1. a class (``class_hooks``): a join or lecturer link; a following student's session takes the class's step;
+2. a lesson (``steps``): follow ``?lesson=&step=`` or the lesson's buttons to the step's page, its settings
    applied (a class's step arrives here through 1, so both go through the same ``go``);
 3. the lecturer's step becomes the class's;
 4. the sidebar's class section (start, join, the lecturer's code, QR, poll and roster);
@@ -14,8 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ui.teaching.class_mode import class_banner, class_hook, class_panel, class_sync
-from ui.teaching.steps import banner, lesson_hook, save_cookie
+from ui.teaching.class_banner import class_banner
+from ui.teaching.class_hooks import class_hook, class_sync
+from ui.teaching.class_lecturer import class_panel
+from ui.teaching.lesson_banner import banner
+from ui.teaching.steps import lesson_hook, save_cookie
 
 
 def teaching_hooks(pages: dict[str, Any], here: str) -> None:

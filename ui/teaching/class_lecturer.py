@@ -1,0 +1,303 @@
+"""Class mode, the lecturer's side: Reveal, Next, end; the join and lecturer links, the full-screen code and QR;
+the live bar (counts, the answers' chart, the roster) and the sidebar's class section."""
+
+from __future__ import annotations
+
+import html
+import os
+import time
+from typing import Any
+from urllib.parse import quote
+
+import sqlalchemy.exc
+import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+from teaching.classroom.tables import choice_table, estimate_table, summary
+from teaching.classroom import (
+    MAX_NICKNAME,
+    ClassError,
+)
+from ui.teaching import steps as lesson_ui
+from ui.caches.classroom import store
+from ui.escape import md
+from ui.teaching.class_figures import distribution_bar
+from ui.i18n import current_lang, t
+from ui.share import is_local, qr_code, qr_html
+from ui.teaching.class_mode import (
+    APP_RERUN_KEY, DREW_REVEAL_KEY, ENV_PUBLIC_URL, LECTURER_EVERY_S, MAX_POLL_OPTIONS, MAX_POLL_TEXT, PAGE_KEY,
+    PARAM_CODE, PARAM_SECRET, POLL_KEY, SECRET_KEY, SHOW_KEY, SYNCED_KEY, allow, class_state, code, error_text,
+    forget, join_form, leave_class, role, say, start_class,
+)
+from ui.teaching.class_hooks import step_of
+
+
+# ---- the lecturer's controls ----------------------------------------------------------------------------------
+def _control(action: str, question: str | None = None) -> bool:
+    """Reveal (``question``) / end, checked by the store against the session's secret (a student's has none)."""
+    c, secret = code(), st.session_state.get(SECRET_KEY)
+    if not allow("control"):
+        return False
+    try:
+        if action == "reveal":
+            store().reveal(c, secret, question)
+        elif action == "end":
+            store().end(c, secret)
+    except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
+        say(error_text(err, c or ""))
+        return False
+    finally:
+        forget(c or "")
+    return True
+
+
+def _next(drawn_for: Any) -> None:
+    """Next (a callback): close the poll, or open the lesson's next step (its page, its settings) for everyone.
+    ``drawn_for``: the poll's question id or the lesson step the button was drawn for; a click handled twice (or
+    after another session moved the class) does nothing the second time."""
+    st.session_state[APP_RERUN_KEY] = True
+    poll = st.session_state.get(POLL_KEY)
+    if poll is not None:
+        if poll.get("question") == drawn_for:
+            st.session_state.pop(POLL_KEY, None)
+        return
+    a = lesson_ui.active()
+    if a and {"lesson": a[0].id, "step": a[1]} == drawn_for:
+        lesson_ui.go(a[0].id, a[1] + 1)
+
+
+def _reveal(drawn_for: str) -> None:
+    """Reveal (a callback, so that a click is not lost when a loaded server cuts the fragment's run short, as a
+    button's return value is): the question the button was drawn for, for good. When another tab's Next moved the
+    class on first, that question is revealed all the same (Back finds it revealed) and the class's new question
+    stays open: a reveal is never lost to a concurrent Next, nor given to the step after it."""
+    if _control("reveal", drawn_for):
+        st.session_state[APP_RERUN_KEY] = True  # the whole screen shows the reveal
+
+
+def join_link(class_code: str) -> str | None:
+    """``<the address the lecturer's browser reached the server by>/?class=CODE`` (``EXPLORER_PUBLIC_URL``
+    instead, behind a proxy that rewrites it)."""
+    base = os.environ.get(ENV_PUBLIC_URL)
+    if not base:
+        try:
+            url = st.context.url
+        except Exception:  # noqa: BLE001
+            url = None
+        if not url:
+            return None
+        from urllib.parse import urlsplit
+        parts = urlsplit(url)
+        base = f"{parts.scheme}://{parts.netloc}"
+    return f"{base.rstrip('/')}/?{PARAM_CODE}={class_code}"
+
+
+def lecturer_link(class_code: str, secret: str) -> str | None:
+    link = join_link(class_code)
+    return None if link is None else f"{link}&{PARAM_SECRET}={quote(secret)}"
+
+
+def _full_screen(class_code: str) -> None:
+    link = join_link(class_code)
+
+    def body() -> None:
+        st.html(f'<div style="text-align:center;font:700 clamp(2.5rem,9vw,6rem) ui-monospace,monospace;'
+                f'letter-spacing:0.15em">{html.escape(class_code)}</div>')
+        qr = qr_code(link) if link else None
+        if qr is not None:
+            st.html(qr_html(link, qr, "min(50vh, 80vw)", "clamp(1rem, 4vw, 2rem)"))
+            if is_local(link):
+                st.warning(t("share.qr_local", host=html.escape(link.split("/")[2])))
+
+    st.dialog(t("class.qr_title"), width="large")(body)()
+
+
+def answers_table(step: dict, counts: dict, revealed: bool, lang: str):
+    """The answers' table for the open question (None when there is none, or its key cannot be computed)."""
+    dist = counts["distribution"]
+    if step.get("kind") == "poll":
+        return choice_table(list(step.get("options", [])), dist)
+    found = step_of(step)
+    if not found or found[1].question is None:
+        return None
+    lesson, s = found
+    try:
+        key = lesson_ui.frozen_key(lesson, s)
+    except Exception:  # noqa: BLE001 -- the banner says why
+        return None
+    if key.kind == "choice":
+        return choice_table([o[lang] for o in key.options], dist, key.correct)
+    q = s.question
+    return estimate_table(dist, key.correct, lambda v: key.grade(q, v),
+                          {"too_low": t("class.dist_too_low"), "within": t("class.dist_within", within=q.within),
+                           "too_high": t("class.dist_too_high")})
+
+
+def draw_distribution(box, words, table, joined: int, revealed: bool, key: str) -> None:
+    """The bar chart of the class's answers (in ``box``) and the sentence its numbers say (in ``words``)."""
+    from ui.widgets import show_figure
+
+    s = summary(table, joined)
+    parts = [t("class.dist_sentence", answered=s["answered"], joined=s["joined"])]
+    if s["top"] is not None:
+        parts.append(t("class.dist_top", top=md(s["top"]), n=s["top_n"], share=f"{s['top_share']:.0%}"))
+    if revealed and s["right"] is not None and s["answered"]:
+        parts.append(t("class.dist_right", right=s["right"], answered=s["answered"], share=f"{s['right_share']:.0%}"))
+    # the lecturer's bar redraws every second: the figure is rebuilt only when its numbers change
+    sig = (table.to_json(), revealed, current_lang(), key)
+    cached = st.session_state.get("class._figure")
+    if cached is None or cached[0] != sig:
+        cached = (sig, distribution_bar(table, revealed))
+        st.session_state["class._figure"] = cached
+    with box:
+        show_figure(cached[1], key)
+    words.markdown(("" if current_lang() == "zh" else " ").join(parts))
+
+
+def page_hash() -> str | None:
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return ctx.page_script_hash if ctx else None
+
+
+def page_moved() -> bool:
+    """Whether this live bar's run was asked for from another page than the one the last whole run drew; then
+    the session's lesson step is opened again, for the whole-app run the caller asks for.
+
+    The browser's timer asks for the bar's rerun naming the page the browser is on. One sent while the server
+    switched pages (the class's Next) names the old page and is run after the switch: Streamlit then takes the
+    old page, and the old step's address, for the session's while the new page stays drawn, and nothing moved
+    the page again (a loaded server left a phone on the old step's address). The whole-app run goes to the
+    session's step, its settings applied again, not to the old address's step."""
+    drawn = st.session_state.get(PAGE_KEY)
+    if drawn is None or drawn == page_hash():
+        return False
+    a = st.session_state.get(lesson_ui.ACTIVE_KEY)
+    if a:
+        lesson_ui.go(a["lesson"], a["step"])
+    return True
+
+
+@st.fragment(run_every=LECTURER_EVERY_S)
+def lecturer_live() -> None:
+    """The lecturer's bar: the counts and the answers' chart, live; Reveal and Next."""
+    c = code()
+    if role() != "lecturer" or not c:
+        return
+    try:
+        state = class_state(c, fresh=True)
+        step = state["step"] or {}
+        q = state["question"]
+        counts = store().counts(c, q or "-")
+    except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
+        st.warning(error_text(err, c))
+        return
+    if (state["step_seq"] != st.session_state.get(SYNCED_KEY) or st.session_state.pop(APP_RERUN_KEY, False)
+            or state["revealed"] != st.session_state.get(DREW_REVEAL_KEY, state["revealed"]) or page_moved()):
+        st.rerun()  # another lecturer session moved the class or revealed, or Next: the whole screen takes it
+    lang = current_lang()
+    bar = st.container(border=True, key="class.bar")
+    row = bar.container(horizontal=True, vertical_alignment="center", key="class.count")
+    counted = (t("class.count", joined=counts["joined"], answered=counts["answered"]) if q
+               else t("class.count_no_question", joined=counts["joined"]))
+    row.markdown(t("class.code", code=c) + " · " + counted)
+    if q and not state["revealed"]:
+        row.button(t("class.reveal"), key="class.reveal", type="primary", on_click=_reveal, args=(q,))
+    poll = step.get("kind") == "poll"
+    label = t("class.close_poll") if poll else t("class.next")
+    row.button(label, key="class.next", disabled=not poll and lesson_ui.active() is None, on_click=_next,
+               args=(step.get("question") if poll else st.session_state.get(lesson_ui.ACTIVE_KEY),))
+    # the lecturer's screen is often the room's: the answers so far can be kept off it until the reveal
+    hidden = bool(q) and not state["revealed"] and not row.toggle(
+        t("class.show_answers"), value=st.session_state.get(SHOW_KEY, True), key="class.show_answers",
+        on_change=_remember_show)  # the choice outlives the widget (drawn only while a question is open)
+    if hidden:
+        bar.caption(t("class.answers_hidden"))
+    table = answers_table(step, counts, state["revealed"], lang) if q and not hidden else None
+    if table is None:
+        _roster(bar, c)
+        return
+    # the chart beside the numbers: on a 1280 x 720 projector the lesson's text and chart stay in view below
+    chart_col, words_col = bar.columns([3, 2], vertical_alignment="center")
+    draw_distribution(chart_col, words_col, table, counts["joined"], state["revealed"], "class.distribution")
+    _roster(words_col, c)
+
+
+def _remember_show() -> None:
+    st.session_state[SHOW_KEY] = st.session_state["class.show_answers"]
+
+
+def _roster(box, c: str) -> None:
+    """Who joined (nicknames as plain text; never next to an answer), live in the lecturer's bar."""
+    try:
+        people = store().roster(c, st.session_state.get(SECRET_KEY))
+    except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
+        box.caption(error_text(err, c))
+        return
+    with box.container(key="class.roster"):
+        with st.expander(t("class.roster", n=len(people))):
+            names = [md(p["nickname"]) for p in people if p["nickname"]]
+            anonymous = len(people) - len(names)
+            shown = names + ([t("class.roster_anonymous", n=anonymous)] if anonymous else [])
+            st.markdown(", ".join(shown) if shown else t("class.roster_empty"))
+
+
+def _open_poll() -> None:
+    question = (st.session_state.get("class.poll.question") or "").strip()[:MAX_POLL_TEXT]
+    options = [o.strip()[:MAX_POLL_TEXT] for o in (st.session_state.get("class.poll.options") or "").splitlines()
+               if o.strip()]
+    if not question or not 2 <= len(options) <= MAX_POLL_OPTIONS or len(set(options)) != len(options):
+        say(t("class.poll_bad"))
+        return
+    seq = int(time.time() * 1000) % 10**9
+    poll = {"kind": "poll", "question": f"poll:{seq}", "prompt": question, "options": options,
+            "page": st.session_state.get("state.page", "")}
+    a = st.session_state.get(lesson_ui.ACTIVE_KEY)
+    if a:  # the lesson step the poll interrupts: the students keep it open (its question's chart stays hidden)
+        poll.update(lesson=a["lesson"], step=a["step"])
+    st.session_state[POLL_KEY] = poll
+
+
+def _end() -> None:
+    c = code()
+    if _control("end"):
+        leave_class(t("class.ended_lecturer", code=md(c)))
+
+
+def class_panel() -> None:
+    """The sidebar's class section: start or join; the lecturer's code, link, QR, poll, roster and End."""
+    box = st.sidebar.expander(t("class.section"), expanded=role() is not None)
+    if role() is None:
+        box.button(t("class.start"), key="class.start", on_click=start_class, help=t("class.start_help"),
+                   type="primary")
+        form = box.form("class.join_form", border=False)
+        form.text_input(t("class.join_code"), key="class.join_code", max_chars=12,
+                        placeholder=t("class.join_code_placeholder"))
+        form.text_input(t("class.nickname"), key="class.nickname", max_chars=MAX_NICKNAME)
+        form.form_submit_button(t("class.join"), key="class.join", on_click=join_form)
+        return
+    c = code()
+    if role() == "student":
+        box.markdown(t("class.code", code=c))
+        box.button(t("class.leave"), key="class.leave", on_click=leave_class, type="tertiary")
+        return
+    box.markdown(t("class.code", code=c))
+    link = join_link(c)
+    if link:
+        qr = qr_code(link)
+        if qr is not None:
+            box.html(qr_html(link, qr, "100%", "0.8rem"))
+    if box.button(t("class.qr"), key="class.qr", icon="📱", type="primary"):
+        _full_screen(c)
+    with box.expander(t("class.lecturer_link")):
+        secret_link = lecturer_link(c, st.session_state.get(SECRET_KEY, ""))
+        st.caption(t("class.lecturer_link_help"))
+        with st.container(key="class.lecturer_link"):
+            st.code(secret_link or "", language=None, wrap_lines=True)
+    with box.expander(t("class.poll")):
+        with st.form("class.poll_form", border=False):
+            st.text_input(t("class.poll_question"), key="class.poll.question", max_chars=MAX_POLL_TEXT)
+            st.text_area(t("class.poll_options"), key="class.poll.options", height=120)
+            st.form_submit_button(t("class.poll_open"), key="class.poll.open", on_click=_open_poll)
+    box.button(t("class.end"), key="class.end", on_click=_end, type="tertiary")
+
+
