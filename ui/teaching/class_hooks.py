@@ -9,7 +9,8 @@ from typing import Any
 import sqlalchemy.exc
 import streamlit as st
 
-from teaching import lessons as lesson_files
+from teaching import course, lessons as lesson_files
+from teaching.course import Pointer
 from teaching.classroom import (
     ClassEnded,
     ClassError,
@@ -75,25 +76,20 @@ def _follow(pages: dict[str, Any], here: str) -> None:
     # seen only once a run draws it: a run cut short (a page switch, a loaded server) leaves the live bar to rerun
     st.session_state[APPLIED_KEY] = (state["step_seq"], state["revealed"], state["ended"])
     step = state["step"] or {}
-    kind = step.get("kind")
-    if kind in ("lesson", "poll") and lesson_files.by_id(step.get("lesson", "")):
-        # the lesson step (a poll names the one it interrupts): open here too, whatever happened to this session
-        a = st.session_state.get(lesson_ui.ACTIVE_KEY)
-        elsewhere = kind == "lesson" and step.get("page", here) != here
-        if a != {"lesson": step["lesson"], "step": step["step"]} or elsewhere:
-            lesson_ui.go(step["lesson"], step["step"])  # the lesson hook then switches to the step's page
-            apply_pending()  # the step's settings, before any widget of this run
-        if kind == "lesson":
-            _mirror(step, state)
-            return
-    if kind == "page" and st.session_state.get(lesson_ui.ACTIVE_KEY):
+    move = course.class_move(step, Pointer.of(st.session_state.get(lesson_ui.ACTIVE_KEY)), here)
+    if move.go is not None:
+        lesson_ui.go(move.go.lesson, move.go.step)  # the lesson hook then switches to the step's page
+        apply_pending()  # the step's settings, before any widget of this run
+    if step.get("kind") == "lesson" and lesson_files.by_id(step.get("lesson", "")) is not None:
+        _mirror(step, state)
+        return
+    if move.leave:
         lesson_ui.leave()  # the lecturer left the lesson (a poll keeps it: its open question's chart stays hidden)
-    page = step.get("page")
-    if page and page != here and page in pages:
+    if move.page is not None and move.page in pages:
         params = {PARAM_CODE: code()}
         if first:  # the link's other values (its language) go along: no widget has bound them yet
             params = {**st.query_params.to_dict(), **params}
-        st.switch_page(pages[page], query_params=params)
+        st.switch_page(pages[move.page], query_params=params)
 
 
 def step_of(step: dict):
@@ -148,7 +144,7 @@ def _lecturer_step(here: str) -> dict:
     if a:
         lesson, n = a
         s = lesson.step(n) if n <= len(lesson.steps) else None  # None: the lesson's summary
-        return {"kind": "lesson", "lesson": lesson.id, "step": n, "page": s.page if s else lesson_ui.LESSONS_PAGE,
+        return {"kind": "lesson", "lesson": lesson.id, "step": n, "page": s.page if s else course.LESSONS_PAGE,
                 "question": f"{lesson.id}:{n}" if s and s.question else None}
     return {"kind": "page", "page": here}
 

@@ -11,7 +11,8 @@ import streamlit as st
 from teaching.lessons import Key, Lesson, Step
 from teaching.answers.core import NeedsRun, format_option
 from ui.i18n import current_lang, t
-from ui.teaching.steps import LESSONS_PAGE, active, answered, apply_settings, drifted, frozen_key, go, leave, progress
+from teaching.course import LESSONS_PAGE
+from ui.teaching.steps import active, answered, apply_settings, drifted, frozen_key, go, leave, progress
 
 
 # ---- the banner -------------------------------------------------------------------------------------------

@@ -22,7 +22,8 @@ from urllib.parse import quote, unquote
 
 import streamlit as st
 
-from teaching import lessons as lesson_files
+from teaching import course, lessons as lesson_files
+from teaching.course import Pointer
 from teaching.lessons import Key, Lesson, Step, settings_digest
 from settings.build import sidebar_values
 from ui.caches.steps import step_key
@@ -37,7 +38,6 @@ PREV_KEY = "lessons._prev"  # the step shown before the current one (the back bu
 MOVED_KEY = "lessons._moved"  # set by a button: this run's step is the session's, not the address bar's
 COOKIE = "explorer_lessons"
 PARAMS = ("lesson", "step")
-LESSONS_PAGE = "lessons"
 register_params(*PARAMS)  # known link parameters (ui/state.py), not a control's
 
 
@@ -146,65 +146,44 @@ def restart(lesson_id: str) -> None:
     go(lesson_id, 1)
 
 
-def _page_of(lesson_id: str, n: int) -> str | None:
-    lesson = lesson_files.by_id(lesson_id)
-    if lesson is None:
-        return None
-    return LESSONS_PAGE if n > len(lesson.steps) else lesson.step(n).page
-
-
-def _url_step() -> tuple[str, int] | None:
+def _url_step() -> Pointer | None:
     raw_id, raw_n = st.query_params.get("lesson"), st.query_params.get("step")
     if not raw_id or lesson_files.by_id(raw_id) is None:
         return None
     try:
-        return raw_id, int(raw_n or 1)
+        return Pointer(raw_id, int(raw_n or 1))
     except ValueError:
-        return raw_id, 1
+        return Pointer(raw_id, 1)
 
 
 def lesson_hook(pages: dict[str, Any], here: str) -> None:
     """app.py, after the navigation is built and before the page runs: follow the address bar (a link, the back
-    button) or the session (a button), switch to the step's page, and keep ``lesson``/``step`` in the address."""
+    button) or the session (a button), switch to the step's page, and keep ``lesson``/``step`` in the address.
+    What moves where is decided by ``teaching.course.lesson_move``; this carries it out."""
     restore_from_cookie()
     first = not st.session_state.get("lessons._ran")
     st.session_state["lessons._ran"] = True
-    moved = st.session_state.pop(MOVED_KEY, False)
-    url = _url_step()
-    a = st.session_state.get(ACTIVE_KEY)
-    if not moved and url and (a is None or (a["lesson"], a["step"]) != url):
-        go(*url)  # a link or the browser's back/forward button: that step, its settings
+    move = course.lesson_move(Pointer.of(st.session_state.get(ACTIVE_KEY)), _url_step(),
+                              Pointer.of(st.session_state.get(PREV_KEY)), st.session_state.pop(MOVED_KEY, False), here)
+    if move.go is not None:
+        go(move.go.lesson, move.go.step)  # a link or the browser's back/forward button: that step, its settings
         st.session_state.pop(MOVED_KEY, None)
         apply_pending()  # no widget is drawn yet in this run
-        moved = True
-    elif not moved and url and a and (a["lesson"], a["step"]) == url and _page_of(*url) != here:
-        # Back from a step on another page: Streamlit wrote the new step's number into the old page's address
-        # before it switched pages, so that entry names the new step on the previous step's page.
-        prev = st.session_state.get(PREV_KEY)
-        if prev and prev["lesson"] == url[0] and _page_of(prev["lesson"], prev["step"]) == here:
-            go(prev["lesson"], prev["step"])
-            st.session_state.pop(MOVED_KEY, None)
-            apply_pending()
-            moved = True
-    found = active()
-    if found is None:
-        if moved:
-            for p in PARAMS:
-                if p in st.query_params:
-                    del st.query_params[p]
-        return
-    lesson, n = found
-    page = LESSONS_PAGE if n > len(lesson.steps) else lesson.step(n).page
-    if moved and page != here and page in pages:
-        params = {"lesson": lesson.id, "step": str(n)}
+    if move.clear_address:
+        for p in PARAMS:
+            if p in st.query_params:
+                del st.query_params[p]
+    if move.page is not None and move.page in pages:
+        at = Pointer.of(st.session_state.get(ACTIVE_KEY))
+        params = {"lesson": at.lesson, "step": str(at.step)}
         if first:  # a link's other values (language, presenter mode) go along: no widget has bound them yet
             params = {**st.query_params.to_dict(), **params}
         # later only the lesson's own (Streamlit refuses bound ones): the controls write theirs as they are drawn
-        st.switch_page(pages[page], query_params=params)
-    if page == here and (moved or url):
-        if st.query_params.get("lesson") != lesson.id or st.query_params.get("step") != str(n):
-            st.query_params["lesson"] = lesson.id
-            st.query_params["step"] = str(n)
+        st.switch_page(pages[move.page], query_params=params)
+    at = move.address
+    if at is not None and (st.query_params.get("lesson") != at.lesson or st.query_params.get("step") != str(at.step)):
+        st.query_params["lesson"] = at.lesson
+        st.query_params["step"] = str(at.step)
 
 
 # ---- the answer key ---------------------------------------------------------------------------------------
