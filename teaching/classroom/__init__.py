@@ -16,19 +16,16 @@ from teaching.classroom.errors import (
     StepMoved,
     UnknownClass,
 )
-from teaching.classroom.store import (
-    CLASS_TTL_S,
+from teaching.classroom.database import default_url
+from teaching.classroom.inputs import (
     CODE_ALPHABET,
     CODE_LENGTH,
     MAX_ANSWER_BYTES,
     MAX_NICKNAME,
     MAX_QUESTION,
-    MAX_STUDENTS,
-    ClassStore,
     clean_nickname,
-    default_url,
-    new_student_id,
 )
+from teaching.classroom.store import CLASS_TTL_S, MAX_STUDENTS, ClassStore, new_student_id
 
 __all__ = [
     "AnswerClosed", "BadInput", "ClassEnded", "ClassError", "ClassExpired", "ClassFull", "NotJoined", "NotLecturer",

@@ -3,7 +3,8 @@
 SQLite by default (a file in the data folder, WAL mode, a busy timeout, write transactions ``BEGIN IMMEDIATE``);
 any SQLAlchemy URL through ``EXPLORER_CLASS_DB`` (``postgresql+psycopg://user@host/db`` for replicas on several
 machines). The schema is created on start; the ``schema_version`` table holds its version so that a later version
-can migrate it (:data:`MIGRATIONS`).
+can migrate it (:data:`MIGRATIONS`). The tables, the engine and the migrations are in
+:mod:`teaching.classroom.database`, the checks of what callers pass in :mod:`teaching.classroom.inputs`.
 
 Rules every method keeps:
 
@@ -30,14 +31,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
-import re
 import secrets
-import threading
 import time
-import unicodedata
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, Iterator
 
 import sqlalchemy as sa
@@ -55,92 +51,35 @@ from teaching.classroom.errors import (
     StepMoved,
     UnknownClass,
 )
+from teaching.classroom.database import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    answers,
+    classes,
+    default_url,
+    metadata,
+    open_engine,
+    reveals,
+    schema_version,
+    students,
+)
+from teaching.classroom.inputs import (
+    CODE_ALPHABET,
+    CODE_LENGTH,
+    MAX_ANSWER_BYTES,
+    MAX_STEP_BYTES,
+    canonical_json,
+    check_code,
+    check_question,
+    check_student_id,
+    clean_nickname,
+)
 
-ENV_URL = "EXPLORER_CLASS_DB"
-ENV_DATA_DIR = "EXPLORER_DATA_DIR"
-DB_FILE = "classes.sqlite3"
-
-CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no O/0, no I/1
-CODE_LENGTH = 6
 CLASS_TTL_S = 12 * 3600
 MAX_STUDENTS = 300
-MAX_NICKNAME = 24
-MAX_QUESTION = 200
-MAX_ANSWER_BYTES = 200
-MAX_STEP_BYTES = 4000
-STUDENT_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
-SQLITE_BUSY_TIMEOUT_MS = 10_000
-
-SCHEMA_VERSION = 2
-
-metadata = sa.MetaData()
-schema_version = sa.Table(
-    "schema_version", metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("version", sa.Integer, nullable=False),
-)
-classes = sa.Table(
-    "classes", metadata,
-    sa.Column("code", sa.String(CODE_LENGTH), primary_key=True),
-    sa.Column("secret_salt", sa.String(64), nullable=False),
-    sa.Column("secret_hash", sa.String(64), nullable=False),
-    sa.Column("created_at", sa.Double, nullable=False),
-    sa.Column("expires_at", sa.Double, nullable=False),
-    sa.Column("step", sa.Text, nullable=True),  # canonical JSON text of the current step (None before the first)
-    sa.Column("step_seq", sa.Integer, nullable=False, default=0),  # +1 on every set_step: "the step changed"
-    sa.Column("question", sa.String(MAX_QUESTION), nullable=True),  # the current step's question id, if any
-    sa.Column("ended", sa.Boolean, nullable=False, default=False),
-)
-reveals = sa.Table(  # schema version 2: a reveal is a question's, for good (version 1 had classes.revealed)
-    "reveals", metadata,
-    sa.Column("class_code", sa.String(CODE_LENGTH), sa.ForeignKey("classes.code", ondelete="CASCADE"),
-              primary_key=True),
-    sa.Column("question", sa.String(MAX_QUESTION), primary_key=True),
-    sa.Column("revealed_at", sa.Double, nullable=False),
-)
-students = sa.Table(
-    "students", metadata,
-    sa.Column("class_code", sa.String(CODE_LENGTH), sa.ForeignKey("classes.code", ondelete="CASCADE"),
-              primary_key=True),
-    sa.Column("student_id", sa.String(64), primary_key=True),
-    sa.Column("nickname", sa.String(4 * MAX_NICKNAME), nullable=True),
-    sa.Column("joined_at", sa.Double, nullable=False),
-    sa.Column("last_seen", sa.Double, nullable=False),
-)
-answers = sa.Table(
-    "answers", metadata,
-    sa.Column("class_code", sa.String(CODE_LENGTH), primary_key=True),
-    sa.Column("question", sa.String(MAX_QUESTION), primary_key=True),
-    sa.Column("student_id", sa.String(64), primary_key=True),  # primary key = UNIQUE(class, question, student)
-    sa.Column("value", sa.Text, nullable=False),  # canonical JSON text (grouped on for the distribution)
-    sa.Column("answered_at", sa.Double, nullable=False),
-    sa.ForeignKeyConstraint(["class_code", "student_id"], ["students.class_code", "students.student_id"],
-                            ondelete="CASCADE"),
-)
 
 
-def _migrate_1(conn: sa.Connection) -> None:
-    """Version 1 -> 2: the class's one ``revealed`` flag (cleared by every step, a quick poll's too) becomes a
-    row of ``reveals`` for the question it was set on; the column goes (``create_all`` made the table)."""
-    conn.execute(sa.text("INSERT INTO reveals (class_code, question, revealed_at) SELECT code, question, created_at "
-                         "FROM classes WHERE revealed AND question IS NOT NULL"))
-    conn.execute(sa.text("ALTER TABLE classes DROP COLUMN revealed"))
-
-
-# version n -> a function(connection) that turns a version-n schema into version n + 1
-MIGRATIONS: dict[int, Any] = {1: _migrate_1}
-
-
-# ---- defaults and validation ----------------------------------------------------------------------------------
-def default_url() -> str:
-    """``$EXPLORER_CLASS_DB``, else a SQLite file ``classes.sqlite3`` in ``$EXPLORER_DATA_DIR`` (default
-    ``~/.cache/transformer-explorer``)."""
-    if os.environ.get(ENV_URL):
-        return os.environ[ENV_URL]
-    folder = Path(os.environ.get(ENV_DATA_DIR) or Path.home() / ".cache" / "transformer-explorer")
-    return f"sqlite:///{folder / DB_FILE}"
-
-
+# ---- codes, ids and secrets --------------------------------------------------------------------------------------
 def new_code() -> str:
     return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
 
@@ -152,51 +91,6 @@ def new_student_id() -> str:
 
 def _hash_secret(salt: str, secret: str) -> str:
     return hashlib.sha256(bytes.fromhex(salt) + secret.encode("utf-8")).hexdigest()
-
-
-def _canonical_json(value: Any, limit: int, what: str) -> str:
-    try:
-        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise BadInput(f"{what} must be a JSON value ({exc})") from None
-    if len(text.encode("utf-8")) > limit:
-        raise BadInput(f"{what} is too large: at most {limit} bytes of JSON")
-    return text
-
-
-def _code(code: Any) -> str:
-    if not isinstance(code, str):
-        raise UnknownClass("a class code is 6 letters and digits")
-    code = code.strip().upper()
-    if len(code) != CODE_LENGTH or any(c not in CODE_ALPHABET for c in code):
-        raise UnknownClass(f"no class has the code {code[:12]!r}: a class code is 6 letters and digits")
-    return code
-
-
-def _student_id(student_id: Any) -> str:
-    if not isinstance(student_id, str) or not STUDENT_ID.fullmatch(student_id):
-        raise BadInput("a student id is 8 to 64 letters, digits, '-' or '_'")
-    return student_id
-
-
-def _question(question: Any) -> str:
-    if not isinstance(question, str) or not question or len(question) > MAX_QUESTION:
-        raise BadInput(f"a question id is a text of 1 to {MAX_QUESTION} characters")
-    return question
-
-
-def clean_nickname(nickname: Any) -> str | None:
-    """The nickname as stored: control, format and separator characters removed (bidi overrides, zero-width
-    spaces, newlines), white space collapsed, at most 24 characters; ``None`` when nothing is left. HTML is kept
-    as text: whoever shows it escapes it."""
-    if nickname is None:
-        return None
-    if not isinstance(nickname, str):
-        raise BadInput("a nickname is a text")
-    nickname = nickname[: 16 * MAX_NICKNAME]
-    kept = "".join(" " if c.isspace() else c for c in nickname if unicodedata.category(c)[0] != "C" or c.isspace())
-    kept = " ".join(kept.split())[:MAX_NICKNAME].strip()
-    return kept or None
 
 
 def _now(now: float | None) -> float:
@@ -211,16 +105,8 @@ class ClassStore:
         self.url = url or default_url()
         self.ttl_s = float(ttl_s)
         self.max_students = int(max_students)
-        sa_url = sa.make_url(self.url)
-        self._sqlite = sa_url.get_backend_name() == "sqlite"
-        if self._sqlite:
-            if sa_url.database and sa_url.database != ":memory:":
-                Path(sa_url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-            self.engine = sa.create_engine(sa_url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
-            sa.event.listen(self.engine, "connect", _sqlite_connect)
-            sa.event.listen(self.engine, "begin", _sqlite_begin)
-        else:
-            self.engine = sa.create_engine(sa_url, pool_pre_ping=True)
+        self._sqlite = sa.make_url(self.url).get_backend_name() == "sqlite"
+        self.engine = open_engine(self.url)
         self._insert = sqlite.insert if self._sqlite else postgresql.insert
         self._create_schema()
 
@@ -302,7 +188,7 @@ class ClassStore:
 
     def check_lecturer(self, code: str, secret: str, now: float | None = None) -> None:
         """Raise :class:`NotLecturer` unless ``secret`` is this class's (a private lecturer link being opened)."""
-        code, now = _code(code), _now(now)
+        code, now = check_code(code), _now(now)
         with self._read() as conn:
             row = self._class_row(conn, code, now, allow_ended=True)
         self._check_secret(row, secret)
@@ -316,11 +202,11 @@ class ClassStore:
         ``expect_seq``: the step number the caller last saw (the step its button was drawn for); when the class has
         moved since, raise :class:`StepMoved` and change nothing, unless the class already shows ``step`` (two
         tabs making the same move: its number is returned)."""
-        code, now = _code(code), _now(now)
-        text = _canonical_json(step, MAX_STEP_BYTES, "a step")
+        code, now = check_code(code), _now(now)
+        text = canonical_json(step, MAX_STEP_BYTES, "a step")
         question = step.get("question") if isinstance(step, dict) else None
         if question is not None:
-            question = _question(question)
+            question = check_question(question)
         if expect_seq is not None and (not isinstance(expect_seq, int) or isinstance(expect_seq, bool)):
             raise BadInput("a step number is an integer")
         with self._write() as conn:
@@ -339,9 +225,9 @@ class ClassStore:
         """Close ``question`` (default: the current step's) and show its answer and distribution to everyone, for
         good. A question the class has left since the button was drawn (another tab's Next) is revealed all the
         same, and the class's new question stays open. Revealing twice, or with no question open, is fine."""
-        code, now = _code(code), _now(now)
+        code, now = check_code(code), _now(now)
         if question is not None:
-            question = _question(question)
+            question = check_question(question)
         with self._write() as conn:
             row = self._class_row(conn, code, now, lock="update")
             self._check_secret(row, secret)
@@ -359,7 +245,7 @@ class ClassStore:
 
     def end(self, code: str, secret: str, now: float | None = None) -> None:
         """End the class: no more joins, steps or answers (its state still says ``ended``). Ending twice is fine."""
-        code, now = _code(code), _now(now)
+        code, now = check_code(code), _now(now)
         with self._write() as conn:
             row = self._class_row(conn, code, now, lock="update", allow_ended=True)
             self._check_secret(row, secret)
@@ -368,7 +254,7 @@ class ClassStore:
     def roster(self, code: str, secret: str, now: float | None = None) -> list[dict]:
         """The joined students, first joined first: ``[{nickname, joined_at, last_seen}]`` (no student ids).
         Nicknames are plain text: escape them to show them."""
-        code, now = _code(code), _now(now)
+        code, now = check_code(code), _now(now)
         with self._read() as conn:
             row = self._class_row(conn, code, now, allow_ended=True)
             self._check_secret(row, secret)
@@ -380,7 +266,7 @@ class ClassStore:
     # -- the students --
     def join(self, code: str, student_id: str, nickname: str | None = None, now: float | None = None) -> dict:
         """Join (or rejoin: the answers are kept, the nickname replaced) and return :meth:`state`."""
-        code, student_id, now = _code(code), _student_id(student_id), _now(now)
+        code, student_id, now = check_code(code), check_student_id(student_id), _now(now)
         nickname = clean_nickname(nickname)
         with self._write() as conn:
             self._class_row(conn, code, now, lock="update")
@@ -398,9 +284,9 @@ class ClassStore:
 
     def answer(self, code: str, student_id: str, question: str, value: Any, now: float | None = None) -> None:
         """Record (or change) this student's answer to the class's current question, until the reveal."""
-        code, student_id, now = _code(code), _student_id(student_id), _now(now)
-        question = _question(question)
-        text = _canonical_json(value, MAX_ANSWER_BYTES, "an answer")
+        code, student_id, now = check_code(code), check_student_id(student_id), _now(now)
+        question = check_question(question)
+        text = canonical_json(value, MAX_ANSWER_BYTES, "an answer")
         with self._write() as conn:
             row = self._class_row(conn, code, now, lock="share")
             key = (students.c.class_code == code) & (students.c.student_id == student_id)
@@ -419,8 +305,8 @@ class ClassStore:
 
     def my_answer(self, code: str, student_id: str, question: str, now: float | None = None) -> Any:
         """This student's answer to ``question`` (``None`` if none): what a reloaded page shows again."""
-        code, student_id, now = _code(code), _student_id(student_id), _now(now)
-        question = _question(question)
+        code, student_id, now = check_code(code), check_student_id(student_id), _now(now)
+        question = check_question(question)
         with self._read() as conn:
             self._class_row(conn, code, now, allow_ended=True)
             text = conn.execute(sa.select(answers.c.value).where(
@@ -432,7 +318,7 @@ class ClassStore:
     def state(self, code: str, now: float | None = None) -> dict:
         """What a student follows: ``{code, step, step_seq, question, revealed, ended, expires_at}`` (``revealed``:
         the current question's answer has been revealed; False without a question)."""
-        code, now = _code(code), _now(now)
+        code, now = check_code(code), _now(now)
         with self._read() as conn:
             row = self._class_row(conn, code, now, allow_ended=True)
             revealed = self._revealed(conn, code, row["question"])
@@ -442,8 +328,8 @@ class ClassStore:
 
     def is_revealed(self, code: str, question: str, now: float | None = None) -> bool:
         """Whether ``question`` has been revealed in this class (current or not: a reveal is for good)."""
-        code, now = _code(code), _now(now)
-        question = _question(question)
+        code, now = check_code(code), _now(now)
+        question = check_question(question)
         with self._read() as conn:
             self._class_row(conn, code, now, allow_ended=True)
             return self._revealed(conn, code, question)
@@ -451,8 +337,8 @@ class ClassStore:
     def counts(self, code: str, question: str, now: float | None = None) -> dict:
         """``{joined, answered, distribution: {value: n}}`` for one question, no names. A value that is a string,
         number, bool or null is its own key; a list or dict is keyed by its canonical JSON text."""
-        code, now = _code(code), _now(now)
-        question = _question(question)
+        code, now = check_code(code), _now(now)
+        question = check_question(question)
         with self._read() as conn:
             self._class_row(conn, code, now, allow_ended=True)
             joined = conn.execute(sa.select(sa.func.count()).select_from(students)
@@ -475,24 +361,5 @@ class ClassStore:
             conn.execute(reveals.delete().where(reveals.c.class_code.in_(gone)))
             conn.execute(students.delete().where(students.c.class_code.in_(gone)))
             return conn.execute(classes.delete().where(classes.c.expires_at <= now)).rowcount
-
-
-# ---- SQLite connection settings ----------------------------------------------------------------------------------
-_wal_lock = threading.Lock()
-
-
-def _sqlite_connect(dbapi_connection, _record) -> None:
-    dbapi_connection.isolation_level = None  # SQLAlchemy's begin event below emits BEGIN itself
-    cursor = dbapi_connection.cursor()
-    cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
-    with _wal_lock:
-        cursor.execute("PRAGMA journal_mode = WAL")
-    cursor.execute("PRAGMA foreign_keys = ON")
-    cursor.close()
-
-
-def _sqlite_begin(conn: sa.Connection) -> None:
-    conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("class_write") else "BEGIN")
-
 
 __all__ = ["ClassStore", "clean_nickname", "default_url", "new_code", "new_student_id"]

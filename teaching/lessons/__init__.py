@@ -2,7 +2,8 @@
 
 A lesson is one TOML file in this folder (``NNN_<id>.toml``, English and Chinese side by side); this module
 loads and validates them (no Streamlit at run time). The file format, the settings rules and the answer
-functions' interface are described in docs/lessons.md; the answer functions live in :mod:`teaching.answers.core`.
+functions' interface are described in docs/lessons.md; the answer functions live in :mod:`teaching.answers`
+(the registry in ``core``).
 
 A step's identity is a plain value (:func:`step_ref`: lesson id, step number, effective settings), so it can be
 stored and sent; :func:`settings_digest` keys the frozen answer key of a step.
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from teaching.answers.core import REGISTRY, Answer, StepInputs, distinct, format_option, format_value, options
+from teaching.answers import attention, block  # noqa: F401,E402  (lessons 1 to 3's answers)
 from teaching.answers import real, training  # noqa: F401,E402  (lessons 4 and 5 register their answers here)
 from teaching.answers import interventions  # noqa: F401,E402  (lesson 6's answers)
 from teaching.answers import variants  # noqa: F401,E402  (lesson 7's answers)

@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from teaching.answers.core import REGISTRY, StepInputs
+import teaching.lessons  # noqa: F401  (registers every answer function, lessons 1 to 3's in answers.block/attention)
 from engine import PRESETS, CausalLM
 from engine.generation import forward_flops
 

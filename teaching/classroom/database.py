@@ -1,0 +1,123 @@
+"""The class database: where it is (:func:`default_url`), how it is opened (:func:`open_engine`: SQLite's
+connection settings), its tables, and the schema version with the migrations from older versions.
+
+The schema is created on start by :class:`~teaching.classroom.store.ClassStore`; the ``schema_version`` table holds
+its version so that a later version can migrate it (:data:`MIGRATIONS`).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from teaching.classroom.inputs import CODE_LENGTH, MAX_NICKNAME, MAX_QUESTION
+
+ENV_URL = "EXPLORER_CLASS_DB"
+ENV_DATA_DIR = "EXPLORER_DATA_DIR"
+DB_FILE = "classes.sqlite3"
+SQLITE_BUSY_TIMEOUT_MS = 10_000
+
+SCHEMA_VERSION = 2
+
+metadata = sa.MetaData()
+schema_version = sa.Table(
+    "schema_version", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("version", sa.Integer, nullable=False),
+)
+classes = sa.Table(
+    "classes", metadata,
+    sa.Column("code", sa.String(CODE_LENGTH), primary_key=True),
+    sa.Column("secret_salt", sa.String(64), nullable=False),
+    sa.Column("secret_hash", sa.String(64), nullable=False),
+    sa.Column("created_at", sa.Double, nullable=False),
+    sa.Column("expires_at", sa.Double, nullable=False),
+    sa.Column("step", sa.Text, nullable=True),  # canonical JSON text of the current step (None before the first)
+    sa.Column("step_seq", sa.Integer, nullable=False, default=0),  # +1 on every set_step: "the step changed"
+    sa.Column("question", sa.String(MAX_QUESTION), nullable=True),  # the current step's question id, if any
+    sa.Column("ended", sa.Boolean, nullable=False, default=False),
+)
+reveals = sa.Table(  # schema version 2: a reveal is a question's, for good (version 1 had classes.revealed)
+    "reveals", metadata,
+    sa.Column("class_code", sa.String(CODE_LENGTH), sa.ForeignKey("classes.code", ondelete="CASCADE"),
+              primary_key=True),
+    sa.Column("question", sa.String(MAX_QUESTION), primary_key=True),
+    sa.Column("revealed_at", sa.Double, nullable=False),
+)
+students = sa.Table(
+    "students", metadata,
+    sa.Column("class_code", sa.String(CODE_LENGTH), sa.ForeignKey("classes.code", ondelete="CASCADE"),
+              primary_key=True),
+    sa.Column("student_id", sa.String(64), primary_key=True),
+    sa.Column("nickname", sa.String(4 * MAX_NICKNAME), nullable=True),
+    sa.Column("joined_at", sa.Double, nullable=False),
+    sa.Column("last_seen", sa.Double, nullable=False),
+)
+answers = sa.Table(
+    "answers", metadata,
+    sa.Column("class_code", sa.String(CODE_LENGTH), primary_key=True),
+    sa.Column("question", sa.String(MAX_QUESTION), primary_key=True),
+    sa.Column("student_id", sa.String(64), primary_key=True),  # primary key = UNIQUE(class, question, student)
+    sa.Column("value", sa.Text, nullable=False),  # canonical JSON text (grouped on for the distribution)
+    sa.Column("answered_at", sa.Double, nullable=False),
+    sa.ForeignKeyConstraint(["class_code", "student_id"], ["students.class_code", "students.student_id"],
+                            ondelete="CASCADE"),
+)
+
+
+def _migrate_1(conn: sa.Connection) -> None:
+    """Version 1 -> 2: the class's one ``revealed`` flag (cleared by every step, a quick poll's too) becomes a
+    row of ``reveals`` for the question it was set on; the column goes (``create_all`` made the table)."""
+    conn.execute(sa.text("INSERT INTO reveals (class_code, question, revealed_at) SELECT code, question, created_at "
+                         "FROM classes WHERE revealed AND question IS NOT NULL"))
+    conn.execute(sa.text("ALTER TABLE classes DROP COLUMN revealed"))
+
+
+# version n -> a function(connection) that turns a version-n schema into version n + 1
+MIGRATIONS: dict[int, Any] = {1: _migrate_1}
+
+
+def default_url() -> str:
+    """``$EXPLORER_CLASS_DB``, else a SQLite file ``classes.sqlite3`` in ``$EXPLORER_DATA_DIR`` (default
+    ``~/.cache/transformer-explorer``)."""
+    if os.environ.get(ENV_URL):
+        return os.environ[ENV_URL]
+    folder = Path(os.environ.get(ENV_DATA_DIR) or Path.home() / ".cache" / "transformer-explorer")
+    return f"sqlite:///{folder / DB_FILE}"
+
+
+def open_engine(url: str) -> sa.Engine:
+    """An engine for ``url``. SQLite: its folder created, a busy timeout, WAL mode, foreign keys, write transactions
+    ``BEGIN IMMEDIATE`` (a connection with the ``class_write`` execution option); any other database: a pre-ping
+    before a pooled connection is used."""
+    sa_url = sa.make_url(url)
+    if sa_url.get_backend_name() != "sqlite":
+        return sa.create_engine(sa_url, pool_pre_ping=True)
+    if sa_url.database and sa_url.database != ":memory:":
+        Path(sa_url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    engine = sa.create_engine(sa_url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+    sa.event.listen(engine, "connect", _sqlite_connect)
+    sa.event.listen(engine, "begin", _sqlite_begin)
+    return engine
+
+
+# ---- SQLite connection settings ----------------------------------------------------------------------------------
+_wal_lock = threading.Lock()
+
+
+def _sqlite_connect(dbapi_connection, _record) -> None:
+    dbapi_connection.isolation_level = None  # SQLAlchemy's begin event below emits BEGIN itself
+    cursor = dbapi_connection.cursor()
+    cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+    with _wal_lock:
+        cursor.execute("PRAGMA journal_mode = WAL")
+    cursor.execute("PRAGMA foreign_keys = ON")
+    cursor.close()
+
+
+def _sqlite_begin(conn: sa.Connection) -> None:
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("class_write") else "BEGIN")
