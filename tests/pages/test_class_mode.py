@@ -12,6 +12,7 @@ import pytest
 from teaching.classroom import ClassStore, new_student_id
 from tests.page_helpers import open_page
 from ui.strings.classroom import EN
+from ui.teaching.class_mode import ClassSeat
 
 
 
@@ -20,6 +21,11 @@ def store():
     s = ClassStore()  # the tests' store (tests/conftest.py: a temporary EXPLORER_DATA_DIR), the app's too
     yield s
     s.close()
+
+
+def _seat(at) -> ClassSeat:
+    """The session's class seat (a fresh one when the session never touched a class)."""
+    return at.session_state["class.seat"] if "class.seat" in at.session_state else ClassSeat()
 
 
 def _warnings(at) -> str:
@@ -31,21 +37,21 @@ def test_a_hostile_class_parameter_gets_a_message_and_no_class(raw):
     at = open_page(query={"class": raw}, defaults=False, lang=None)
     assert not at.exception
     assert EN["class.err.bad_code"] in _warnings(at)
-    assert "class.role" not in at.session_state and "class" not in at.query_params
+    assert _seat(at).role is None and "class" not in at.query_params
 
 
 def test_an_unknown_code_says_so():
     at = open_page(query={"class": "ZZZZZZ"}, defaults=False, lang=None)
     assert not at.exception
     assert EN["class.err.unknown"].format(code="ZZZZZZ") in _warnings(at)
-    assert "class.role" not in at.session_state
+    assert _seat(at).role is None
 
 
 def test_start_a_class_makes_a_class_whose_secret_only_the_session_holds(store):
     at = open_page(defaults=False)
     at.button(key="class.start").click().run()
     assert not at.exception
-    code, secret = at.session_state["class.code_joined"], at.session_state["class._secret"]
+    code, secret = _seat(at).code, _seat(at).secret
     store.check_lecturer(code, secret)  # the store accepts it: this session is the lecturer
     assert at.query_params["class"] == [code] or at.query_params["class"] == code
     assert store.state(code)["step"] == {"kind": "page", "page": "overview"}  # the lecturer's step: this page
@@ -61,24 +67,24 @@ def test_a_student_who_forges_the_lecturer_role_changes_nothing(store, forged):
     store.answer(code, sid, "poll:1", 0)
     before = store.state(code)
     at = open_page(query={"class": code}, defaults=False)
-    assert at.session_state["class.role"] == "student"
+    assert _seat(at).role == "student"
     # the forged session: it claims to be the lecturer, with a guessed secret, and presses what a lecturer would
-    at.session_state["class.role"] = "lecturer"
-    at.session_state["class._secret"] = forged
+    _seat(at).role = "lecturer"
+    _seat(at).secret = forged
     at.run()
     assert not at.exception
     after = store.state(code)
     assert (after["step"], after["step_seq"], after["revealed"], after["ended"]) == (
         before["step"], before["step_seq"], before["revealed"], before["ended"])
     assert EN["class.err.not_lecturer_action"].format(code=code) in _warnings(at)
-    assert "class.role" not in at.session_state  # it was sent out of the class, not made its lecturer
+    assert _seat(at).role is None  # it was sent out of the class, not made its lecturer
     assert store.counts(code, "poll:1")["answered"] == 1
 
 
 def test_a_quick_poll_needs_two_to_six_different_options(store):
     at = open_page(defaults=False)
     at.button(key="class.start").click().run()
-    code = at.session_state["class.code_joined"]
+    code = _seat(at).code
     for options in ("only one", "same\nsame", "\n".join(f"o{i}" for i in range(7))):
         at.text_input(key="class.poll.question").set_value("Which?")
         at.text_area(key="class.poll.options").set_value(options)
@@ -99,7 +105,7 @@ def test_a_poll_keeps_the_lesson_step_it_interrupts_open_for_a_student(store):
                                   "page": "attention", "lesson": "numpy_decoder", "step": 2})
     at = open_page(query={"class": code}, defaults=False)
     assert not at.exception
-    assert at.session_state["class.role"] == "student"
+    assert _seat(at).role == "student"
     assert at.session_state["lessons.active"] == {"lesson": "numpy_decoder", "step": 2}
     assert "2" not in at.session_state["lessons.progress"].get("numpy_decoder", {}).get("answers", {})
 
@@ -116,7 +122,7 @@ def test_a_revealed_question_stays_revealed_after_a_quick_poll(store):
     code, secret = store.create_class()
     seq = store.set_step(code, secret, _class_step(1))
     at = open_page(query={"class": code}, defaults=False)
-    assert at.session_state["class.role"] == "student"
+    assert _seat(at).role == "student"
     at.button(key="class.answer.1").click().run()
     assert not at.exception
     store.reveal(code, secret, "numpy_decoder:1")

@@ -19,9 +19,8 @@ from ui.escape import md
 from ui.format import significant
 from ui.i18n import current_lang, t
 from ui.teaching.class_mode import (
-    APPLIED_KEY, COOKIE_LECTURER, COOKIE_STUDENT, DRAWN_KEY, FOLLOW_EVERY_S, FOLLOW_KEY, MINE_KEY, MSG_KEY,
-    PAGE_KEY, ROOT_PAGES, SEEN_KEY, STUDENT_KEY, allow, class_state, code, cookie_js, error_text, forget,
-    join_class, role, say, student_id,
+    COOKIE_LECTURER, COOKIE_STUDENT, FOLLOW_EVERY_S, ROOT_PAGES, allow, class_state, code, cookie_js, error_text,
+    forget, join_class, role, say, seat, student_id, take,
 )
 from ui.teaching.class_hooks import my_answer, step_of
 from ui.teaching.class_lecturer import draw_distribution, lecturer_live, page_hash, page_moved, answers_table
@@ -29,12 +28,12 @@ from ui.teaching.class_lecturer import draw_distribution, lecturer_live, page_ha
 
 # ---- the student's bar and the class's banner ------------------------------------------------------------------
 def _unfollow() -> None:
-    st.session_state[FOLLOW_KEY] = False
+    seat().following = False
 
 
 def _back() -> None:
-    st.session_state[FOLLOW_KEY] = True
-    st.session_state.pop(SEEN_KEY, None)
+    seat().following = True
+    take("seen")
 
 
 @st.fragment(run_every=FOLLOW_EVERY_S)
@@ -43,16 +42,16 @@ def _student_live() -> None:
     c = code()
     if role() != "student" or not c:
         return
-    following = bool(st.session_state.get(FOLLOW_KEY))
+    following = bool(seat().following)
     if following:
         try:
             state = class_state(c)
-            if (state["step_seq"], state["revealed"], state["ended"]) != st.session_state.get(SEEN_KEY) \
+            if (state["step_seq"], state["revealed"], state["ended"]) != seat().seen \
                     or page_moved():
                 st.rerun()
         except (ClassError, sqlalchemy.exc.SQLAlchemyError):
             st.rerun()  # the hook says why and leaves the class
-        _watch(st.session_state.get(DRAWN_KEY))
+        _watch(seat().drawn)
     row = st.container(horizontal=True, vertical_alignment="center", key="class.student_bar")
     row.markdown(t("class.following" if following else "class.not_following", code=c))
     if following:
@@ -119,7 +118,7 @@ def _send(question: str, value: Any) -> None:
         say(error_text(err, code()))
         forget(code() or "")  # refused (revealed, or the class moved on): this run reads the class as it is
         return
-    st.session_state.setdefault(MINE_KEY, {})[question] = value
+    seat().mine[question] = value
 
 
 def _send_estimate(question: str) -> None:
@@ -136,7 +135,7 @@ def _answer_row(question: str, labels: list[str] | None, within: str | None = No
     server's time instead of 0.18 s, bench/bench_classroom.py): with Streamlit 1.67, when the class moved on
     while this fragment and the student's live bar were on the page, the next page drawn lacked some of its
     elements (the question box) on about half of ten phones, in or out of the box."""
-    mine = st.session_state.get(MINE_KEY, {}).get(question)
+    mine = seat().mine.get(question)
     if labels is not None:
         row = st.container(horizontal=True, key="class.answer")
         for i, label in enumerate(labels):
@@ -154,8 +153,8 @@ def _answer_row(question: str, labels: list[str] | None, within: str | None = No
 
 def _messages() -> None:
     now = time.monotonic()
-    msgs = {text: until for text, until in st.session_state.get(MSG_KEY, {}).items() if until > now}
-    st.session_state[MSG_KEY] = msgs
+    msgs = {text: until for text, until in seat().messages.items() if until > now}
+    seat().messages = msgs
     if msgs:
         st.warning("\n\n".join(msgs))
 
@@ -173,14 +172,14 @@ def _scripts() -> None:
     page switches, which drop what a run drew before them: a reload or a restarted server comes back as the same
     person), and the sidebar folded on a phone that just joined."""
     bodies = []
-    cookie = st.session_state.pop("class._set_cookie", None)
+    cookie = take("set_cookie")
     if cookie:
         bodies.append(cookie_js(COOKIE_LECTURER, cookie))
-    sid = st.session_state.get(STUDENT_KEY)
-    if sid and st.session_state.get("class._cookie_sid") != sid:  # once per session
-        st.session_state["class._cookie_sid"] = sid
+    sid = seat().student_id
+    if sid and seat().cookie_sid != sid:  # once per session
+        seat().cookie_sid = sid
         bodies.append(cookie_js(COOKIE_STUDENT, sid, max_age=400 * 24 * 3600))
-    if st.session_state.pop("class._close_sidebar", False):  # joined: on a phone the question, not the sidebar
+    if take("close_sidebar"):  # joined: on a phone the question, not the sidebar
         bodies.append(CLOSE_SIDEBAR_JS)
     if bodies:
         st.container(key="class.scripts").html("<style>.st-key-class-scripts { display: none; }</style>"
@@ -193,15 +192,15 @@ def class_banner(here: str) -> bool:
     if here in ROOT_PAGES:
         return False  # the hidden root page switches to the first page at once: draw there, not here
     r = role()
-    st.session_state[PAGE_KEY] = page_hash()
+    seat().page = page_hash()
     # the live bar is the page's first element in every run: a fragment's id is its place on the page, and a run
     # that drew a message or a cookie above it gave it another id; the server drops a click or a timer's rerun
     # addressed to an id it no longer holds
     if r == "lecturer":
         lecturer_live()
     elif r == "student":
-        if APPLIED_KEY in st.session_state:
-            st.session_state[SEEN_KEY] = st.session_state.pop(APPLIED_KEY)
+        if seat().applied is not None:
+            seat().seen = take("applied")
         _student_live()
     _scripts()
     _messages()
@@ -209,11 +208,11 @@ def class_banner(here: str) -> bool:
         st.session_state.pop(GATE_TEXT_KEY, None)
         return False
     st.session_state[GATE_TEXT_KEY] = "class.predict_first"
-    if r == "student" and not st.session_state.get(FOLLOW_KEY):
+    if r == "student" and not seat().following:
         return False
     drawn = {"path": here, "box": None}  # what this run draws, for a following phone's check (_watch)
     if r == "student":
-        st.session_state[DRAWN_KEY] = drawn
+        seat().drawn = drawn
     try:
         state = class_state(code())
     except (ClassError, sqlalchemy.exc.SQLAlchemyError):

@@ -23,9 +23,8 @@ from ui.escape import md
 from ui.i18n import t
 from ui.state import apply_pending
 from ui.teaching.class_mode import (
-    APPLIED_KEY, DREW_REVEAL_KEY, FOLLOW_KEY, MINE_KEY, PARAM_CODE, PARAM_SECRET, POLL_KEY, SECRET_KEY,
-    SYNCED_KEY, adopt, class_state, clean_code, code, enter_from_link, error_text, forget, leave_class, role, say,
-    student_id,
+    PARAM_CODE, PARAM_SECRET, adopt, class_state, clean_code, code, enter_from_link, error_text, forget,
+    leave_class, role, say, seat, student_id,
 )
 
 
@@ -45,25 +44,25 @@ def class_hook(pages: dict[str, Any], here: str) -> None:
         return
     if st.query_params.get(PARAM_CODE) != code():
         st.query_params[PARAM_CODE] = code()  # a reload (or a restarted server) comes back to the class
-    if role() == "student" and st.session_state.get(FOLLOW_KEY):
+    if role() == "student" and seat().following:
         _follow(pages, here)
     elif role() == "lecturer":
-        secret = st.session_state.get(SECRET_KEY)
+        secret = seat().secret
         try:
-            if st.session_state.get("class._verified") != secret:  # the store checks the secret, not the session
+            if seat().verified != secret:  # the store checks the secret, not the session
                 store().check_lecturer(code(), secret)
-                st.session_state["class._verified"] = secret
+                seat().verified = secret
             state = class_state(code(), fresh=True)
         except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
             leave_class(error_text(err, code()))
             return
-        if state["step_seq"] != st.session_state.get(SYNCED_KEY):
+        if state["step_seq"] != seat().synced_seq:
             adopt(state)
 
 
 def _follow(pages: dict[str, Any], here: str) -> None:
-    first = not st.session_state.get("class._ran")
-    st.session_state["class._ran"] = True
+    first = not seat().ran
+    seat().ran = True
     try:
         state = class_state(code())
     except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
@@ -74,7 +73,7 @@ def _follow(pages: dict[str, Any], here: str) -> None:
         leave_class(t("class.ended", code=md(code())))
         return
     # seen only once a run draws it: a run cut short (a page switch, a loaded server) leaves the live bar to rerun
-    st.session_state[APPLIED_KEY] = (state["step_seq"], state["revealed"], state["ended"])
+    seat().applied = (state["step_seq"], state["revealed"], state["ended"])
     step = state["step"] or {}
     move = course.class_move(step, Pointer.of(st.session_state.get(lesson_ui.ACTIVE_KEY)), here)
     if move.go is not None:
@@ -126,7 +125,7 @@ def my_answer(state: dict) -> Any:
     q = state.get("question")
     if not q:
         return None
-    mine = st.session_state.setdefault(MINE_KEY, {})
+    mine = seat().mine
     if q not in mine:
         try:
             mine[q] = store().my_answer(code(), student_id(), q)
@@ -137,7 +136,7 @@ def my_answer(state: dict) -> Any:
 
 def _lecturer_step(here: str) -> dict:
     """The step the lecturer's screen shows: the open poll, else the lesson step, else the page."""
-    poll = st.session_state.get(POLL_KEY)
+    poll = seat().poll
     if poll:
         return poll
     a = lesson_ui.active()
@@ -153,12 +152,12 @@ def class_sync(here: str) -> None:
     """app.py, after the lesson hook: the lecturer's step becomes the class's (only when it changed: a reload
     keeps the reveal); the reveal mirrored into the lecturer's lesson progress.
 
-    The move is a compare-and-set from the class's step this session last took (:data:`SYNCED_KEY`): when another
-    tab or device of the lecturer moved the class since (two tabs clicking at once), this session takes the
+    The move is a compare-and-set from the class's step this session last took (``ClassSeat.synced_seq``): when
+    another tab or device of the lecturer moved the class since (two tabs clicking at once), this session takes the
     class's step instead of writing its own over it."""
     if role() != "lecturer":
         return
-    c, secret = code(), st.session_state.get(SECRET_KEY)
+    c, secret = code(), seat().secret
     try:
         state = class_state(c, fresh=True)
         if state["ended"]:
@@ -167,8 +166,7 @@ def class_sync(here: str) -> None:
         want = _lecturer_step(here)
         if state["step"] != want:
             try:
-                st.session_state[SYNCED_KEY] = store().set_step(c, secret, want,
-                                                                expect_seq=st.session_state.get(SYNCED_KEY))
+                seat().synced_seq = store().set_step(c, secret, want, expect_seq=seat().synced_seq)
             except StepMoved:
                 forget(c)
                 adopt(class_state(c, fresh=True))
@@ -178,7 +176,7 @@ def class_sync(here: str) -> None:
     except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
         leave_class(error_text(err, c))
         return
-    st.session_state[DREW_REVEAL_KEY] = state["revealed"]  # another tab's reveal reruns this one (lecturer_live)
+    seat().drew_revealed = state["revealed"]  # another tab's reveal reruns this one (lecturer_live)
     _mirror(state["step"] or {}, state)
 
 

@@ -25,9 +25,8 @@ from ui.teaching.class_figures import distribution_bar
 from ui.i18n import current_lang, t
 from ui.share import is_local, qr_code, qr_html
 from ui.teaching.class_mode import (
-    APP_RERUN_KEY, DREW_REVEAL_KEY, ENV_PUBLIC_URL, LECTURER_EVERY_S, MAX_POLL_OPTIONS, MAX_POLL_TEXT, PAGE_KEY,
-    PARAM_CODE, PARAM_SECRET, POLL_KEY, SECRET_KEY, SHOW_KEY, SYNCED_KEY, allow, class_state, code, error_text,
-    forget, join_form, leave_class, role, say, start_class,
+    ENV_PUBLIC_URL, LECTURER_EVERY_S, MAX_POLL_OPTIONS, MAX_POLL_TEXT, PARAM_CODE, PARAM_SECRET, allow,
+    class_state, code, error_text, forget, join_form, leave_class, role, say, seat, start_class, take,
 )
 from ui.teaching.class_hooks import step_of
 
@@ -35,7 +34,7 @@ from ui.teaching.class_hooks import step_of
 # ---- the lecturer's controls ----------------------------------------------------------------------------------
 def _control(action: str, question: str | None = None) -> bool:
     """Reveal (``question``) / end, checked by the store against the session's secret (a student's has none)."""
-    c, secret = code(), st.session_state.get(SECRET_KEY)
+    c, secret = code(), seat().secret
     if not allow("control"):
         return False
     try:
@@ -55,11 +54,11 @@ def _next(drawn_for: Any) -> None:
     """Next (a callback): close the poll, or open the lesson's next step (its page, its settings) for everyone.
     ``drawn_for``: the poll's question id or the lesson step the button was drawn for; a click handled twice (or
     after another session moved the class) does nothing the second time."""
-    st.session_state[APP_RERUN_KEY] = True
-    poll = st.session_state.get(POLL_KEY)
+    seat().app_rerun = True
+    poll = seat().poll
     if poll is not None:
         if poll.get("question") == drawn_for:
-            st.session_state.pop(POLL_KEY, None)
+            take("poll")
         return
     a = lesson_ui.active()
     if a and {"lesson": a[0].id, "step": a[1]} == drawn_for:
@@ -72,7 +71,7 @@ def _reveal(drawn_for: str) -> None:
     class on first, that question is revealed all the same (Back finds it revealed) and the class's new question
     stays open: a reveal is never lost to a concurrent Next, nor given to the step after it."""
     if _control("reveal", drawn_for):
-        st.session_state[APP_RERUN_KEY] = True  # the whole screen shows the reveal
+        seat().app_rerun = True  # the whole screen shows the reveal
 
 
 def join_link(class_code: str) -> str | None:
@@ -145,10 +144,10 @@ def draw_distribution(box, words, table, joined: int, revealed: bool, key: str) 
         parts.append(t("class.dist_right", right=s["right"], answered=s["answered"], share=f"{s['right_share']:.0%}"))
     # the lecturer's bar redraws every second: the figure is rebuilt only when its numbers change
     sig = (table.to_json(), revealed, current_lang(), key)
-    cached = st.session_state.get("class._figure")
+    cached = seat().figure
     if cached is None or cached[0] != sig:
         cached = (sig, distribution_bar(table, revealed))
-        st.session_state["class._figure"] = cached
+        seat().figure = cached
     with box:
         show_figure(cached[1], key)
     words.markdown(("" if current_lang() == "zh" else " ").join(parts))
@@ -168,7 +167,7 @@ def page_moved() -> bool:
     old page, and the old step's address, for the session's while the new page stays drawn, and nothing moved
     the page again (a loaded server left a phone on the old step's address). The whole-app run goes to the
     session's step, its settings applied again, not to the old address's step."""
-    drawn = st.session_state.get(PAGE_KEY)
+    drawn = seat().page
     if drawn is None or drawn == page_hash():
         return False
     a = st.session_state.get(lesson_ui.ACTIVE_KEY)
@@ -191,8 +190,9 @@ def lecturer_live() -> None:
     except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
         st.warning(error_text(err, c))
         return
-    if (state["step_seq"] != st.session_state.get(SYNCED_KEY) or st.session_state.pop(APP_RERUN_KEY, False)
-            or state["revealed"] != st.session_state.get(DREW_REVEAL_KEY, state["revealed"]) or page_moved()):
+    drew = seat().drew_revealed
+    if (state["step_seq"] != seat().synced_seq or take("app_rerun")
+            or (drew is not None and state["revealed"] != drew) or page_moved()):
         st.rerun()  # another lecturer session moved the class or revealed, or Next: the whole screen takes it
     lang = current_lang()
     bar = st.container(border=True, key="class.bar")
@@ -208,7 +208,7 @@ def lecturer_live() -> None:
                args=(step.get("question") if poll else st.session_state.get(lesson_ui.ACTIVE_KEY),))
     # the lecturer's screen is often the room's: the answers so far can be kept off it until the reveal
     hidden = bool(q) and not state["revealed"] and not row.toggle(
-        t("class.show_answers"), value=st.session_state.get(SHOW_KEY, True), key="class.show_answers",
+        t("class.show_answers"), value=seat().show_answers, key="class.show_answers",
         on_change=_remember_show)  # the choice outlives the widget (drawn only while a question is open)
     if hidden:
         bar.caption(t("class.answers_hidden"))
@@ -223,13 +223,13 @@ def lecturer_live() -> None:
 
 
 def _remember_show() -> None:
-    st.session_state[SHOW_KEY] = st.session_state["class.show_answers"]
+    seat().show_answers = st.session_state["class.show_answers"]
 
 
 def _roster(box, c: str) -> None:
     """Who joined (nicknames as plain text; never next to an answer), live in the lecturer's bar."""
     try:
-        people = store().roster(c, st.session_state.get(SECRET_KEY))
+        people = store().roster(c, seat().secret)
     except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
         box.caption(error_text(err, c))
         return
@@ -254,7 +254,7 @@ def _open_poll() -> None:
     a = st.session_state.get(lesson_ui.ACTIVE_KEY)
     if a:  # the lesson step the poll interrupts: the students keep it open (its question's chart stays hidden)
         poll.update(lesson=a["lesson"], step=a["step"])
-    st.session_state[POLL_KEY] = poll
+    seat().poll = poll
 
 
 def _end() -> None:
@@ -289,7 +289,7 @@ def class_panel() -> None:
     if box.button(t("class.qr"), key="class.qr", icon="📱", type="primary"):
         _full_screen(c)
     with box.expander(t("class.lecturer_link")):
-        secret_link = lecturer_link(c, st.session_state.get(SECRET_KEY, ""))
+        secret_link = lecturer_link(c, seat().secret or "")
         st.caption(t("class.lecturer_link_help"))
         with st.container(key="class.lecturer_link"):
             st.code(secret_link or "", language=None, wrap_lines=True)

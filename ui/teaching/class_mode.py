@@ -14,8 +14,8 @@ the lesson progress (graded from the same key), which opens the chart with its h
 its question's for good (the store's ``reveals``): a quick poll, Back, or a second lecturer tab coming back to a
 revealed question finds it revealed, and the store refuses a changed answer to it, whatever sent the request.
 
-The modules: ``class_mode`` (this one) is the session's seat: its keys, the store's shared state, joining,
-starting and leaving; ``class_hooks`` the hooks app.py runs (follow, sync, mirror); ``class_lecturer`` the
+The modules: ``class_mode`` (this one) is the session's seat (one typed :class:`ClassSeat` under one session key,
+not loose strings), the store's shared state, joining, starting and leaving; ``class_hooks`` the hooks app.py runs (follow, sync, mirror); ``class_lecturer`` the
 lecturer's controls, live bar and sidebar section; ``class_banner`` what a class draws above the page.
 
 Who is who: the lecturer's secret (made with the class) lives in the lecturer's session and in a cookie of the
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -56,24 +57,65 @@ from ui.escape import md
 from ui.i18n import t
 from ui.state import apply_pending
 
-ROLE_KEY = "class.role"  # "lecturer" or "student" (absent: not in a class)
-CODE_KEY = "class.code_joined"
-SECRET_KEY = "class._secret"  # the lecturer's secret (never sent to a browser but the lecturer's own)
-STUDENT_KEY = "class._student_id"
-FOLLOW_KEY = "class._following"
-SEEN_KEY = "class._seen"  # (step_seq, revealed, ended) this session last drew (its live bar reruns the app on news)
-APPLIED_KEY = "class._applied"  # ... that this run took: drawn, and so seen, once the run reaches the banner
-POLL_KEY = "class._poll"  # the lecturer's open quick poll (a step)
-MINE_KEY = "class._mine"  # {question id: this student's answer}
-MSG_KEY = "class._messages"
-RATE_KEY = "class._rate"
-SHOW_KEY = "class._show_answers"  # the lecturer's choice: the answers' chart on screen before the reveal
-SYNCED_KEY = "class._synced_seq"  # the lecturer session: the class's step_seq it last wrote or took
-DREW_REVEAL_KEY = "class._drew_revealed"  # the lecturer session: whether its last whole run drew the reveal
-PAGE_KEY = "class._page"  # the page (its script hash) this session's last whole run drew
-DRAWN_KEY = "class._drawn"  # what a following student's last whole run drew: its page's path, its question box
+SEAT_KEY = "class.seat"  # this session's ClassSeat: every fact about its place in a class, under one key
+
+
+@dataclass
+class ClassSeat:
+    """This session's place in a class (one typed object in ``st.session_state[SEAT_KEY]``, see :func:`seat`)."""
+
+    role: str | None = None  # "lecturer" or "student" (None: not in a class)
+    code: str | None = None  # the class's join code
+    secret: str | None = None  # the lecturer's secret (never sent to a browser but the lecturer's own)
+    verified: str | None = None  # the secret the store last accepted for this session
+    student_id: str | None = None  # this browser's random id (kept in a cookie; survives leaving a class)
+    following: bool = False  # a student's page follows the lecturer's step
+    seen: tuple | None = None  # (step_seq, revealed, ended) this session last drew (its live bar reruns on news)
+    applied: tuple | None = None  # ... that this run took: drawn, and so seen, once the run reaches the banner
+    poll: dict | None = None  # the lecturer's open quick poll (a step)
+    mine: dict = field(default_factory=dict)  # {question id: this student's answer}
+    messages: dict = field(default_factory=dict)  # {text: monotonic time until which it is shown}
+    rate: dict = field(default_factory=dict)  # {action kind: the times it was taken in its window}
+    show_answers: bool = True  # the lecturer's choice: the answers' chart on screen before the reveal
+    synced_seq: int | None = None  # the lecturer session: the class's step_seq it last wrote or took
+    drew_revealed: bool | None = None  # the lecturer session: whether its last whole run drew the reveal
+    app_rerun: bool = False  # a button in the lecturer's fragment asks for a whole-app rerun
+    page: str | None = None  # the page (its script hash) this session's last whole run drew
+    drawn: dict | None = None  # what a following student's last whole run drew: its page's path, its question box
+    ran: bool = False  # a following student's session has run the class hook once
+    set_cookie: str | None = None  # the lecturer cookie to write on this run
+    cookie_sid: str | None = None  # the student id this session wrote to its cookie
+    close_sidebar: bool = False  # just joined: on a phone the question, not the sidebar
+    figure: Any = None  # the answers' chart last drawn, with what it was drawn from
+
+    # what outlives a class: the browser's (student id, its cookie), the session's (messages, rate window, chart
+    # choice, whether its hook has run) and what one run hands the next (a cookie to write, a rerun, the sidebar)
+    KEPT = ("student_id", "cookie_sid", "messages", "rate", "show_answers", "ran", "set_cookie", "app_rerun",
+            "close_sidebar", "figure")
+
+    def leave(self) -> None:
+        """Out of the class: every field back to its default but :attr:`KEPT`'s."""
+        kept = ClassSeat(**{name: getattr(self, name) for name in self.KEPT})
+        self.__dict__.update(kept.__dict__)
+
+
+def take(name: str) -> Any:
+    """A seat field's value, the field back to its default (what a run hands the next: a cookie, a rerun)."""
+    me = seat()
+    value = getattr(me, name)
+    setattr(me, name, ClassSeat.__dataclass_fields__[name].default)
+    return value
+
+
+def seat() -> ClassSeat:
+    """This session's :class:`ClassSeat` (made on first use)."""
+    found = st.session_state.get(SEAT_KEY)
+    if found is None:
+        found = st.session_state[SEAT_KEY] = ClassSeat()
+    return found
+
+
 MESSAGE_S = 12.0
-APP_RERUN_KEY = "class._app_rerun"  # a button in the lecturer's fragment asks for a whole-app rerun
 PARAM_CODE, PARAM_SECRET = "class", "lecturer"
 ROOT_PAGES = ("", "home")  # app.py's hidden default page (its url path reads "" at "/"): a join link opens it
 COOKIE_STUDENT = "explorer_student"
@@ -117,17 +159,17 @@ def forget(code: str) -> None:
 
 # ---- session helpers -------------------------------------------------------------------------------------
 def role() -> str | None:
-    return st.session_state.get(ROLE_KEY)
+    return seat().role
 
 
 def code() -> str | None:
-    return st.session_state.get(CODE_KEY)
+    return seat().code
 
 
 def say(text: str) -> None:
     """A message for this session, shown above the page for :data:`MESSAGE_S` seconds (a link's run is followed at
     once by others: the language, the lesson's settings)."""
-    msgs = st.session_state.setdefault(MSG_KEY, {})
+    msgs = seat().messages
     msgs[text] = time.monotonic() + MESSAGE_S
 
 
@@ -135,12 +177,13 @@ def allow(kind: str) -> bool:
     """Whether this session may take one more ``kind`` action now (a sliding window, :data:`RATES`)."""
     limit, window = RATES[kind]
     now = time.monotonic()
-    times = [x for x in st.session_state.setdefault(RATE_KEY, {}).get(kind, []) if now - x < window]
+    rate = seat().rate
+    times = [x for x in rate.get(kind, []) if now - x < window]
     if len(times) >= limit:
-        st.session_state[RATE_KEY][kind] = times
+        rate[kind] = times
         say(t("class.err.too_fast"))
         return False
-    st.session_state[RATE_KEY][kind] = [*times, now]
+    rate[kind] = [*times, now]
     return True
 
 
@@ -186,12 +229,12 @@ def cookie_js(name: str, value: str, max_age: int = 13 * 3600) -> str:
 
 def student_id() -> str:
     """This browser's random student id (kept in a cookie: a reload or a restarted server rejoins as the same)."""
-    sid = st.session_state.get(STUDENT_KEY)
+    sid = seat().student_id
     if sid is None:
         sid = _cookie(COOKIE_STUDENT)
         if not sid or not 8 <= len(sid) <= 64 or not all(ch.isalnum() or ch in "-_" for ch in sid):
             sid = new_student_id()
-        st.session_state[STUDENT_KEY] = sid  # written to the cookie by class_hook (in the script, not a callback)
+        seat().student_id = sid  # written to the cookie by class_hook (in the script, not a callback)
     return sid
 
 
@@ -219,23 +262,20 @@ def start_class() -> None:
 def _become_lecturer(class_code: str, secret: str, new: bool = False) -> None:
     """This session is the class's lecturer. A new class takes the lecturer's screen as its first step; an
     existing one (a lecturer link, a reload, a restart) is taken where it is (:func:`adopt`)."""
-    st.session_state.update({ROLE_KEY: "lecturer", CODE_KEY: class_code, SECRET_KEY: secret})
-    for key in (FOLLOW_KEY, POLL_KEY, SYNCED_KEY):
-        st.session_state.pop(key, None)
-    if new:
-        st.session_state[SYNCED_KEY] = 0
-    st.session_state["class._set_cookie"] = f"{class_code}:{secret}"
+    me = seat()
+    me.role, me.code, me.secret = "lecturer", class_code, secret
+    me.following, me.poll, me.synced_seq = False, None, 0 if new else None
+    me.set_cookie = f"{class_code}:{secret}"
 
 
 def adopt(state: dict) -> None:
     """A lecturer session takes the class's step when another session moved it (a second device of the lecturer,
     a reload, a restart): its poll, or its lesson step (settings and page, through the lessons' ``go``)."""
-    st.session_state[SYNCED_KEY] = state["step_seq"]
+    seat().synced_seq = state["step_seq"]
     step = state["step"] or {}
-    if step.get("kind") == "poll":
-        st.session_state[POLL_KEY] = step
+    seat().poll = step if step.get("kind") == "poll" else None
+    if seat().poll is not None:
         return
-    st.session_state.pop(POLL_KEY, None)
     if step.get("kind") == "lesson" and lesson_files.by_id(step.get("lesson", "")):
         if st.session_state.get(lesson_ui.ACTIVE_KEY) != {"lesson": step["lesson"], "step": step["step"]}:
             lesson_ui.go(step["lesson"], step["step"])
@@ -255,9 +295,8 @@ def join_class(raw_code: Any, nickname: str | None = None) -> bool:
     except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
         say(error_text(err, c))
         return False
-    st.session_state.update({ROLE_KEY: "student", CODE_KEY: c, FOLLOW_KEY: True, "class._close_sidebar": True})
-    st.session_state.pop(SEEN_KEY, None)
-    st.session_state.pop(SECRET_KEY, None)
+    me = seat()
+    me.role, me.code, me.following, me.close_sidebar, me.seen, me.secret = "student", c, True, True, None, None
     return True
 
 
@@ -268,9 +307,7 @@ def join_form() -> None:
 
 
 def leave_class(message: str | None = None) -> None:
-    for key in (ROLE_KEY, CODE_KEY, SECRET_KEY, FOLLOW_KEY, SEEN_KEY, APPLIED_KEY, POLL_KEY, MINE_KEY, SYNCED_KEY,
-                DREW_REVEAL_KEY, PAGE_KEY, DRAWN_KEY, "class._verified"):
-        st.session_state.pop(key, None)
+    seat().leave()
     if message:
         say(message)
     if PARAM_CODE in st.query_params:

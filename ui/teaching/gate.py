@@ -7,7 +7,9 @@ import streamlit as st
 
 from teaching.lessons import Lesson, Step
 from teaching.answers.core import NeedsRun
+from settings.schema import DEFAULTS
 from ui.i18n import t
+from ui.state import DEFAULTS_KEY
 from ui.teaching.steps import ACTIVE_KEY, active_step, answered, frozen_key
 
 
@@ -53,11 +55,19 @@ def _later_question(lesson: Lesson, step: Step, key: str) -> int | None:
     answered yet, unless ``step`` itself draws the chart (its ``chart`` or ``show``). Such a chart waits on the
     steps before that question, asked or not: a reading step or an earlier reveal never answers a later question
     (lesson 1: step 1 would show the parameter count step 6 asks about; step 2's reveal, the norms step 3 asks
-    about)."""
+    about). Only when the chart shows here what it will show there: every setting the later step declares has the
+    same value on this step (lesson 4's head map scored by previous-token heads on step 5 does not answer step 6's
+    question about induction scores, and stays)."""
     if key in step.chart or key in step.show:
         return None
+    defaults = {**DEFAULTS, **st.session_state.get(DEFAULTS_KEY, {})}  # a step sets what it does not declare so
+
+    def same_view(later: Step) -> bool:
+        return all(step.settings.get(k, defaults.get(k)) == v for k, v in later.settings.items())
+
     for later in lesson.steps[step.number:]:
-        if later.question is not None and key in later.chart and answered(lesson, later) is None:
+        if (later.question is not None and key in later.chart and answered(lesson, later) is None
+                and same_view(later)):
             return later.number
     return None
 
