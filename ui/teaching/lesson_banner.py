@@ -114,8 +114,10 @@ def _question(box, lesson: Lesson, step: Step, lang: str) -> None:
         return
     done = answered(lesson, step)
     if done is not None and done.get("right") is None and not done.get("skipped"):  # predicted before the run
-        _pick(lesson.id, step.number, done["picked"], key.kind == "choice" and done.get("text") ==
-              key.options[key.correct]["en"], text=done.get("text"))
+        # the option picked by its words (the run's options may come in another order), graded by the one grader
+        picked = (next((i for i, o in enumerate(key.options) if o["en"] == done.get("text")), None)
+                  if key.kind == "choice" else done["picked"])
+        _pick(lesson.id, step.number, done["picked"], key.grade(q, picked), text=done.get("text"))
         done = answered(lesson, step)
     box.markdown(f"**{q.prompt[lang]}**")
     moved = drifted(step)
@@ -129,7 +131,7 @@ def _question(box, lesson: Lesson, step: Step, lang: str) -> None:
             row = box.container(horizontal=True)
             for i, opt in enumerate(key.options):
                 row.button(opt[lang], key=f"lessons.option.{i}", on_click=_pick,
-                           args=(lesson.id, step.number, i, i == key.correct))
+                           args=(lesson.id, step.number, i, key.grade(q, i)))
         else:
             row = box.container(horizontal=True, vertical_alignment="bottom")
             guess = row.number_input(t("lessons.estimate_within", within=q.within), key="lessons.estimate", value=None,
