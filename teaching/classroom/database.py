@@ -21,7 +21,7 @@ ENV_DATA_DIR = "EXPLORER_DATA_DIR"
 DB_FILE = "classes.sqlite3"
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 metadata = sa.MetaData()
 schema_version = sa.Table(
@@ -47,6 +47,14 @@ reveals = sa.Table(  # schema version 2: a reveal is a question's, for good (ver
               primary_key=True),
     sa.Column("question", sa.String(MAX_QUESTION), primary_key=True),
     sa.Column("revealed_at", sa.Double, nullable=False),
+)
+questions = sa.Table(  # schema version 3: every question a class was asked, with the step that asked it
+    "questions", metadata,
+    sa.Column("class_code", sa.String(CODE_LENGTH), sa.ForeignKey("classes.code", ondelete="CASCADE"),
+              primary_key=True),
+    sa.Column("question", sa.String(MAX_QUESTION), primary_key=True),
+    sa.Column("step", sa.Text, nullable=False),  # canonical JSON text of the step (a poll's prompt and options)
+    sa.Column("asked_at", sa.Double, nullable=False),
 )
 students = sa.Table(
     "students", metadata,
@@ -77,8 +85,15 @@ def _migrate_1(conn: sa.Connection) -> None:
     conn.execute(sa.text("ALTER TABLE classes DROP COLUMN revealed"))
 
 
+def _migrate_2(conn: sa.Connection) -> None:
+    """Version 2 -> 3: ``questions`` (made by ``create_all``) gets each class's open question, the one step the
+    version-2 schema kept."""
+    conn.execute(sa.text("INSERT INTO questions (class_code, question, step, asked_at) SELECT code, question, step, "
+                         "created_at FROM classes WHERE question IS NOT NULL AND step IS NOT NULL"))
+
+
 # version n -> a function(connection) that turns a version-n schema into version n + 1
-MIGRATIONS: dict[int, Any] = {1: _migrate_1}
+MIGRATIONS: dict[int, Any] = {1: _migrate_1, 2: _migrate_2}
 
 
 def default_url() -> str:

@@ -59,6 +59,7 @@ from teaching.classroom.database import (
     default_url,
     metadata,
     open_engine,
+    questions,
     reveals,
     schema_version,
     students,
@@ -219,6 +220,10 @@ class ClassStore:
             seq = row["step_seq"] + 1
             conn.execute(classes.update().where(classes.c.code == code).values(step=text, step_seq=seq,
                                                                                  question=question))
+            if question is not None:  # kept for the results: the step that first asked it
+                conn.execute(self._insert(questions).values(class_code=code, question=question, step=text,
+                                                            asked_at=now).on_conflict_do_nothing(
+                    index_elements=[questions.c.class_code, questions.c.question]))
         return seq
 
     def reveal(self, code: str, secret: str, question: str | None = None, now: float | None = None) -> None:
@@ -352,6 +357,20 @@ class ClassStore:
             distribution[key] = distribution.get(key, 0) + n
         return {"joined": joined, "answered": sum(distribution.values()), "distribution": distribution}
 
+    def results(self, code: str, secret: str, now: float | None = None) -> dict:
+        """The lecturer's record of the class (ended or not, until it expires): ``{joined, questions: [{question,
+        step, asked_at, revealed, answered, distribution}]}`` in the order they were asked; no names."""
+        code, now = check_code(code), _now(now)
+        with self._read() as conn:
+            self._check_secret(self._class_row(conn, code, now, allow_ended=True), secret)
+            asked = conn.execute(sa.select(questions).where(questions.c.class_code == code)
+                                 .order_by(questions.c.asked_at, questions.c.question)).mappings().all()
+            shown = set(conn.execute(sa.select(reveals.c.question).where(reveals.c.class_code == code)).scalars())
+        out = [{"question": q["question"], "step": json.loads(q["step"]), "asked_at": q["asked_at"],
+                "revealed": q["question"] in shown, **self.counts(code, q["question"], now)} for q in asked]
+        joined = out[0]["joined"] if out else self.counts(code, "-", now)["joined"]
+        return {"joined": joined, "questions": [{k: v for k, v in q.items() if k != "joined"} for q in out]}
+
     def purge(self, now: float | None = None) -> int:
         """Delete every expired class with its students and answers; returns how many classes went."""
         now = _now(now)
@@ -359,6 +378,7 @@ class ClassStore:
             gone = sa.select(classes.c.code).where(classes.c.expires_at <= now).scalar_subquery()
             conn.execute(answers.delete().where(answers.c.class_code.in_(gone)))
             conn.execute(reveals.delete().where(reveals.c.class_code.in_(gone)))
+            conn.execute(questions.delete().where(questions.c.class_code.in_(gone)))
             conn.execute(students.delete().where(students.c.class_code.in_(gone)))
             return conn.execute(classes.delete().where(classes.c.expires_at <= now)).rowcount
 

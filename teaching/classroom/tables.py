@@ -57,3 +57,28 @@ def summary(table: pd.DataFrame, joined: int) -> dict:
             right = int(table.loc[table["right"].astype(bool), "students"].sum())
             out.update(right=right, right_share=right / answered)
     return out
+
+
+RESULT_COLUMNS = ["n", "question", "prompt", "concept", "revealed", "answered", "joined", "right", "right_share",
+                  "answers"]
+
+
+def results_table(results: dict, table_for: Callable[[dict, dict], pd.DataFrame | None],
+                  describe: Callable[[dict], tuple[str, str]]) -> pd.DataFrame:
+    """The lecturer's record of a class (the store's ``results()``) as one row per question asked, in order:
+    ``n``, the question id, its ``prompt`` and ``concept`` (``describe(step)``: the lesson's words, or a poll's
+    prompt and ""), ``revealed``, how many ``answered`` of the ``joined``, how many were ``right`` and their share
+    of the answers (None for a poll, or when the key is not known), and ``answers``: every option with its count
+    ("yes: 12; no: 3"), from ``table_for(step, counts)`` (the live bar's table: a choice's options, an estimate's
+    bands; None when the step is no longer known). No names."""
+    rows = []
+    for n, q in enumerate(results["questions"], 1):
+        prompt, concept = describe(q["step"])
+        table = table_for(q["step"], q)
+        s = summary(table, results["joined"]) if table is not None else {"right": None, "right_share": None}
+        answers = ("; ".join(f"{a}: {k}" for a, k in zip(table["answer"], table["students"])) if table is not None
+                   else "; ".join(f"{v}: {k}" for v, k in q["distribution"].items()))
+        rows.append({"n": n, "question": q["question"], "prompt": prompt, "concept": concept,
+                     "revealed": q["revealed"], "answered": q["answered"], "joined": results["joined"],
+                     "right": s["right"], "right_share": s["right_share"], "answers": answers})
+    return pd.DataFrame(rows, columns=RESULT_COLUMNS)

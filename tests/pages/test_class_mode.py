@@ -142,3 +142,33 @@ def test_a_revealed_question_stays_revealed_after_a_quick_poll(store):
     assert not [b for b in at.button if b.key.startswith("class.answer")]
     shown = " ".join(m.value for m in [*at.markdown, *at.caption, *at.success, *at.error, *at.info])
     assert "change it until" not in shown
+
+
+def test_the_lecturer_downloads_results_whose_counts_are_the_answers_given(store):
+    """Issue 34, results to keep: a quick poll answered by three students (2 yes, 1 no); the lecturer prepares the
+    results in the sidebar: one question, its counts as given, in the CSV and in the HTML report (offline: no
+    script, nothing from another host)."""
+    from ui.teaching.class_results import report_html, results_frame
+
+    at = open_page(defaults=False)
+    at.button(key="class.start").click().run()
+    code, secret = _seat(at).code, _seat(at).secret
+    at.text_input(key="class.poll.question").set_value("Ready?")
+    at.text_area(key="class.poll.options").set_value("yes\nno")
+    at.button(key="class.poll.open").click().run()
+    question = store.state(code)["question"]
+    for value in (0, 0, 1):
+        sid = new_student_id()
+        store.join(code, sid)
+        store.answer(code, sid, question, value)
+    at.button(key="class.results.make").click().run()
+    assert not at.exception
+    assert EN["class.results_ready"].format(n=1) in [c.value for c in at.caption]
+    labels = {str(d.proto.label) for d in at.get("download_button")}
+    assert {EN["class.results_csv"], EN["class.results_html"]} <= labels
+    frame = results_frame(store.results(code, secret), "en")  # what the buttons hold
+    assert frame[EN["class.results.col.answers"]].tolist() == ["yes: 2; no: 1"]
+    assert frame[EN["class.results.col.answered"]].tolist() == [3]
+    assert frame[EN["class.results.col.joined"]].tolist() == [3]
+    page = report_html(frame, code, "en")
+    assert "yes: 2; no: 1" in page and "Ready?" in page and "<script" not in page and "http" not in page

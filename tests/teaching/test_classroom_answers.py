@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from teaching.classroom.tables import choice_table, estimate_table, summary
@@ -38,3 +39,28 @@ def test_estimates_fall_in_three_bands_around_the_answer():
     assert table["students"].tolist() == [1, 4, 3]
     assert table["right"].tolist() == [False, True, False]
     assert summary(table, joined=10)["right"] == 4
+
+
+def test_the_results_table_counts_every_question_in_order_and_its_share_right():
+    """The lecturer's record (teaching.classroom.tables.results_table) from the store's results(): a lesson
+    question graded by its key (options 0..2, the key 1) and a poll (no key): counts by hand."""
+    from teaching.classroom.tables import results_table
+
+    results = {"joined": 5, "questions": [
+        {"question": "numpy_decoder:1", "step": {"kind": "lesson"}, "revealed": True, "answered": 4,
+         "distribution": {0: 1, 1: 3}},
+        {"question": "poll:1", "step": {"kind": "poll", "prompt": "Ready?", "options": ["yes", "no"]},
+         "revealed": False, "answered": 2, "distribution": {1: 2}}]}
+
+    def table_for(step, counts):
+        if step["kind"] == "poll":
+            return choice_table(step["options"], counts["distribution"])
+        return choice_table(["a", "b", "c"], counts["distribution"], correct=1)
+
+    frame = results_table(results, table_for, lambda step: (step.get("prompt", "Which?"), ""))
+    assert frame["n"].tolist() == [1, 2] and frame["question"].tolist() == ["numpy_decoder:1", "poll:1"]
+    assert frame["answered"].tolist() == [4, 2] and frame["joined"].tolist() == [5, 5]
+    assert frame.loc[0, "right"] == 3 and frame.loc[0, "right_share"] == 0.75  # 3 of the 4 answers
+    assert pd.isna(frame.loc[1, "right"]) and pd.isna(frame.loc[1, "right_share"])  # a poll has no key
+    assert frame["answers"].tolist() == ["a: 1; b: 3; c: 0", "yes: 0; no: 2"]
+    assert frame.loc[1, "prompt"] == "Ready?"

@@ -23,7 +23,8 @@ from ui.teaching.class_mode import (
     forget, join_class, role, say, seat, student_id, take,
 )
 from ui.teaching.class_hooks import my_answer, step_of
-from ui.teaching.class_lecturer import draw_distribution, lecturer_live, page_hash, page_moved, answers_table
+from ui.teaching.class_lecturer import draw_distribution, lecturer_live, page_hash, page_moved
+from ui.teaching.class_results import answers_table
 
 
 # ---- the student's bar and the class's banner ------------------------------------------------------------------

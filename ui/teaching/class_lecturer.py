@@ -13,7 +13,7 @@ import sqlalchemy.exc
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from teaching.classroom.tables import choice_table, estimate_table, summary
+from teaching.classroom.tables import summary
 from teaching.classroom import (
     MAX_NICKNAME,
     ClassError,
@@ -24,11 +24,11 @@ from ui.escape import md
 from ui.teaching.class_figures import distribution_bar
 from ui.i18n import current_lang, t
 from ui.share import is_local, qr_code, qr_html
+from ui.teaching.class_results import answers_table, results_section
 from ui.teaching.class_mode import (
     ENV_PUBLIC_URL, LECTURER_EVERY_S, MAX_POLL_OPTIONS, MAX_POLL_TEXT, PARAM_CODE, PARAM_SECRET, allow,
     class_state, code, error_text, forget, join_form, leave_class, role, say, seat, start_class, take,
 )
-from ui.teaching.class_hooks import step_of
 
 
 # ---- the lecturer's controls ----------------------------------------------------------------------------------
@@ -109,27 +109,6 @@ def _full_screen(class_code: str) -> None:
                 st.warning(t("share.qr_local", host=html.escape(link.split("/")[2])))
 
     st.dialog(t("class.qr_title"), width="large")(body)()
-
-
-def answers_table(step: dict, counts: dict, revealed: bool, lang: str):
-    """The answers' table for the open question (None when there is none, or its key cannot be computed)."""
-    dist = counts["distribution"]
-    if step.get("kind") == "poll":
-        return choice_table(list(step.get("options", [])), dist)
-    found = step_of(step)
-    if not found or found[1].question is None:
-        return None
-    lesson, s = found
-    try:
-        key = lesson_ui.frozen_key(lesson, s)
-    except Exception:  # noqa: BLE001 -- the banner says why
-        return None
-    if key.kind == "choice":
-        return choice_table([o[lang] for o in key.options], dist, key.correct)
-    q = s.question
-    return estimate_table(dist, key.correct, lambda v: key.grade(q, v),
-                          {"too_low": t("class.dist_too_low"), "within": t("class.dist_within", within=q.within),
-                           "too_high": t("class.dist_too_high")})
 
 
 def draw_distribution(box, words, table, joined: int, revealed: bool, key: str) -> None:
@@ -298,6 +277,7 @@ def class_panel() -> None:
             st.text_input(t("class.poll_question"), key="class.poll.question", max_chars=MAX_POLL_TEXT)
             st.text_area(t("class.poll_options"), key="class.poll.options", height=120)
             st.form_submit_button(t("class.poll_open"), key="class.poll.open", on_click=_open_poll)
+    results_section(box, c)
     box.button(t("class.end"), key="class.end", on_click=_end, type="tertiary")
 
 

@@ -486,8 +486,8 @@ def test_concurrent_nexts_move_the_class_once(store):
 
 
 def test_a_version_1_database_is_migrated_with_its_reveal(tmp_path):
-    """A class database of schema version 1 (one ``revealed`` flag per class) opens with version 2: the flag
-    becomes its question's reveal, answers to it stay closed."""
+    """A class database of schema version 1 (one ``revealed`` flag per class) opens with version 3: the flag
+    becomes its question's reveal, answers to it stay closed, its open question enters the record of questions."""
     url = f"sqlite:///{tmp_path / 'v1.sqlite3'}"
     engine = sa.create_engine(url)
     with engine.begin() as conn:
@@ -520,7 +520,39 @@ def test_a_version_1_database_is_migrated_with_its_reveal(tmp_path):
             store.answer("ABCDEF", "student-0001", "q1", "A")
         store.answer("GHJKLM", "student-0001", "q1", "A")
         with store.engine.connect() as conn:
-            assert conn.execute(sa.select(teaching.classroom.store.schema_version.c.version)).scalar() == 2
+            assert conn.execute(sa.select(teaching.classroom.store.schema_version.c.version)).scalar() == 3
             assert "revealed" not in {c["name"] for c in sa.inspect(conn).get_columns("classes")}
+            # version 3: the open question is on the class's record of questions (with the step that asked it)
+            assert {(q.class_code, q.question) for q in conn.execute(sa.select(
+                teaching.classroom.store.questions))} == {("ABCDEF", "q1"), ("GHJKLM", "q1")}
     finally:
         store.close()
+
+
+def test_the_results_hold_every_question_asked_in_order_with_its_counts_and_no_names(store):
+    """The lecturer's record (issue 34, results to keep): each question once, in the order asked, with the step
+    that asked it (a poll's prompt and options), whether it was revealed, and the counts; a student cannot read it."""
+    code, secret = store.create_class(now=1000.0)
+    ids = [new_student_id() for _ in range(4)]
+    for sid in ids:
+        store.join(code, sid, now=1000.0)
+    poll = {"kind": "poll", "question": "poll:1", "prompt": "Ready?", "options": ["yes", "no"]}
+    store.set_step(code, secret, {"kind": "lesson", "lesson": "numpy_decoder", "step": 1,
+                                  "question": "numpy_decoder:1"}, now=1001.0)
+    for sid, value in zip(ids, [0, 1, 1]):
+        store.answer(code, sid, "numpy_decoder:1", value, now=1002.0)
+    store.reveal(code, secret, now=1003.0)
+    store.set_step(code, secret, poll, now=1004.0)
+    store.answer(code, ids[3], "poll:1", 0, now=1005.0)
+    store.set_step(code, secret, {"kind": "page", "page": "overview"}, now=1006.0)
+    store.set_step(code, secret, {"kind": "lesson", "lesson": "numpy_decoder", "step": 1,
+                                  "question": "numpy_decoder:1"}, now=1007.0)  # Back: asked again, listed once
+    store.end(code, secret, now=1008.0)
+    got = store.results(code, secret, now=1009.0)  # after the class ended, before it expires
+    assert got["joined"] == 4
+    assert [(q["question"], q["revealed"], q["answered"], q["distribution"]) for q in got["questions"]] == [
+        ("numpy_decoder:1", True, 3, {0: 1, 1: 2}), ("poll:1", False, 1, {0: 1})]
+    assert got["questions"][1]["step"] == poll and got["questions"][0]["asked_at"] == 1001.0
+    assert "student" not in json.dumps(got) and ids[0] not in json.dumps(got)
+    with pytest.raises(NotLecturer):
+        store.results(code, "guess", now=1009.0)
