@@ -1,6 +1,6 @@
 """Class mode's store: classes, students and answers in SQLite (default) or PostgreSQL, behind one interface.
 
-``from classroom import ClassStore`` and its errors are all a caller needs (see docs/architecture.md, "The class
+``from teaching.classroom import ClassStore`` and its errors are all a caller needs (see docs/architecture.md, "The class
 store"). Plain Python + SQLAlchemy Core: no Streamlit, no text for people beyond the errors' messages.
 """
 
@@ -11,6 +11,7 @@ from teaching.classroom.errors import (
     ClassError,
     ClassExpired,
     ClassFull,
+    JoinsClosed,
     NotJoined,
     NotLecturer,
     StepMoved,
@@ -28,7 +29,7 @@ from teaching.classroom.inputs import (
 from teaching.classroom.store import CLASS_TTL_S, MAX_STUDENTS, ClassStore, new_student_id
 
 __all__ = [
-    "AnswerClosed", "BadInput", "ClassEnded", "ClassError", "ClassExpired", "ClassFull", "NotJoined", "NotLecturer",
-    "StepMoved", "UnknownClass", "CLASS_TTL_S", "CODE_ALPHABET", "CODE_LENGTH", "MAX_ANSWER_BYTES", "MAX_NICKNAME",
+    "AnswerClosed", "BadInput", "ClassEnded", "ClassError", "ClassExpired", "ClassFull", "JoinsClosed", "NotJoined",
+    "NotLecturer", "StepMoved", "UnknownClass", "CLASS_TTL_S", "CODE_ALPHABET", "CODE_LENGTH", "MAX_ANSWER_BYTES", "MAX_NICKNAME",
     "MAX_QUESTION", "MAX_STUDENTS", "ClassStore", "clean_nickname", "default_url", "new_student_id",
 ]

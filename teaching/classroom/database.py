@@ -40,6 +40,8 @@ classes = sa.Table(
     sa.Column("step_seq", sa.Integer, nullable=False, default=0),  # +1 on every set_step: "the step changed"
     sa.Column("question", sa.String(MAX_QUESTION), nullable=True),  # the current step's question id, if any
     sa.Column("ended", sa.Boolean, nullable=False, default=False),
+    sa.Column("joins_closed", sa.Boolean, nullable=False, default=False,  # version 3: the lecturer closed joining
+              server_default=sa.false()),
 )
 reveals = sa.Table(  # schema version 2: a reveal is a question's, for good (version 1 had classes.revealed)
     "reveals", metadata,
@@ -87,7 +89,8 @@ def _migrate_1(conn: sa.Connection) -> None:
 
 def _migrate_2(conn: sa.Connection) -> None:
     """Version 2 -> 3: ``questions`` (made by ``create_all``) gets each class's open question, the one step the
-    version-2 schema kept."""
+    version-2 schema kept; classes get ``joins_closed`` (open)."""
+    conn.execute(sa.text("ALTER TABLE classes ADD COLUMN joins_closed BOOLEAN NOT NULL DEFAULT FALSE"))
     conn.execute(sa.text("INSERT INTO questions (class_code, question, step, asked_at) SELECT code, question, step, "
                          "created_at FROM classes WHERE question IS NOT NULL AND step IS NOT NULL"))
 

@@ -44,3 +44,7 @@ class StepMoved(ClassError):
 
 class AnswerClosed(ClassError):
     """The question is not open: already revealed, or not the class's current question."""
+
+
+class JoinsClosed(ClassError):
+    """The lecturer closed joining: no new student (one who joined before rejoins)."""

@@ -46,6 +46,7 @@ from teaching.classroom.errors import (
     ClassEnded,
     ClassExpired,
     ClassFull,
+    JoinsClosed,
     NotJoined,
     NotLecturer,
     StepMoved,
@@ -248,6 +249,13 @@ class ClassStore:
         return conn.execute(sa.select(reveals.c.question).where(
             (reveals.c.class_code == code) & (reveals.c.question == question))).first() is not None
 
+    def set_joining(self, code: str, secret: str, open_: bool, now: float | None = None) -> None:
+        """Open or close joining (a student who joined before still rejoins: a reload, a lost network)."""
+        code, now = check_code(code), _now(now)
+        with self._write() as conn:
+            self._check_secret(self._class_row(conn, code, now, lock="update"), secret)
+            conn.execute(classes.update().where(classes.c.code == code).values(joins_closed=not open_))
+
     def end(self, code: str, secret: str, now: float | None = None) -> None:
         """End the class: no more joins, steps or answers (its state still says ``ended``). Ending twice is fine."""
         code, now = check_code(code), _now(now)
@@ -274,10 +282,12 @@ class ClassStore:
         code, student_id, now = check_code(code), check_student_id(student_id), _now(now)
         nickname = clean_nickname(nickname)
         with self._write() as conn:
-            self._class_row(conn, code, now, lock="update")
+            row = self._class_row(conn, code, now, lock="update")
             key = (students.c.class_code == code) & (students.c.student_id == student_id)
             if conn.execute(sa.select(students.c.student_id).where(key)).first() is not None:
                 conn.execute(students.update().where(key).values(nickname=nickname, last_seen=now))
+            elif row["joins_closed"]:
+                raise JoinsClosed(f"the lecturer of class {code} has closed joining")
             else:
                 joined = conn.execute(sa.select(sa.func.count()).select_from(students)
                                       .where(students.c.class_code == code)).scalar_one()
@@ -321,15 +331,15 @@ class ClassStore:
 
     # -- everyone --
     def state(self, code: str, now: float | None = None) -> dict:
-        """What a student follows: ``{code, step, step_seq, question, revealed, ended, expires_at}`` (``revealed``:
-        the current question's answer has been revealed; False without a question)."""
+        """What a student follows: ``{code, step, step_seq, question, revealed, ended, joins_closed, expires_at}``
+        (``revealed``: the current question's answer has been revealed; False without a question)."""
         code, now = check_code(code), _now(now)
         with self._read() as conn:
             row = self._class_row(conn, code, now, allow_ended=True)
             revealed = self._revealed(conn, code, row["question"])
         return {"code": code, "step": None if row["step"] is None else json.loads(row["step"]),
                 "step_seq": row["step_seq"], "question": row["question"], "revealed": revealed,
-                "ended": bool(row["ended"]), "expires_at": row["expires_at"]}
+                "ended": bool(row["ended"]), "joins_closed": bool(row["joins_closed"]), "expires_at": row["expires_at"]}
 
     def is_revealed(self, code: str, question: str, now: float | None = None) -> bool:
         """Whether ``question`` has been revealed in this class (current or not: a reveal is for good)."""

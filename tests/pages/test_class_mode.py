@@ -172,3 +172,18 @@ def test_the_lecturer_downloads_results_whose_counts_are_the_answers_given(store
     assert frame[EN["class.results.col.joined"]].tolist() == [3]
     page = report_html(frame, code, "en")
     assert "yes: 2; no: 1" in page and "Ready?" in page and "<script" not in page and "http" not in page
+
+
+def test_the_lecturer_closes_joining_and_a_new_phone_is_told(store):
+    at = open_page(defaults=False)
+    at.button(key="class.start").click().run()
+    code = _seat(at).code
+    at.toggle(key="class.joining").set_value(False).run()
+    assert not at.exception and store.state(code)["joins_closed"]
+    phone = open_page(query={"class": code}, defaults=False)
+    assert not phone.exception
+    assert EN["class.err.joins_closed"].format(code=code) in _warnings(phone)
+    assert _seat(phone).role is None  # not in the class
+    at.toggle(key="class.joining").set_value(True).run()
+    assert not store.state(code)["joins_closed"]
+    assert _seat(open_page(query={"class": code}, defaults=False)).role == "student"

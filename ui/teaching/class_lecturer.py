@@ -33,13 +33,16 @@ from ui.teaching.class_mode import (
 
 # ---- the lecturer's controls ----------------------------------------------------------------------------------
 def _control(action: str, question: str | None = None) -> bool:
-    """Reveal (``question``) / end, checked by the store against the session's secret (a student's has none)."""
+    """Reveal (``question``) / open or close joining / end, checked by the store against the session's secret (a
+    student's has none)."""
     c, secret = code(), seat().secret
     if not allow("control"):
         return False
     try:
         if action == "reveal":
             store().reveal(c, secret, question)
+        elif action == "joining":
+            store().set_joining(c, secret, bool(st.session_state.get("class.joining", True)))
         elif action == "end":
             store().end(c, secret)
     except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
@@ -277,6 +280,12 @@ def class_panel() -> None:
             st.text_input(t("class.poll_question"), key="class.poll.question", max_chars=MAX_POLL_TEXT)
             st.text_area(t("class.poll_options"), key="class.poll.options", height=120)
             st.form_submit_button(t("class.poll_open"), key="class.poll.open", on_click=_open_poll)
+    try:
+        closed = class_state(c)["joins_closed"]
+    except (ClassError, sqlalchemy.exc.SQLAlchemyError):
+        closed = False
+    box.toggle(t("class.joining"), value=not closed, key="class.joining", help=t("class.joining_help"),
+               on_change=_control, args=("joining",))
     results_section(box, c)
     box.button(t("class.end"), key="class.end", on_click=_end, type="tertiary")
 

@@ -47,6 +47,7 @@ from teaching.classroom import (
     ClassError,
     ClassExpired,
     ClassFull,
+    JoinsClosed,
     NotLecturer,
     UnknownClass,
     new_student_id,
@@ -197,6 +198,8 @@ def error_text(err: Exception, class_code: str) -> str:
         return t("class.err.ended", code=c)
     if isinstance(err, ClassFull):
         return t("class.err.full", code=c)
+    if isinstance(err, JoinsClosed):
+        return t("class.err.joins_closed", code=c)
     if isinstance(err, NotLecturer):
         return t("class.err.not_lecturer_action", code=c)
     if isinstance(err, AnswerClosed):

@@ -24,6 +24,7 @@ from teaching.classroom import (
     ClassExpired,
     ClassFull,
     ClassStore,
+    JoinsClosed,
     NotJoined,
     NotLecturer,
     StepMoved,
@@ -556,3 +557,19 @@ def test_the_results_hold_every_question_asked_in_order_with_its_counts_and_no_n
     assert "student" not in json.dumps(got) and ids[0] not in json.dumps(got)
     with pytest.raises(NotLecturer):
         store.results(code, "guess", now=1009.0)
+
+
+def test_closed_joining_refuses_newcomers_but_not_a_student_who_rejoins(store):
+    code, secret = store.create_class()
+    inside, late = new_student_id(), new_student_id()
+    store.join(code, inside)
+    store.set_joining(code, secret, False)
+    assert store.state(code)["joins_closed"]
+    with pytest.raises(JoinsClosed):
+        store.join(code, late)
+    store.join(code, inside, "back")  # a reload, a lost network: the student is still in the class
+    with pytest.raises(NotLecturer):
+        store.set_joining(code, "guess", True)
+    store.set_joining(code, secret, True)
+    store.join(code, late)
+    assert store.counts(code, "-")["joined"] == 2
