@@ -183,6 +183,10 @@ def test_the_lecturer_closes_joining_and_a_new_phone_is_told(store):
     phone = open_page(query={"class": code}, defaults=False)
     assert not phone.exception
     assert EN["class.err.joins_closed"].format(code=code) in _warnings(phone)
+    # also as a toast (a phone shows it wherever the page is scrolled), once: the link's first run showed it
+    assert _seat(phone).toasted == {EN["class.err.joins_closed"].format(code=code)}
+    phone.run()
+    assert not phone.toast
     assert _seat(phone).role is None  # not in the class
     at.toggle(key="class.joining").set_value(True).run()
     assert not store.state(code)["joins_closed"]

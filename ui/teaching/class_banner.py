@@ -153,11 +153,16 @@ def _answer_row(question: str, labels: list[str] | None, within: str | None = No
 
 
 def _messages() -> None:
+    """The session's class messages above the page; each new one also as a toast, which a phone shows wherever
+    the page is scrolled (the class ended, joining closed)."""
     now = time.monotonic()
     msgs = {text: until for text, until in seat().messages.items() if until > now}
     seat().messages = msgs
     if msgs:
         st.warning("\n\n".join(msgs))
+    for text in msgs.keys() - seat().toasted:
+        st.toast(text, icon="🧑‍🏫")
+    seat().toasted = set(msgs)
 
 
 # on a narrow screen (a phone, where the open sidebar covers the page) fold the sidebar once, as its button does

@@ -76,6 +76,7 @@ class ClassSeat:
     poll: dict | None = None  # the lecturer's open quick poll (a step)
     mine: dict = field(default_factory=dict)  # {question id: this student's answer}
     messages: dict = field(default_factory=dict)  # {text: monotonic time until which it is shown}
+    toasted: set = field(default_factory=set)  # the messages already shown as a toast
     rate: dict = field(default_factory=dict)  # {action kind: the times it was taken in its window}
     show_answers: bool = True  # the lecturer's choice: the answers' chart on screen before the reveal
     synced_seq: int | None = None  # the lecturer session: the class's step_seq it last wrote or took
@@ -91,8 +92,8 @@ class ClassSeat:
 
     # what outlives a class: the browser's (student id, its cookie), the session's (messages, rate window, chart
     # choice, whether its hook has run) and what one run hands the next (a cookie to write, a rerun, the sidebar)
-    KEPT = ("student_id", "cookie_sid", "messages", "rate", "show_answers", "ran", "set_cookie", "app_rerun",
-            "close_sidebar", "figure")
+    KEPT = ("student_id", "cookie_sid", "messages", "toasted", "rate", "show_answers", "ran", "set_cookie",
+            "app_rerun", "close_sidebar", "figure")
 
     def leave(self) -> None:
         """Out of the class: every field back to its default but :attr:`KEPT`'s."""
