@@ -70,7 +70,9 @@ controls.button(t("overview.next"), on_click=_move, args=(1,), key="overview.nex
           disabled=st.session_state["overview.step"] == n_steps)
 step = st.session_state["overview.step"]
 row = walk.iloc[step - 1]
-controls.markdown(t("overview.step_now", step=step, n=n_steps, name=step_name(row["name"])))
+# the keys are said only where they move the walk-through (in a lesson the clicker moves the lesson)
+controls.markdown(t("overview.step_now" if page_shortcut("PageDown") else "overview.step_now_lesson", step=step,
+                    n=n_steps, name=step_name(row["name"])))
 st.latex(step_formula(row["name"]))
 st.caption(t("overview.shape_explain"))
 

@@ -70,3 +70,18 @@ def test_moe_active_versus_total_parameters(lang, words):
     assert f"{total:,}" in at.get("plotly_chart")[0].proto.spec  # the chart's title names the same total
     dense = open_page("overview", lang=lang)
     assert not dense.exception and not any(words in i.value for i in dense.info)
+
+
+def test_the_walkthrough_names_its_keys_only_where_they_move_it():
+    """PageUp / PageDown move the walk-through on its own, but the lesson inside a lesson: the line says which."""
+    from ui.strings.overview import EN
+
+    alone = open_page("overview")
+    assert not alone.exception
+    head = EN["overview.step_now"].split("(")[1]
+    assert any(head in m.value for m in alone.markdown)
+    in_lesson = open_page("overview", **{"lessons.active": {"lesson": "minimind_block", "step": 1}})
+    assert not in_lesson.exception
+    lesson_head = EN["overview.step_now_lesson"].split("(")[1]
+    assert any(lesson_head in m.value for m in in_lesson.markdown)
+    assert not any(head in m.value for m in in_lesson.markdown)
