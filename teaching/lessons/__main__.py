@@ -15,7 +15,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lessons", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m teaching.lessons", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     check = sub.add_parser("check", help="validate every lesson file and compute every answer key")
     check.add_argument("--json", action="store_true", help="print the lessons, questions, options and answers as JSON")

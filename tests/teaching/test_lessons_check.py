@@ -11,12 +11,12 @@ import pytest
 
 from teaching import lessons
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def check_json():
-    run = subprocess.run([sys.executable, "-m", "lessons", "check", "--json"], cwd=ROOT, capture_output=True,
+    run = subprocess.run([sys.executable, "-m", "teaching.lessons", "check", "--json"], cwd=ROOT, capture_output=True,
                          text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=2400)  # SmolLM2 keys on 2 busy cores
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)
