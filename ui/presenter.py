@@ -48,6 +48,11 @@ FILL = f'[class*="{css_class(FILL_KEY)}"]'  # every fill container: its key is F
 PAIRS = f'[class*="{css_class(PAIRS_KEY)}"]'  # every pairs container: its key is PAIRS_KEY + "." + a name
 
 
+# Plotly's toolbar sits over the top right of a chart, where a long title ends: hidden in presenter mode and on a
+# phone (the chart's data and the chart itself download with the buttons below it; Streamlit's own toolbar, above
+# the chart, keeps full screen)
+NO_MODEBAR = '[data-testid="stPlotlyChart"] .modebar-container { display: none !important; }'
+
 # Always on. Streamlit's wide layout leaves ~6rem above the title and 5rem at the sides: on a 720-pixel-high
 # projector the title and the explanation alone then fill the screen. Slider values use the app's sans font.
 PAGE_CSS = f"""<style>
@@ -67,6 +72,7 @@ PAGE_CSS = f"""<style>
      the value) */
   [data-testid="stPlotlyChart"] g.hm:has(> g.heatmap-label:nth-of-type({PHONE_CELL_TEXT_MAX + 1})) > g.heatmap-label {{
     display: none; }}
+  {NO_MODEBAR}
 }}
 </style>"""
 
@@ -109,6 +115,7 @@ PRESENTER_CSS = f"""<style>
 .{css_class(STAGE_KEY)} [data-testid="stColumn"]:has({FILL}) {{ display: flex; flex-direction: column; }}
 {FILL} {{ flex: 1 1 0; min-height: {FILL_MIN_REM}rem; }}
 {FILL} > *, {FILL} > * > * {{ flex: 1 1 0; min-height: 0; display: flex; flex-direction: column; }}
+{NO_MODEBAR}
 </style>"""
 
 

@@ -5,7 +5,8 @@ in the sidebar; its parity panel and language notice sit above the charts).
 On every page the first chart is on the first screen without scrolling: its top inside the viewport and at
 least ``MIN_VISIBLE`` of its box inside it (the visible fraction, measured, not only its top edge; the fractions
 land in ``screenshots/projector-<model>-<lang>-visible.json``); chart labels are enlarged (presenter mode scales
-the charts, not only the headings), and slider values sit above their knob in the app's sans font. Screenshots
+the charts, not only the headings), Plotly's toolbar covers no chart title, and slider values sit above their knob
+in the app's sans font. Screenshots
 land in ``screenshots/`` for a person to look at.
 """
 
@@ -36,7 +37,12 @@ FIRST_CHART = """() => {
   // tick labels and axis titles (an axis with one label per token fits them to its rows: smaller than the rest)
   const ticks = [...c.querySelectorAll('.xtick text, .ytick text, .xtitle, .ytitle')]
     .map(e => parseFloat(getComputedStyle(e).fontSize));
-  return {top: r.top, bottom: r.bottom, height: r.height, scrollY: window.scrollY,
+  // Plotly's toolbar against the chart's title: the boxes' overlap in px² (a hidden toolbar has no box)
+  const box = e => e ? e.getBoundingClientRect() : null, tb = box(c.querySelector('.modebar-container')),
+        tt = box(c.querySelector('.gtitle'));
+  const overlap = tb && tt ? Math.max(0, Math.min(tb.right, tt.right) - Math.max(tb.left, tt.left))
+                             * Math.max(0, Math.min(tb.bottom, tt.bottom) - Math.max(tb.top, tt.top)) : 0;
+  return {top: r.top, bottom: r.bottom, height: r.height, scrollY: window.scrollY, toolbarOverTitle: overlap,
           visible: r.height > 0 && r.width > 0 ? (seenH * seenW) / (r.height * r.width) : 0,
           tickPx: ticks.length ? Math.max(...ticks) : null,
           title: (c.querySelector('.gtitle') || {}).textContent || ''};
@@ -98,6 +104,7 @@ def _check(seen: dict[str, dict], tag: str) -> None:
         assert 0 <= info["top"] < HEIGHT - 120, f"{tag} {path}: first chart starts at y={info['top']:.0f}: {short}"
         assert info["visible"] >= MIN_VISIBLE, f"{tag} {path}: {info['visible']:.2f} of the first chart on screen: {short}"
         assert info["tickPx"] is not None and info["tickPx"] >= PRESENTER_TICK_PX, (tag, path, info)
+        assert info["toolbarOverTitle"] == 0, f"{tag} {path}: Plotly's toolbar covers the chart's title: {info}"
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
