@@ -56,6 +56,8 @@ def results_frame(results: dict, lang: str) -> pd.DataFrame:
     frame = results_table(results, lambda step, counts: answers_table(step, counts, True, lang),
                           lambda step: describe(step, lang))
     frame["right_share"] = frame["right_share"].map(lambda v: None if v is None or pd.isna(v) else round(v, 3))
+    frame["right"] = frame["right"].astype("Int64")  # a count (none for a poll), not 3.0
+    frame["revealed"] = frame["revealed"].map(lambda v: t("class.results.yes") if v else t("class.results.no"))
     return frame.rename(columns={c: t(f"class.results.col.{c}") for c in RESULT_COLUMNS})
 
 
@@ -66,7 +68,7 @@ def report_html(frame: pd.DataFrame, code: str, lang: str) -> str:
     for _, r in frame.iterrows():
         cells = []
         for col, v in r.items():
-            text = "—" if v is None or (isinstance(v, float) and pd.isna(v)) else v
+            text = "—" if v is None or v is pd.NA or (isinstance(v, float) and pd.isna(v)) else v
             if col == share_col and text != "—":
                 pct = 100 * float(v)
                 text = (f'<div class="bar"><span style="width:{pct:.0f}%"></span></div>{pct:.0f} %')
