@@ -65,3 +65,14 @@ def clean_nickname(nickname: Any) -> str | None:
     kept = "".join(" " if c.isspace() else c for c in nickname if unicodedata.category(c)[0] != "C" or c.isspace())
     kept = " ".join(kept.split())[:MAX_NICKNAME].strip()
     return kept or None
+
+
+def distribution_of(rows) -> dict:
+    """``{value: n}`` from ``(canonical JSON text, n)`` rows: a string, number, bool or null is its own key, a list
+    or dict its JSON text."""
+    distribution: dict = {}
+    for text, n in rows:
+        value = json.loads(text)
+        key = text if isinstance(value, (list, dict)) else value
+        distribution[key] = distribution.get(key, 0) + n
+    return distribution

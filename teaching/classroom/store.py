@@ -1,10 +1,8 @@
 """The class store: classes, their students and answers in a real database through SQLAlchemy Core.
 
-SQLite by default (a file in the data folder, WAL mode, a busy timeout, write transactions ``BEGIN IMMEDIATE``);
-any SQLAlchemy URL through ``EXPLORER_CLASS_DB`` (``postgresql+psycopg://user@host/db`` for replicas on several
-machines). The schema is created on start; the ``schema_version`` table holds its version so that a later version
-can migrate it (:data:`MIGRATIONS`). The tables, the engine and the migrations are in
-:mod:`teaching.classroom.database`, the checks of what callers pass in :mod:`teaching.classroom.inputs`.
+SQLite by default, any SQLAlchemy URL through ``EXPLORER_CLASS_DB`` (PostgreSQL for replicas on several machines).
+The tables, the engine, the schema version and its migrations are in :mod:`teaching.classroom.database`, the
+checks of what callers pass in :mod:`teaching.classroom.inputs`; the schema is created (or migrated) on start.
 
 Rules every method keeps:
 
@@ -16,12 +14,11 @@ Rules every method keeps:
   lecturer tab) finds it revealed, its answers closed; a reveal drawn for a question the class has just left (a
   Next from another tab got there first) is recorded for that question, never lost and never given to the next;
 * the lecturer's step moves by compare-and-set: ``set_step(..., expect_seq=n)`` moves the class only from the
-  step numbered ``n`` that the caller last saw (:class:`~classroom.errors.StepMoved` otherwise), so a stale tab
-  cannot move the class back over a newer step;
+  step numbered ``n`` the caller last saw (``StepMoved`` otherwise): a stale tab cannot move it back;
 * bounds: codes expire (12 h by default), at most 300 students a class, a nickname of at most 24 characters
   (control and format characters removed), a question id of at most 200 characters, an answer of at most 200
   bytes of JSON, a step of at most 4,000 bytes of JSON;
-* bad input raises a :class:`~classroom.errors.ClassError` with a readable message, never an SQL error.
+* bad input raises a :class:`~teaching.classroom.errors.ClassError` with a readable message, never an SQL error.
 
 Times are seconds since the epoch (``time.time()``); every method takes ``now=`` so tests can move the clock.
 """
@@ -71,6 +68,7 @@ from teaching.classroom.inputs import (
     MAX_ANSWER_BYTES,
     MAX_STEP_BYTES,
     canonical_json,
+    distribution_of,
     check_code,
     check_question,
     check_student_id,
@@ -356,16 +354,15 @@ class ClassStore:
         question = check_question(question)
         with self._read() as conn:
             self._class_row(conn, code, now, allow_ended=True)
-            joined = conn.execute(sa.select(sa.func.count()).select_from(students)
-                                  .where(students.c.class_code == code)).scalar_one()
+            joined = self._joined(conn, code)
             rows = conn.execute(sa.select(answers.c.value, sa.func.count()).where(
                 (answers.c.class_code == code) & (answers.c.question == question)).group_by(answers.c.value)).all()
-        distribution: dict = {}
-        for text, n in rows:
-            value = json.loads(text)
-            key = text if isinstance(value, (list, dict)) else value
-            distribution[key] = distribution.get(key, 0) + n
+        distribution = distribution_of(rows)
         return {"joined": joined, "answered": sum(distribution.values()), "distribution": distribution}
+
+    @staticmethod
+    def _joined(conn: sa.Connection, code: str) -> int:
+        return conn.execute(sa.select(sa.func.count()).where(students.c.class_code == code)).scalar_one()
 
     def results(self, code: str, secret: str, now: float | None = None) -> dict:
         """The lecturer's record of the class (ended or not, until it expires): ``{joined, questions: [{question,
@@ -373,13 +370,20 @@ class ClassStore:
         code, now = check_code(code), _now(now)
         with self._read() as conn:
             self._check_secret(self._class_row(conn, code, now, allow_ended=True), secret)
+            joined = self._joined(conn, code)
             asked = conn.execute(sa.select(questions).where(questions.c.class_code == code)
                                  .order_by(questions.c.asked_at, questions.c.question)).mappings().all()
             shown = set(conn.execute(sa.select(reveals.c.question).where(reveals.c.class_code == code)).scalars())
-        out = [{"question": q["question"], "step": json.loads(q["step"]), "asked_at": q["asked_at"],
-                "revealed": q["question"] in shown, **self.counts(code, q["question"], now)} for q in asked]
-        joined = out[0]["joined"] if out else self.counts(code, "-", now)["joined"]
-        return {"joined": joined, "questions": [{k: v for k, v in q.items() if k != "joined"} for q in out]}
+            rows = conn.execute(sa.select(answers.c.question, answers.c.value, sa.func.count())
+                                .where(answers.c.class_code == code)
+                                .group_by(answers.c.question, answers.c.value)).all()
+        out = []
+        for q in asked:
+            distribution = distribution_of([(value, n) for question, value, n in rows if question == q["question"]])
+            out.append({"question": q["question"], "step": json.loads(q["step"]), "asked_at": q["asked_at"],
+                        "revealed": q["question"] in shown, "answered": sum(distribution.values()),
+                        "distribution": distribution})
+        return {"joined": joined, "questions": out}
 
     def purge(self, now: float | None = None) -> int:
         """Delete every expired class with its students and answers; returns how many classes went."""

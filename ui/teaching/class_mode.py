@@ -15,8 +15,9 @@ its question's for good (the store's ``reveals``): a quick poll, Back, or a seco
 revealed question finds it revealed, and the store refuses a changed answer to it, whatever sent the request.
 
 The modules: ``class_mode`` (this one) is the session's seat (one typed :class:`ClassSeat` under one session key,
-not loose strings), the store's shared state, joining, starting and leaving; ``class_hooks`` the hooks app.py runs (follow, sync, mirror); ``class_lecturer`` the
-lecturer's controls, live bar and sidebar section; ``class_banner`` what a class draws above the page.
+not loose strings), the store's shared state, joining, starting and leaving; ``class_hooks`` the hooks app.py runs
+(follow, sync, mirror); ``class_lecturer`` the lecturer's controls, live bar and sidebar section; ``class_banner``
+what a class draws above the page; ``class_results`` the answers' tables and the results to keep.
 
 Who is who: the lecturer's secret (made with the class) lives in the lecturer's session and in a cookie of the
 lecturer's browser (so a reload or a server restart keeps the role) and travels only in the private lecturer link
@@ -189,22 +190,17 @@ def allow(kind: str) -> bool:
     return True
 
 
+# each store refusal's words (they may name the class's code; formatting ignores what a string does not use)
+ERROR_TEXT = ((UnknownClass, "class.err.unknown"), (ClassExpired, "class.err.expired"), (ClassEnded, "class.err.ended"),
+              (ClassFull, "class.err.full"), (JoinsClosed, "class.err.joins_closed"),
+              (NotLecturer, "class.err.not_lecturer_action"), (AnswerClosed, "class.err.closed"))
+
+
 def error_text(err: Exception, class_code: str) -> str:
-    c = md(class_code or "")
-    if isinstance(err, UnknownClass):
-        return t("class.err.unknown", code=c)
-    if isinstance(err, ClassExpired):
-        return t("class.err.expired", code=c)
-    if isinstance(err, ClassEnded):
-        return t("class.err.ended", code=c)
-    if isinstance(err, ClassFull):
-        return t("class.err.full", code=c)
-    if isinstance(err, JoinsClosed):
-        return t("class.err.joins_closed", code=c)
-    if isinstance(err, NotLecturer):
-        return t("class.err.not_lecturer_action", code=c)
-    if isinstance(err, AnswerClosed):
-        return t("class.err.closed")
+    """A store error in the reader's words: a refusal (:data:`ERROR_TEXT`), bad input, or the database's failure."""
+    key = next((key for kind, key in ERROR_TEXT if isinstance(err, kind)), None)
+    if key is not None:
+        return t(key, code=md(class_code or ""))
     if isinstance(err, BadInput):
         return t("class.err.bad_input", error=md(str(err)))
     return t("class.err.store", error=md(type(err).__name__))

@@ -60,10 +60,9 @@ def _later_question(lesson: Lesson, step: Step, key: str) -> int | None:
     question about induction scores, and stays)."""
     if key in step.chart or key in step.show:
         return None
-    defaults = {**DEFAULTS, **st.session_state.get(DEFAULTS_KEY, {})}  # a step sets what it does not declare so
-
     def same_view(later: Step) -> bool:
-        return all(step.settings.get(k, defaults.get(k)) == v for k, v in later.settings.items())
+        defaults = st.session_state.get(DEFAULTS_KEY, {})  # a step sets what it does not declare to these
+        return all(step.settings.get(k, defaults.get(k, DEFAULTS.get(k))) == v for k, v in later.settings.items())
 
     for later in lesson.steps[step.number:]:
         if (later.question is not None and key in later.chart and answered(lesson, later) is None
