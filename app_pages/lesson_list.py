@@ -16,7 +16,7 @@ if found and found[1] > len(found[0].steps):  # the summary of the lesson just f
     st.title(t("lessons.summary", title=lesson.title[lang]))
     right, total = score(lesson)
     st.subheader(t("lessons.score", right=right, total=total))
-    answers = progress(lesson.id)["answers"]
+    answers = progress(lesson.id).answers
     missed = [s for s in lesson.steps if s.question and not answers.get(str(s.number), {}).get("right")]
     if not missed:
         st.success(t("lessons.all_right"))
@@ -47,16 +47,16 @@ for lesson in all_lessons:
     p = progress(lesson.id)
     right, _ = score(lesson)
     row = box.container(horizontal=True, vertical_alignment="center")
-    if p.get("done"):
+    if p.done:
         row.button(t("lessons.see_summary"), key=f"lessons.open.{lesson.id}", type="primary", on_click=go,
                    args=(lesson.id, len(lesson.steps) + 1))
         row.button(t("lessons.restart"), key=f"lessons.again.{lesson.id}", on_click=restart, args=(lesson.id,))
         row.caption(t("lessons.done", right=right, questions=lesson.questions))
-    elif p["step"]:
-        row.button(t("lessons.continue", n=p["step"]), key=f"lessons.open.{lesson.id}", type="primary", on_click=go,
-                   args=(lesson.id, p["step"]))
+    elif p.step:
+        row.button(t("lessons.continue", n=p.step), key=f"lessons.open.{lesson.id}", type="primary", on_click=go,
+                   args=(lesson.id, p.step))
         row.button(t("lessons.restart"), key=f"lessons.again.{lesson.id}", on_click=restart, args=(lesson.id,))
-        row.caption(t("lessons.at", n=p["step"], total=len(lesson.steps), right=right, answered=len(p["answers"])))
+        row.caption(t("lessons.at", n=p.step, total=len(lesson.steps), right=right, answered=len(p.answers)))
     else:
         row.button(t("lessons.start"), key=f"lessons.open.{lesson.id}", type="primary", on_click=go, args=(lesson.id, 1))
         row.caption(t("lessons.not_started"))

@@ -12,7 +12,9 @@ import pytest
 from teaching.classroom import ClassStore, new_student_id
 from tests.page_helpers import open_page
 from ui.strings.classroom import EN
+from teaching.course import Pointer
 from ui.teaching.class_mode import ClassSeat, forget
+from ui.teaching.steps import SEAT_KEY
 
 
 
@@ -21,6 +23,12 @@ def store():
     s = ClassStore()  # the tests' store (tests/conftest.py: a temporary EXPLORER_DATA_DIR), the app's too
     yield s
     s.close()
+
+
+def progress_of(at, lesson_id: str) -> dict:
+    """The session's answer records for a lesson ({} before any)."""
+    p = (at.session_state[SEAT_KEY].progress or {}).get(lesson_id)
+    return p.answers if p else {}
 
 
 def _seat(at) -> ClassSeat:
@@ -106,8 +114,8 @@ def test_a_poll_keeps_the_lesson_step_it_interrupts_open_for_a_student(store):
     at = open_page(query={"class": code}, defaults=False)
     assert not at.exception
     assert _seat(at).role == "student"
-    assert at.session_state["lessons.active"] == {"lesson": "numpy_decoder", "step": 2}
-    assert "2" not in at.session_state["lessons.progress"].get("numpy_decoder", {}).get("answers", {})
+    assert at.session_state[SEAT_KEY].active == Pointer("numpy_decoder", 2)
+    assert "2" not in progress_of(at, "numpy_decoder")
 
 
 def _class_step(n: int) -> dict:
@@ -128,7 +136,7 @@ def test_a_revealed_question_stays_revealed_after_a_quick_poll(store):
     store.reveal(code, secret, "numpy_decoder:1")
     forget(code)  # the lecturer's click does this in the app; here the store moved behind the process's state cache
     at.run()
-    answers = at.session_state["lessons.progress"]["numpy_decoder"]["answers"]
+    answers = progress_of(at, "numpy_decoder")
     assert answers["1"]["picked"] == 1 and not [b for b in at.button if b.key.startswith("class.answer")]
     seq = store.set_step(code, secret, {"kind": "poll", "question": "poll:3", "prompt": "Ready?",
                                         "options": ["yes", "no"], "page": "attention", "lesson": "numpy_decoder",
@@ -136,12 +144,12 @@ def test_a_revealed_question_stays_revealed_after_a_quick_poll(store):
     forget(code)
     at.run()
     assert any(b.key == "class.answer.0" for b in at.button)  # the poll is asked
-    assert at.session_state["lessons.progress"]["numpy_decoder"]["answers"]["1"]["picked"] == 1
+    assert progress_of(at, "numpy_decoder")["1"]["picked"] == 1
     store.set_step(code, secret, _class_step(1), expect_seq=seq)  # the poll closed
     forget(code)
     at.run()
     assert not at.exception and store.state(code)["revealed"]
-    assert at.session_state["lessons.progress"]["numpy_decoder"]["answers"]["1"]["picked"] == 1
+    assert progress_of(at, "numpy_decoder")["1"]["picked"] == 1
     assert not [b for b in at.button if b.key.startswith("class.answer")]
     shown = " ".join(m.value for m in [*at.markdown, *at.caption, *at.success, *at.error, *at.info])
     assert "change it until" not in shown

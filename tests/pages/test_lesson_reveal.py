@@ -8,6 +8,8 @@ import pytest
 from teaching.lessons import ROOT, load
 from tests.page_helpers import open_page
 from ui.strings.lesson_steps import EN
+from teaching.course import Pointer
+from ui.teaching.steps import SEAT_KEY, LessonSeat
 
 pytestmark = pytest.mark.smollm2
 
@@ -17,7 +19,7 @@ LENS_STEP = 10  # lessons/040_smollm2_inside.toml: "from which depth on is the f
 def test_lens_sentences_wait_for_the_answer():
     step = load(ROOT / "teaching/lessons/040_smollm2_inside.toml").step(LENS_STEP)
     model = {k: step.settings[k] for k in ("model.source", "model.checkpoint", "input.text")}
-    at = open_page("lens", **{"lessons.active": {"lesson": "smollm2_inside", "step": LENS_STEP}}, **model, timeout=600)
+    at = open_page("lens", **{SEAT_KEY: LessonSeat(active=Pointer("smollm2_inside", LENS_STEP))}, **model, timeout=600)
     assert not at.exception
     assert any("from which depth on" in m.value for m in at.markdown)  # the banner's question
     assert EN["lessons.predict_first"] in [i.value for i in at.info]
@@ -42,7 +44,7 @@ def test_a_moved_slider_is_named_the_key_stays_frozen_and_the_answer_is_outlined
     step = lesson.step(5)
     key = check_lesson(lesson)[1][4]  # the key the lesson check computes outside the app, on a fresh model
     values, fixed = step_values(step)
-    at = open_page("norms", **{**values, "cfg.fixed": fixed, "lessons.active": {"lesson": lesson.id, "step": 5}})
+    at = open_page("norms", **{**values, "cfg.fixed": fixed, SEAT_KEY: LessonSeat(active=Pointer(lesson.id, 5))})
     assert not at.exception
     assert EN["lessons.predict_first"] in [i.value for i in at.info]  # no chart yet
     at.sidebar.slider(key="cfg.num_hidden_layers").set_value(values["cfg.num_hidden_layers"] + 2).run()

@@ -15,6 +15,8 @@ from teaching import lessons
 from tests.lesson_scan import open_step
 from ui.teaching.steps import step_values
 from ui.state import DEFAULTS_KEY, FIXED_KEY, SESSION_CONTROLS
+from teaching.course import Pointer
+from ui.teaching.steps import SEAT_KEY
 
 LESSON = "minimind_block"
 PAGES = dict(lessons._pages_list())
@@ -25,11 +27,11 @@ def _click(at, key: str):
     at = b.click().run()
     # AppTest starts every run from the page and address it was opened with, also after the app switched pages;
     # a browser's address bar follows the switch (tests/browser/test_browser_lessons.py walks it there)
-    a = at.session_state["lessons.active"] if "lessons.active" in at.session_state else None
+    a = at.session_state[SEAT_KEY].active if SEAT_KEY in at.session_state else None
     at.query_params.pop("lesson", None)
     at.query_params.pop("step", None)
     if a:
-        at.query_params.update({"lesson": a["lesson"], "step": str(a["step"])})
+        at.query_params.update({"lesson": a.lesson, "step": str(a.step)})
         at.switch_page(PAGES[at.session_state["state.page"]])
     return at
 
@@ -38,7 +40,7 @@ def _assert_declared(at, n: int, how: str) -> None:
     lesson = lessons.by_id(LESSON)
     assert not at.exception, at.exception[0].value
     ss = at.session_state
-    assert ss["lessons.active"] == {"lesson": LESSON, "step": n}, how
+    assert ss[SEAT_KEY].active == Pointer(LESSON, n), how
     declared, fixed = step_values(lesson.step(n))
     drawn = ss[DEFAULTS_KEY]  # {control: its own default} of every control drawn in this session
     wrong = {}

@@ -14,6 +14,8 @@ from teaching.lessons import build_parts
 from server.jobs import TrainJob
 from tests.page_helpers import open_page
 from ui.strings.lesson_steps import EN
+from teaching.course import Pointer
+from ui.teaching.steps import SEAT_KEY, LessonSeat
 
 SHORT = {"train.steps": 20, "train.warmup": 2, "train.batch": 4, "train.seq_len": 32}
 
@@ -33,7 +35,7 @@ def texts(at, kind: str) -> list[str]:
 
 
 def test_pick_before_the_run_is_graded_on_the_run(job):
-    at = open_page("train", **{"lessons.active": {"lesson": "training_lab", "step": 2}}, timeout=300)
+    at = open_page("train", **{SEAT_KEY: LessonSeat(active=Pointer("training_lab", 2))}, timeout=300)
     assert not at.exception
     options = [b for b in at.button if str(b.key).startswith("lessons.option.")]
     assert [b.label for b in options] == [v["en"] for v in LOSS_BANDS.values()]  # every option, before any run

@@ -9,6 +9,8 @@ from tests.page_helpers import open_page, rerun
 
 import analysis
 from engine import CausalLM, ModelConfig
+from teaching.course import Pointer
+from ui.teaching.steps import SEAT_KEY, LessonSeat
 
 
 def test_walkthrough_step_one_is_the_block_input():
@@ -80,7 +82,7 @@ def test_the_walkthrough_names_its_keys_only_where_they_move_it():
     assert not alone.exception
     head = EN["overview.step_now"].split("(")[1]
     assert any(head in m.value for m in alone.markdown)
-    in_lesson = open_page("overview", **{"lessons.active": {"lesson": "minimind_block", "step": 1}})
+    in_lesson = open_page("overview", **{SEAT_KEY: LessonSeat(active=Pointer("minimind_block", 1))})
     assert not in_lesson.exception
     lesson_head = EN["overview.step_now_lesson"].split("(")[1]
     assert any(lesson_head in m.value for m in in_lesson.markdown)

@@ -10,7 +10,6 @@ import sqlalchemy.exc
 import streamlit as st
 
 from teaching import course, lessons as lesson_files
-from teaching.course import Pointer
 from teaching.classroom import (
     ClassEnded,
     ClassError,
@@ -75,7 +74,7 @@ def _follow(pages: dict[str, Any], here: str) -> None:
     # seen only once a run draws it: a run cut short (a page switch, a loaded server) leaves the live bar to rerun
     seat().applied = (state["step_seq"], state["revealed"], state["ended"])
     step = state["step"] or {}
-    move = course.class_move(step, Pointer.of(st.session_state.get(lesson_ui.ACTIVE_KEY)), here)
+    move = course.class_move(step, lesson_ui.seat().active, here)
     if move.go is not None:
         lesson_ui.go(move.go.lesson, move.go.step)  # the lesson hook then switches to the step's page
         apply_pending()  # the step's settings, before any widget of this run
@@ -106,7 +105,7 @@ def _mirror(step: dict, state: dict) -> None:
     if not found or found[1].question is None:
         return
     lesson, s = found
-    answers = lesson_ui.progress(lesson.id)["answers"]
+    answers = lesson_ui.progress(lesson.id).answers
     if not state["revealed"]:
         answers.pop(str(s.number), None)
         return

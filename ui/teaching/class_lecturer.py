@@ -64,7 +64,7 @@ def _next(drawn_for: Any) -> None:
             take("poll")
         return
     a = lesson_ui.active()
-    if a and {"lesson": a[0].id, "step": a[1]} == drawn_for:
+    if a and lesson_ui.seat().active == drawn_for:
         lesson_ui.go(a[0].id, a[1] + 1)
 
 
@@ -152,9 +152,9 @@ def page_moved() -> bool:
     drawn = seat().page
     if drawn is None or drawn == page_hash():
         return False
-    a = st.session_state.get(lesson_ui.ACTIVE_KEY)
+    a = lesson_ui.seat().active
     if a:
-        lesson_ui.go(a["lesson"], a["step"])
+        lesson_ui.go(a.lesson, a.step)
     return True
 
 
@@ -187,7 +187,7 @@ def lecturer_live() -> None:
     poll = step.get("kind") == "poll"
     label = t("class.close_poll") if poll else t("class.next")
     row.button(label, key="class.next", disabled=not poll and lesson_ui.active() is None, on_click=_next,
-               args=(step.get("question") if poll else st.session_state.get(lesson_ui.ACTIVE_KEY),))
+               args=(step.get("question") if poll else lesson_ui.seat().active,))
     # the lecturer's screen is often the room's: the answers so far can be kept off it until the reveal
     hidden = bool(q) and not state["revealed"] and not row.toggle(
         t("class.show_answers"), value=seat().show_answers, key="class.show_answers",
@@ -233,9 +233,9 @@ def _open_poll() -> None:
     seq = int(time.time() * 1000) % 10**9
     poll = {"kind": "poll", "question": f"poll:{seq}", "prompt": question, "options": options,
             "page": st.session_state.get("state.page", "")}
-    a = st.session_state.get(lesson_ui.ACTIVE_KEY)
+    a = lesson_ui.seat().active
     if a:  # the lesson step the poll interrupts: the students keep it open (its question's chart stays hidden)
-        poll.update(lesson=a["lesson"], step=a["step"])
+        poll.update(lesson=a.lesson, step=a.step)
     seat().poll = poll
 
 

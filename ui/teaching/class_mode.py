@@ -38,6 +38,7 @@ import sqlalchemy.exc
 import streamlit as st
 
 from teaching import lessons as lesson_files
+from teaching.course import Pointer
 from teaching.classroom import (
     CODE_ALPHABET,
     CODE_LENGTH,
@@ -277,7 +278,7 @@ def adopt(state: dict) -> None:
     if seat().poll is not None:
         return
     if step.get("kind") == "lesson" and lesson_files.by_id(step.get("lesson", "")):
-        if st.session_state.get(lesson_ui.ACTIVE_KEY) != {"lesson": step["lesson"], "step": step["step"]}:
+        if lesson_ui.seat().active != Pointer(step["lesson"], int(step["step"])):
             lesson_ui.go(step["lesson"], step["step"])
             apply_pending()
 

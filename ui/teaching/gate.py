@@ -10,7 +10,7 @@ from teaching.answers.core import NeedsRun
 from settings.schema import DEFAULTS
 from ui.i18n import t
 from ui.state import DEFAULTS_KEY
-from ui.teaching.steps import ACTIVE_KEY, active_step, answered, frozen_key
+from ui.teaching.steps import active_step, answered, frozen_key, seat
 
 
 def chart_gate(key: str) -> tuple[bool, dict | None]:
@@ -102,4 +102,4 @@ def hidden(key: str) -> bool:
 def page_shortcut(shortcut: str) -> str | None:
     """A page's own PageDown / PageUp button gives its shortcut up while a lesson is open (the clicker moves the
     lesson)."""
-    return None if st.session_state.get(ACTIVE_KEY) else shortcut
+    return None if seat().active else shortcut

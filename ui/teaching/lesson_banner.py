@@ -12,15 +12,15 @@ from teaching.lessons import Key, Lesson, Step
 from teaching.answers.core import NeedsRun, format_option
 from ui.i18n import current_lang, t
 from teaching.course import LESSONS_PAGE
-from ui.teaching.steps import active, answered, apply_settings, drifted, frozen_key, go, leave, progress
+from ui.teaching.steps import active, answered, apply_settings, drifted, frozen_key, go, leave, progress, seat
 
 
 # ---- the banner -------------------------------------------------------------------------------------------
 def _pick(lesson_id: str, n: int, picked: Any, right: bool | None, skipped: bool = False, text: str | None = None) -> None:
     """Record an answer; ``right`` None with the option's ``text``: picked before the run it is graded on."""
-    progress(lesson_id)["answers"][str(n)] = {"picked": picked, "right": None if right is None else bool(right),
-                                              "skipped": skipped, "text": text}
-    st.session_state.pop(f"lessons._shown.{lesson_id}.{n}", None)
+    progress(lesson_id).answers[str(n)] = {"picked": picked, "right": None if right is None else bool(right),
+                                           "skipped": skipped, "text": text}
+    seat().shown.discard((lesson_id, n))
 
 
 def nav_buttons(lesson: Lesson, n: int, box) -> None:
@@ -52,8 +52,8 @@ def banner(here: str) -> None:
     found = active()
     if found is None:
         return
-    if not st.session_state.get("lessons._history"):
-        st.session_state["lessons._history"] = True
+    if not seat().history:
+        seat().history = True
         st.html(HISTORY_JS, unsafe_allow_javascript=True)
     lesson, n = found
     lang = current_lang()
@@ -163,10 +163,10 @@ def _picked_text(key: Key, done: dict, lang: str) -> str:
 
 def scroll_to_chart(lesson: Lesson, step: Step) -> None:
     """Once per answer: bring the revealed chart into view (on a 1280 × 720 projector it sits below the banner)."""
-    flag = f"lessons._shown.{lesson.id}.{step.number}"
-    if not step.chart or st.session_state.get(flag):
+    flag = (lesson.id, step.number)
+    if not step.chart or flag in seat().shown:
         return
-    st.session_state[flag] = True
+    seat().shown.add(flag)
     css = "st-key-" + re.sub(r"[^a-zA-Z0-9_-]", "-", f"{step.chart[0]}.chart")
     st.html(f"""<script>(() => {{ let n = 0; const t = setInterval(() => {{
       const el = document.querySelector('.{css}');

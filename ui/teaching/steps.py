@@ -2,9 +2,9 @@
 The banner above a step's page is ``ui.teaching.lesson_banner``; the gate that hides charts, ``ui.teaching.gate``.
 
 A lesson (``teaching/lessons/*.toml``, loaded by ``teaching.lessons``) is a list of steps; the session's place in it is
-``st.session_state[ACTIVE_KEY] = {"lesson": id, "step": n}`` (n = 1..N; N + 1 = the summary on the Lessons page),
-and the answers given are in ``PROGRESS_KEY`` (also kept in a session cookie, so a reload of the tab restores
-them). Entering a step applies its settings through the same repairs a link uses (``ui.state.repair``: the
+``seat().active = Pointer(id, n)`` (n = 1..N; N + 1 = the summary on the Lessons page; one typed
+:class:`LessonSeat` under one session key), and the answers given are in ``seat().progress`` (also kept in a
+session cookie, so a reload of the tab restores them). Entering a step applies its settings through the same repairs a link uses (``ui.state.repair``: the
 values are written before any widget of the next run is drawn) and switches to the step's page.
 
 The address bar carries ``?lesson=<id>&step=<n>``: a link opens that step, and the browser's back button (which
@@ -17,6 +17,7 @@ is computed once per step settings (:func:`frozen_key`) on the very model the pa
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -32,21 +33,60 @@ from ui.train_common import JOB_KEY, RACE_KEY
 from ui.state import (FIXED_KEY, VALUES_KEY, apply_pending, current, page_controls_at_default, register_params,
                       repair)
 
-ACTIVE_KEY = "lessons.active"  # {"lesson": id, "step": n} or absent
-PROGRESS_KEY = "lessons.progress"  # {lesson id: {"step": furthest n, "answers": {"n": {"picked", "right", "skipped"}}}}
-PREV_KEY = "lessons._prev"  # the step shown before the current one (the back button's target, see lesson_hook)
-MOVED_KEY = "lessons._moved"  # set by a button: this run's step is the session's, not the address bar's
+SEAT_KEY = "lessons.seat"  # this session's LessonSeat: its place in a lesson and its progress, under one key
 COOKIE = "explorer_lessons"
 PARAMS = ("lesson", "step")
 register_params(*PARAMS)  # known link parameters (ui/state.py), not a control's
 
 
 # ---- state ------------------------------------------------------------------------------------------------
+@dataclass
+class Progress:
+    """One lesson's progress in this session (kept in the tab's cookie as JSON: :func:`save_cookie`)."""
+
+    step: int = 0  # the furthest step reached
+    answers: dict[str, dict] = field(default_factory=dict)  # {"n": {"picked", "right", "skipped"}}: the records
+    done: bool = False  # the summary was reached (the Lessons page says so)
+
+    @classmethod
+    def of(cls, raw: Any) -> Progress | None:
+        """From the cookie's JSON object (None when it is not one of ours)."""
+        if not isinstance(raw, dict) or not isinstance(raw.get("answers"), dict):
+            return None
+        answers = {str(k): v for k, v in raw["answers"].items() if isinstance(v, dict)}
+        try:
+            return cls(int(raw.get("step", 0)), answers, bool(raw.get("done", False)))
+        except (TypeError, ValueError):
+            return None
+
+
+@dataclass
+class LessonSeat:
+    """This session's place in the lessons (one typed object in ``st.session_state[SEAT_KEY]``, see :func:`seat`)."""
+
+    active: Pointer | None = None  # the open lesson and step (N + 1: its summary), or None
+    prev: Pointer | None = None  # the step shown before the current one (the back button's target, see lesson_hook)
+    moved: bool = False  # set by a button: this run's step is the session's, not the address bar's
+    progress: dict[str, Progress] | None = None  # {lesson id: Progress}; None until the cookie was read
+    saved: str | None = None  # the progress as last written to the cookie
+    ran: bool = False  # the lesson hook ran in this session before (a link's first run carries its values along)
+    history: bool = False  # the script that keeps one browser history entry per step was sent (lesson_banner)
+    shown: set = field(default_factory=set)  # {(lesson id, n)}: revealed charts already scrolled into view
+
+
+def seat() -> LessonSeat:
+    """This session's :class:`LessonSeat` (made on first use)."""
+    found = st.session_state.get(SEAT_KEY)
+    if found is None:
+        found = st.session_state[SEAT_KEY] = LessonSeat()
+    return found
+
+
 def active() -> tuple[Lesson, int] | None:
     """The open lesson and step number (N + 1 = its summary), or None."""
-    a = st.session_state.get(ACTIVE_KEY)
-    lesson = lesson_files.by_id(a["lesson"]) if a else None
-    return (lesson, a["step"]) if lesson else None
+    a = seat().active
+    lesson = lesson_files.by_id(a.lesson) if a else None
+    return (lesson, a.step) if lesson else None
 
 
 def active_step(page: str | None = None) -> tuple[Lesson, Step] | None:
@@ -59,38 +99,44 @@ def active_step(page: str | None = None) -> tuple[Lesson, Step] | None:
     return (a[0], step) if step.page == here else None
 
 
-def progress(lesson_id: str) -> dict:
-    return st.session_state.setdefault(PROGRESS_KEY, {}).setdefault(lesson_id, {"step": 0, "answers": {}})
+def progress(lesson_id: str) -> Progress:
+    s = seat()
+    if s.progress is None:
+        s.progress = {}
+    return s.progress.setdefault(lesson_id, Progress())
 
 
 def answered(lesson: Lesson, step: Step) -> dict | None:
-    return progress(lesson.id)["answers"].get(str(step.number))
+    return progress(lesson.id).answers.get(str(step.number))
 
 
 def score(lesson: Lesson) -> tuple[int, int]:
-    answers = progress(lesson.id)["answers"]
+    answers = progress(lesson.id).answers
     right = sum(1 for s in lesson.steps if s.question and answers.get(str(s.number), {}).get("right"))
     return right, lesson.questions
 
 
 def restore_from_cookie() -> None:
     """First run of a session (a reload): take the progress the tab's session cookie kept."""
-    if PROGRESS_KEY in st.session_state:
+    s = seat()
+    if s.progress is not None:
         return
     try:
         raw = st.context.cookies.get(COOKIE)
         saved = json.loads(unquote(raw)) if raw else {}  # written URL-encoded by save_cookie
     except (ValueError, TypeError, AttributeError):
         saved = {}
-    st.session_state[PROGRESS_KEY] = {k: v for k, v in saved.items() if isinstance(v, dict) and "answers" in v}
+    kept = {k: Progress.of(v) for k, v in saved.items()} if isinstance(saved, dict) else {}
+    s.progress = {k: v for k, v in kept.items() if v is not None}
 
 
 def save_cookie() -> None:
     """Keep the progress in a session cookie (gone when the browser closes): a reload restores it."""
-    data = json.dumps(st.session_state.get(PROGRESS_KEY, {}), separators=(",", ":"))
-    if st.session_state.get("lessons._saved") == data:
+    s = seat()
+    data = json.dumps({k: asdict(v) for k, v in (s.progress or {}).items()}, separators=(",", ":"))
+    if s.saved == data:
         return
-    st.session_state["lessons._saved"] = data
+    s.saved = data
     st.html(f"<script>document.cookie = '{COOKIE}=' + {json.dumps(quote(data))} + '; path=/; SameSite=Lax';</script>",
             unsafe_allow_javascript=True)
 
@@ -125,24 +171,24 @@ def go(lesson_id: str, n: int) -> None:
     if lesson is None:
         return
     n = min(max(1, int(n)), len(lesson.steps) + 1)
-    st.session_state[PREV_KEY] = st.session_state.get(ACTIVE_KEY)
-    st.session_state[ACTIVE_KEY] = {"lesson": lesson.id, "step": n}
-    st.session_state[MOVED_KEY] = True
+    s = seat()
+    s.prev, s.active, s.moved = s.active, Pointer(lesson.id, n), True
     p = progress(lesson.id)
-    p["step"] = max(p["step"], min(n, len(lesson.steps)))
+    p.step = max(p.step, min(n, len(lesson.steps)))
     if n > len(lesson.steps):
-        p["done"] = True  # the summary was reached: the list says so
+        p.done = True  # the summary was reached: the list says so
     if n <= len(lesson.steps):
         apply_settings(lesson.step(n))
 
 
 def leave() -> None:
-    st.session_state.pop(ACTIVE_KEY, None)
-    st.session_state[MOVED_KEY] = True
+    s = seat()
+    s.active, s.moved = None, True
 
 
 def restart(lesson_id: str) -> None:
-    st.session_state.setdefault(PROGRESS_KEY, {}).pop(lesson_id, None)
+    progress(lesson_id)  # the progress is read (from the cookie) before it is reset
+    seat().progress.pop(lesson_id, None)
     go(lesson_id, 1)
 
 
@@ -161,20 +207,20 @@ def lesson_hook(pages: dict[str, Any], here: str) -> None:
     button) or the session (a button), switch to the step's page, and keep ``lesson``/``step`` in the address.
     What moves where is decided by ``teaching.course.lesson_move``; this carries it out."""
     restore_from_cookie()
-    first = not st.session_state.get("lessons._ran")
-    st.session_state["lessons._ran"] = True
-    move = course.lesson_move(Pointer.of(st.session_state.get(ACTIVE_KEY)), _url_step(),
-                              Pointer.of(st.session_state.get(PREV_KEY)), st.session_state.pop(MOVED_KEY, False), here)
+    s = seat()
+    first, s.ran = not s.ran, True
+    moved, s.moved = s.moved, False
+    move = course.lesson_move(s.active, _url_step(), s.prev, moved, here)
     if move.go is not None:
         go(move.go.lesson, move.go.step)  # a link or the browser's back/forward button: that step, its settings
-        st.session_state.pop(MOVED_KEY, None)
+        s.moved = False
         apply_pending()  # no widget is drawn yet in this run
     if move.clear_address:
         for p in PARAMS:
             if p in st.query_params:
                 del st.query_params[p]
     if move.page is not None and move.page in pages:
-        at = Pointer.of(st.session_state.get(ACTIVE_KEY))
+        at = s.active
         params = {"lesson": at.lesson, "step": str(at.step)}
         if first:  # a link's other values (language, presenter mode) go along: no widget has bound them yet
             params = {**st.query_params.to_dict(), **params}
