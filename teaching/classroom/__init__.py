@@ -15,6 +15,9 @@ from teaching.classroom.errors import (
     NotJoined,
     NotLecturer,
     StepMoved,
+    StoreLost,
+    StoreUnavailable,
+    TooManyJoins,
     UnknownClass,
 )
 from teaching.classroom.database import default_url
@@ -26,10 +29,12 @@ from teaching.classroom.inputs import (
     MAX_QUESTION,
     clean_nickname,
 )
+from teaching.classroom.limits import JOINS_PER_MINUTE, KeyedLimiter
 from teaching.classroom.store import CLASS_TTL_S, MAX_STUDENTS, ClassStore, new_student_id
 
 __all__ = [
     "AnswerClosed", "BadInput", "ClassEnded", "ClassError", "ClassExpired", "ClassFull", "JoinsClosed", "NotJoined",
-    "NotLecturer", "StepMoved", "UnknownClass", "CLASS_TTL_S", "CODE_ALPHABET", "CODE_LENGTH", "MAX_ANSWER_BYTES", "MAX_NICKNAME",
+    "NotLecturer", "StepMoved", "StoreLost", "StoreUnavailable", "TooManyJoins", "UnknownClass", "CLASS_TTL_S",
+    "JOINS_PER_MINUTE", "KeyedLimiter", "CODE_ALPHABET", "CODE_LENGTH", "MAX_ANSWER_BYTES", "MAX_NICKNAME",
     "MAX_QUESTION", "MAX_STUDENTS", "ClassStore", "clean_nickname", "default_url", "new_student_id",
 ]

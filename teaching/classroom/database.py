@@ -108,29 +108,63 @@ def default_url() -> str:
     return f"sqlite:///{folder / DB_FILE}"
 
 
-def open_engine(url: str) -> sa.Engine:
+def open_engine(url: str, *, busy_timeout_ms: int = SQLITE_BUSY_TIMEOUT_MS) -> sa.Engine:
     """An engine for ``url``. SQLite: its folder created, a busy timeout, WAL mode, foreign keys, write transactions
-    ``BEGIN IMMEDIATE`` (a connection with the ``class_write`` execution option); any other database: a pre-ping
-    before a pooled connection is used."""
+    ``BEGIN IMMEDIATE`` (a connection with the ``class_write`` execution option), and a connection that failed as
+    read-only or on disk I/O dropped with every other pooled one (:func:`_sqlite_error`); any other database: a
+    pre-ping before a pooled connection is used (a restarted server's dead connections are replaced)."""
     sa_url = sa.make_url(url)
     if sa_url.get_backend_name() != "sqlite":
         return sa.create_engine(sa_url, pool_pre_ping=True)
     if sa_url.database and sa_url.database != ":memory:":
         Path(sa_url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    engine = sa.create_engine(sa_url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
-    sa.event.listen(engine, "connect", _sqlite_connect)
+    engine = sa.create_engine(sa_url, connect_args={"timeout": busy_timeout_ms / 1000})
+
+    def connect(dbapi_connection, _record) -> None:
+        _sqlite_connect(dbapi_connection, busy_timeout_ms)
+
+    sa.event.listen(engine, "connect", connect)
     sa.event.listen(engine, "begin", _sqlite_begin)
+    sa.event.listen(engine, "handle_error", _sqlite_error)
     return engine
+
+
+# ---- which errors are worth a retry ------------------------------------------------------------------------------
+# SQLite errors after which a connection is not to be used again: it was opened while the file was read-only (it
+# stays read-only), or the file under it went away
+SQLITE_POISONED = ("readonly database", "disk i/o error", "unable to open database file")
+# errors that are about the statement, not the database's availability: retrying cannot help
+NOT_TRANSIENT = ("no such table", "no such column", "syntax error", "has no column")
+
+
+def is_transient(err: BaseException) -> bool:
+    """Whether ``err`` (raised by SQLAlchemy) may go away by itself: the server stopped, restarting or refusing
+    connections, a connection dropped, a SQLite file locked by another process or read-only for a while, a
+    serialisation failure. Not: a constraint broken, a statement's own fault."""
+    if not isinstance(err, sa.exc.DBAPIError):
+        return False
+    if err.connection_invalidated:
+        return True
+    if not isinstance(err, (sa.exc.OperationalError, sa.exc.InterfaceError)):
+        return False
+    return not any(words in str(err.orig).lower() for words in NOT_TRANSIENT)
+
+
+def _sqlite_error(context) -> None:
+    """SQLAlchemy's ``handle_error``: a read-only or I/O failure counts as a disconnect, so the connection (and the
+    pool's older ones) is replaced by a fresh one instead of failing again on the next checkout."""
+    if any(words in str(context.original_exception).lower() for words in SQLITE_POISONED):
+        context.is_disconnect = True
 
 
 # ---- SQLite connection settings ----------------------------------------------------------------------------------
 _wal_lock = threading.Lock()
 
 
-def _sqlite_connect(dbapi_connection, _record) -> None:
+def _sqlite_connect(dbapi_connection, busy_timeout_ms: int) -> None:
     dbapi_connection.isolation_level = None  # SQLAlchemy's begin event below emits BEGIN itself
     cursor = dbapi_connection.cursor()
-    cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+    cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
     with _wal_lock:
         cursor.execute("PRAGMA journal_mode = WAL")
     cursor.execute("PRAGMA foreign_keys = ON")

@@ -5,6 +5,8 @@ The UI catches :class:`ClassError` and words it by its type; no raw SQL error re
 
 from __future__ import annotations
 
+import time
+
 
 class ClassError(Exception):
     """Base of every error the class store raises on purpose."""
@@ -48,3 +50,31 @@ class AnswerClosed(ClassError):
 
 class JoinsClosed(ClassError):
     """The lecturer closed joining: no new student (one who joined before rejoins)."""
+
+
+class TooManyJoins(ClassError):
+    """Too many joins from one client address in a short time (:mod:`teaching.classroom.limits`); refused before
+    the database is asked."""
+
+
+class StoreUnavailable(ClassError):
+    """The database did not answer (stopped, restarting, locked by another process, read-only) for as long as the
+    store retries a call. Nothing of the call was applied; the same call may be made again. Not a refusal: the
+    class, its students and answers are still there when the database is back.
+
+    ``since``: when this store saw the database fail first in the current outage (``time.time()``);
+    ``waited_s``: how long this call retried; ``seconds``: how long the outage has lasted so far."""
+
+    def __init__(self, message: str, *, since: float, waited_s: float):
+        super().__init__(message)
+        self.since, self.waited_s = since, waited_s
+
+    @property
+    def seconds(self) -> float:
+        return max(0.0, time.time() - self.since)
+
+
+class StoreLost(UnknownClass):
+    """The SQLite file was deleted or replaced while the server ran: the store opened a fresh (or the new) file,
+    and the classes of the old file are gone with it. Raised where an unknown class would be, for a class that may
+    have been in the old file."""

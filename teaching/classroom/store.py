@@ -18,20 +18,40 @@ Rules every method keeps:
 * bounds: codes expire (12 h by default), at most 300 students a class, a nickname of at most 24 characters
   (control and format characters removed), a question id of at most 200 characters, an answer of at most 200
   bytes of JSON, a step of at most 4,000 bytes of JSON;
-* bad input raises a :class:`~teaching.classroom.errors.ClassError` with a readable message, never an SQL error.
+* bad input raises a :class:`~teaching.classroom.errors.ClassError` with a readable message, never an SQL error;
+* a database that fails for a while (stopped, restarting, a SQLite file locked by another process or read-only)
+  does not fail a call: every public method retries it with backoff (0.05 s doubling to 2 s), each attempt its own
+  transaction, for up to ``retry_s`` (writes: 30 s, a page's click waits for a restart) or ``read_retry_s``
+  (reads: 2 s, the live bar's next refresh reads again), then raises one
+  :class:`~teaching.classroom.errors.StoreUnavailable` (the class is still there: never "you are out of the
+  class"). A retried write never counts twice: an answer, a join, a reveal, closing joins and the end are
+  upserts or assignments; a step's move is a compare-and-set that returns the number of a move already made;
+  a new class whose insert may have committed is found again by its secret's hash;
+* connections that failed (a read-only episode, a restarted server) are dropped, not pooled again
+  (:func:`~teaching.classroom.database.open_engine`);
+* a SQLite file deleted or replaced under a running server is noticed (its device and inode, checked at most once
+  a second): the store opens the file at its path again (a new file gets the schema) and a class that is not
+  found there raises :class:`~teaching.classroom.errors.StoreLost`, which says so;
+* joins are rate-limited per client address when the caller passes one (``join(..., client=)``: 20 a minute,
+  :mod:`teaching.classroom.limits`), refused before any query.
 
 Times are seconds since the epoch (``time.time()``); every method takes ``now=`` so tests can move the clock.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
+import logging
+import os
 import secrets
+import threading
 import time
 from contextlib import contextmanager
-from typing import Any, Iterator
+from pathlib import Path
+from typing import Any, Callable, Iterator, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
@@ -47,6 +67,9 @@ from teaching.classroom.errors import (
     NotJoined,
     NotLecturer,
     StepMoved,
+    StoreLost,
+    StoreUnavailable,
+    TooManyJoins,
     UnknownClass,
 )
 from teaching.classroom.database import (
@@ -55,6 +78,7 @@ from teaching.classroom.database import (
     answers,
     classes,
     default_url,
+    is_transient,
     metadata,
     open_engine,
     questions,
@@ -74,9 +98,17 @@ from teaching.classroom.inputs import (
     check_student_id,
     clean_nickname,
 )
+from teaching.classroom.limits import KeyedLimiter
 
 CLASS_TTL_S = 12 * 3600
 MAX_STUDENTS = 300
+WRITE_RETRY_S = 30.0  # a click waits this long for a database that is restarting or locked
+READ_RETRY_S = 2.0  # a read (the live bar's, a page's run) gives up sooner: the next refresh reads again
+FIRST_DELAY_S, MAX_DELAY_S = 0.05, 2.0  # the backoff between attempts: doubling from the first to the most
+FILE_CHECK_S = 1.0  # a SQLite file's identity is checked at most this often
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 # ---- codes, ids and secrets --------------------------------------------------------------------------------------
@@ -97,21 +129,120 @@ def _now(now: float | None) -> float:
     return time.time() if now is None else float(now)
 
 
+def _retried(write: bool) -> Callable:
+    """A public method run by :meth:`ClassStore._run`: retried while the database fails for a while."""
+    def wrap(method):
+        @functools.wraps(method)
+        def call(self, *args, **kwargs):
+            return self._run(write, lambda: method(self, *args, **kwargs))
+        return call
+    return wrap
+
+
+def _file_of(url: sa.URL) -> Path | None:
+    """A SQLite URL's file (None: another database, memory, a URI)."""
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:") or url.query.get("uri"):
+        return None
+    return Path(url.database).expanduser()
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 # ---- the store --------------------------------------------------------------------------------------------------
 class ClassStore:
-    """Every class of this server (or of every replica sharing the database). Thread-safe; one per process."""
+    """Every class of this server (or of every replica sharing the database). Thread-safe; one per process.
 
-    def __init__(self, url: str | None = None, *, ttl_s: float = CLASS_TTL_S, max_students: int = MAX_STUDENTS):
+    ``retry_s`` / ``read_retry_s``: how long a write / a read retries a failing database before
+    :class:`StoreUnavailable`; ``busy_timeout_ms``: how long one SQLite attempt waits for a lock another connection
+    holds; ``join_limit``: the limiter of ``join(..., client=)`` (default 20 joins a minute per client)."""
+
+    def __init__(self, url: str | None = None, *, ttl_s: float = CLASS_TTL_S, max_students: int = MAX_STUDENTS,
+                 retry_s: float = WRITE_RETRY_S, read_retry_s: float = READ_RETRY_S,
+                 busy_timeout_ms: int | None = None, join_limit: KeyedLimiter | None = None):
         self.url = url or default_url()
         self.ttl_s = float(ttl_s)
         self.max_students = int(max_students)
-        self._sqlite = sa.make_url(self.url).get_backend_name() == "sqlite"
-        self.engine = open_engine(self.url)
+        self.retry_s, self.read_retry_s = float(retry_s), float(read_retry_s)
+        self.join_limit = join_limit or KeyedLimiter()
+        sa_url = sa.make_url(self.url)
+        self._sqlite = sa_url.get_backend_name() == "sqlite"
+        self._engine_args = {} if busy_timeout_ms is None else {"busy_timeout_ms": int(busy_timeout_ms)}
+        self.engine = open_engine(self.url, **self._engine_args)
         self._insert = sqlite.insert if self._sqlite else postgresql.insert
-        self._create_schema()
+        self._down_since: float | None = None  # time.time() of the first failure of the current outage
+        self._file, self._file_id, self._checked_at = None, None, time.monotonic()
+        self._file_lock = threading.Lock()
+        self._lost: tuple[float, str] | None = None  # (when, "deleted"/"replaced"): the file went under the server
+        self._run(True, self._create_schema)
+        self._file = _file_of(sa_url)
+        self._file_id = None if self._file is None else _identity(self._file)
 
     def close(self) -> None:
         self.engine.dispose()
+
+    # -- retries --
+    def _run(self, write: bool, attempt: Callable[[], T]) -> T:
+        """``attempt()`` (one transaction, or a few that are safe to repeat), again after a transient database
+        error (:func:`~teaching.classroom.database.is_transient`) with backoff, for up to ``retry_s`` (a write) or
+        ``read_retry_s``; then :class:`StoreUnavailable`. Other errors (a refusal, a constraint) pass at once."""
+        deadline = self.retry_s if write else self.read_retry_s
+        start, delay = time.monotonic(), FIRST_DELAY_S
+        while True:
+            try:
+                self._check_file()
+                result = attempt()
+            except sa.exc.DBAPIError as err:
+                if not is_transient(err):
+                    raise
+                since = self._down_since = self._down_since or time.time()
+                waited = time.monotonic() - start
+                if waited >= deadline:
+                    reason = str(err.orig).strip().splitlines()[0][:200] if err.orig else type(err).__name__
+                    raise StoreUnavailable(f"the class database is not answering ({reason}); retried for "
+                                           f"{waited:.1f} s", since=since, waited_s=waited) from err
+                time.sleep(min(delay, deadline - waited))
+                delay = min(2 * delay, MAX_DELAY_S)
+            else:
+                self._down_since = None
+                return result
+
+    def _check_file(self) -> None:
+        """A SQLite file deleted or replaced since it was opened (its device and inode changed; checked at most
+        every :data:`FILE_CHECK_S`): the engine is opened again on the path (a new file gets the schema) and the
+        loss remembered, so that a class not found says why (:meth:`_unknown`)."""
+        if self._file is None or time.monotonic() - self._checked_at < FILE_CHECK_S:
+            return
+        with self._file_lock:
+            if time.monotonic() - self._checked_at < FILE_CHECK_S:
+                return
+            self._checked_at = time.monotonic()
+            now_id = _identity(self._file)
+            if now_id == self._file_id:
+                return
+            what = "deleted" if now_id is None else "replaced"
+            log.warning("the class database file %s was %s while the server ran: opening it again", self._file, what)
+            self.engine.dispose()
+            if now_id is None:  # the deleted file's journal must not be replayed into the new one
+                for suffix in ("-wal", "-shm", "-journal"):
+                    Path(f"{self._file}{suffix}").unlink(missing_ok=True)
+            self.engine = open_engine(self.url, **self._engine_args)
+            self._create_schema()
+            self._file_id, self._lost = _identity(self._file), (time.time(), what)
+
+    def _unknown(self, code: str) -> UnknownClass:
+        """The error for a class this database does not hold: :class:`StoreLost` when the SQLite file was deleted
+        or replaced within a class's lifetime (the class may have been in the old file)."""
+        if self._lost is not None and time.time() - self._lost[0] < self.ttl_s:
+            when = time.strftime("%H:%M:%S", time.localtime(self._lost[0]))
+            return StoreLost(f"no class has the code {code}: the class database file {self._file} was "
+                             f"{self._lost[1]} at {when} while the server ran, and the classes in it are gone")
+        return UnknownClass(f"no class has the code {code}")
 
     # -- schema --
     def _create_schema(self) -> None:
@@ -155,7 +286,7 @@ class ClassStore:
             query = query.with_for_update(read=lock == "share")
         row = conn.execute(query).mappings().first()
         if row is None:
-            raise UnknownClass(f"no class has the code {code}")
+            raise self._unknown(code)
         if now >= row["expires_at"]:
             raise ClassExpired(f"the class {code} has expired")
         if row["ended"] and not allow_ended:
@@ -174,18 +305,27 @@ class ClassStore:
         now = _now(now)
         secret = secrets.token_urlsafe(32)
         salt = secrets.token_hex(16)
-        for _ in range(20):
-            code = new_code()
-            try:
-                with self._write() as conn:
-                    conn.execute(classes.insert().values(
-                        code=code, secret_salt=salt, secret_hash=_hash_secret(salt, secret), created_at=now,
-                        expires_at=now + self.ttl_s, step=None, step_seq=0, question=None, ended=False))
-                return code, secret
-            except IntegrityError:
-                continue  # the code is taken: draw another
-        raise RuntimeError("could not find a free class code in 20 draws")
+        digest = _hash_secret(salt, secret)
 
+        def attempt() -> tuple[str, str]:
+            for _ in range(20):
+                code = new_code()
+                try:
+                    with self._write() as conn:
+                        conn.execute(classes.insert().values(
+                            code=code, secret_salt=salt, secret_hash=digest, created_at=now,
+                            expires_at=now + self.ttl_s, step=None, step_seq=0, question=None, ended=False))
+                    return code, secret
+                except IntegrityError:  # the code is taken: ours (a retried insert that had committed) or another's
+                    with self._read() as conn:
+                        theirs = conn.execute(sa.select(classes.c.secret_hash).where(classes.c.code == code)).scalar()
+                    if theirs == digest:
+                        return code, secret
+            raise RuntimeError("could not find a free class code in 20 draws")
+
+        return self._run(True, attempt)
+
+    @_retried(write=False)
     def check_lecturer(self, code: str, secret: str, now: float | None = None) -> None:
         """Raise :class:`NotLecturer` unless ``secret`` is this class's (a private lecturer link being opened)."""
         code, now = check_code(code), _now(now)
@@ -209,6 +349,11 @@ class ClassStore:
             question = check_question(question)
         if expect_seq is not None and (not isinstance(expect_seq, int) or isinstance(expect_seq, bool)):
             raise BadInput("a step number is an integer")
+        seen: list[int] = []  # the step number an earlier attempt found (its commit may have gone through)
+        return self._run(True, lambda: self._set_step(code, secret, text, question, now, expect_seq, seen))
+
+    def _set_step(self, code: str, secret: str, text: str, question: str | None, now: float,
+                  expect_seq: int | None, seen: list[int]) -> int:
         with self._write() as conn:
             row = self._class_row(conn, code, now, lock="update")
             self._check_secret(row, secret)
@@ -216,6 +361,9 @@ class ClassStore:
                 if row["step"] == text:
                     return row["step_seq"]
                 raise StepMoved(f"the class {code} moved to step {row['step_seq']} since step {expect_seq}")
+            if seen and row["step_seq"] == seen[0] + 1 and row["step"] == text:
+                return row["step_seq"]  # this call's own move, committed by an attempt that then failed
+            seen[:] = [row["step_seq"]]
             seq = row["step_seq"] + 1
             conn.execute(classes.update().where(classes.c.code == code).values(step=text, step_seq=seq,
                                                                                  question=question))
@@ -225,6 +373,7 @@ class ClassStore:
                     index_elements=[questions.c.class_code, questions.c.question]))
         return seq
 
+    @_retried(write=True)
     def reveal(self, code: str, secret: str, question: str | None = None, now: float | None = None) -> None:
         """Close ``question`` (default: the current step's) and show its answer and distribution to everyone, for
         good. A question the class has left since the button was drawn (another tab's Next) is revealed all the
@@ -247,6 +396,7 @@ class ClassStore:
         return conn.execute(sa.select(reveals.c.question).where(
             (reveals.c.class_code == code) & (reveals.c.question == question))).first() is not None
 
+    @_retried(write=True)
     def set_joining(self, code: str, secret: str, open_: bool, now: float | None = None) -> None:
         """Open or close joining (a student who joined before still rejoins: a reload, a lost network)."""
         code, now = check_code(code), _now(now)
@@ -254,6 +404,7 @@ class ClassStore:
             self._check_secret(self._class_row(conn, code, now, lock="update"), secret)
             conn.execute(classes.update().where(classes.c.code == code).values(joins_closed=not open_))
 
+    @_retried(write=True)
     def end(self, code: str, secret: str, now: float | None = None) -> None:
         """End the class: no more joins, steps or answers (its state still says ``ended``). Ending twice is fine."""
         code, now = check_code(code), _now(now)
@@ -262,6 +413,7 @@ class ClassStore:
             self._check_secret(row, secret)
             conn.execute(classes.update().where(classes.c.code == code).values(ended=True))
 
+    @_retried(write=False)
     def roster(self, code: str, secret: str, now: float | None = None) -> list[dict]:
         """The joined students, first joined first: ``[{nickname, joined_at, last_seen}]`` (no student ids).
         Nicknames are plain text: escape them to show them."""
@@ -275,8 +427,17 @@ class ClassStore:
             return [dict(r) for r in rows.mappings()]
 
     # -- the students --
-    def join(self, code: str, student_id: str, nickname: str | None = None, now: float | None = None) -> dict:
-        """Join (or rejoin: the answers are kept, the nickname replaced) and return :meth:`state`."""
+    def join(self, code: str, student_id: str, nickname: str | None = None, now: float | None = None, *,
+             client: str | None = None) -> dict:
+        """Join (or rejoin: the answers are kept, the nickname replaced) and return :meth:`state`.
+
+        ``client``: the address the request came from; :class:`TooManyJoins` (before any query) when it joined
+        too often (:attr:`join_limit`). None: not limited (a session the app already rate-limits)."""
+        if client is not None and not self.join_limit.allow(client):
+            raise TooManyJoins("too many joins from this address: wait a minute and try again")
+        return self._run(True, lambda: self._join(code, student_id, nickname, now))
+
+    def _join(self, code: str, student_id: str, nickname: str | None, now: float | None) -> dict:
         code, student_id, now = check_code(code), check_student_id(student_id), _now(now)
         nickname = clean_nickname(nickname)
         with self._write() as conn:
@@ -293,8 +454,9 @@ class ClassStore:
                     raise ClassFull(f"the class {code} is full ({self.max_students} students)")
                 conn.execute(students.insert().values(class_code=code, student_id=student_id, nickname=nickname,
                                                       joined_at=now, last_seen=now))
-        return self.state(code, now=now)
+        return self._state(code, now)
 
+    @_retried(write=True)
     def answer(self, code: str, student_id: str, question: str, value: Any, now: float | None = None) -> None:
         """Record (or change) this student's answer to the class's current question, until the reveal."""
         code, student_id, now = check_code(code), check_student_id(student_id), _now(now)
@@ -316,6 +478,7 @@ class ClassStore:
                 set_={"value": stmt.excluded.value, "answered_at": stmt.excluded.answered_at}))
             conn.execute(students.update().where(key).values(last_seen=now))
 
+    @_retried(write=False)
     def my_answer(self, code: str, student_id: str, question: str, now: float | None = None) -> Any:
         """This student's answer to ``question`` (``None`` if none): what a reloaded page shows again."""
         code, student_id, now = check_code(code), check_student_id(student_id), _now(now)
@@ -328,9 +491,13 @@ class ClassStore:
         return None if text is None else json.loads(text)
 
     # -- everyone --
+    @_retried(write=False)
     def state(self, code: str, now: float | None = None) -> dict:
         """What a student follows: ``{code, step, step_seq, question, revealed, ended, joins_closed, expires_at}``
         (``revealed``: the current question's answer has been revealed; False without a question)."""
+        return self._state(code, now)
+
+    def _state(self, code: str, now: float | None) -> dict:
         code, now = check_code(code), _now(now)
         with self._read() as conn:
             row = self._class_row(conn, code, now, allow_ended=True)
@@ -339,6 +506,7 @@ class ClassStore:
                 "step_seq": row["step_seq"], "question": row["question"], "revealed": revealed,
                 "ended": bool(row["ended"]), "joins_closed": bool(row["joins_closed"]), "expires_at": row["expires_at"]}
 
+    @_retried(write=False)
     def is_revealed(self, code: str, question: str, now: float | None = None) -> bool:
         """Whether ``question`` has been revealed in this class (current or not: a reveal is for good)."""
         code, now = check_code(code), _now(now)
@@ -347,6 +515,7 @@ class ClassStore:
             self._class_row(conn, code, now, allow_ended=True)
             return self._revealed(conn, code, question)
 
+    @_retried(write=False)
     def counts(self, code: str, question: str, now: float | None = None) -> dict:
         """``{joined, answered, distribution: {value: n}}`` for one question, no names. A value that is a string,
         number, bool or null is its own key; a list or dict is keyed by its canonical JSON text."""
@@ -364,6 +533,7 @@ class ClassStore:
     def _joined(conn: sa.Connection, code: str) -> int:
         return conn.execute(sa.select(sa.func.count()).where(students.c.class_code == code)).scalar_one()
 
+    @_retried(write=False)
     def results(self, code: str, secret: str, now: float | None = None) -> dict:
         """The lecturer's record of the class (ended or not, until it expires): ``{joined, questions: [{question,
         step, asked_at, revealed, answered, distribution}]}`` in the order they were asked; no names."""
@@ -385,6 +555,7 @@ class ClassStore:
                         "distribution": distribution})
         return {"joined": joined, "questions": out}
 
+    @_retried(write=True)
     def purge(self, now: float | None = None) -> int:
         """Delete every expired class with its students and answers; returns how many classes went."""
         now = _now(now)
