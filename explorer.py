@@ -29,6 +29,7 @@ PAGES = [
     ("app_pages/experts.py", "nav.experts", "experts", "🔀"),
     ("app_pages/generate.py", "nav.generate", "generate", "💬"),
     ("app_pages/lens.py", "nav.lens", "lens", "🔍"),
+    ("app_pages/follow.py", "nav.follow", "follow", "🔦"),
     ("app_pages/interventions.py", "nav.interventions", "interventions", "✂️"),
     ("app_pages/train.py", "nav.train", "train", "🏋️"),
     # not app_pages/lessons.py: a page test puts app_pages/ first on sys.path, where that file would hide the lessons package

@@ -15,7 +15,7 @@ import streamlit as st
 import torch
 
 import analysis
-from analysis import heads, lens, prepost
+from analysis import follow, heads, lens, prepost
 from engine import CausalLM, ModelConfig
 from engine.parity import attention_paths_agree, reference_check
 from engine.tokenizer import TextTokenizer
@@ -104,6 +104,22 @@ def lens_table(model: CausalLM, ids: tuple[int, ...], progress: Callable[[float]
         with lock:
             pending.pop(key, None)
         job["done"].set()  # the waiters find the table (or, after an error, compute it themselves)
+
+
+@st.cache_data(max_entries=32, show_spinner=False, hash_funcs=HASH)
+def follow_view(model: CausalLM, ids: tuple[int, ...], position: int) -> pd.DataFrame:
+    """:func:`analysis.follow.follow_steps` of one position (the lens of its ~2L+1 residual rows in one product
+    with the head: a wait in the views' line for a large vocabulary)."""
+    c = model.config
+    with view_work(2e-9 * (2 * c.num_hidden_layers + 1) * c.hidden_size * c.vocab_size):
+        return follow.follow_steps(model, cached_trace(model, ids), position)
+
+
+@st.cache_data(max_entries=64, show_spinner=False, hash_funcs=HASH)
+def attribution_view(model: CausalLM, ids: tuple[int, ...], position: int, token: int, other: int | None,
+                     by_head: bool) -> follow.Attribution:
+    """:func:`analysis.follow.logit_attribution` of one position and token (minus ``other``'s logit)."""
+    return follow.logit_attribution(model, cached_trace(model, ids), position, token, other, by_head)
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)

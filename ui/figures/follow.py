@@ -1,0 +1,63 @@
+"""Figures of the "Follow a token" page: the flow down the whole depth, and the direct logit attribution."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from ui.figures.common import base_layout, f32
+
+HIGHLIGHT = "#d97706"
+#: the colour of a row by what it is: the stream itself, a norm, attention, the FFN, the head
+GROUP_COLORS = {"stream": "#1d4ed8", "norm": "#9ca3af", "attn": "#059669", "mlp": "#7c3aed", "head": "#111827"}
+
+
+def step_group(kind: str) -> str:
+    """``analysis.follow`` row kind -> colour group."""
+    if kind in ("embed", "resid_mid", "resid_post"):
+        return "stream"
+    if kind.startswith("attn"):
+        return "attn"
+    if kind.startswith("mlp"):
+        return "mlp"
+    return "head" if kind == "logits" else "norm"
+
+
+def flow_chart(steps: pd.DataFrame, current: int, labels: list[str], group_names: dict[str, str], title: str,
+               x_title: str, y_title: str) -> go.Figure:
+    """The norm of what each sub-step writes or holds (``analysis.follow.follow_steps``'s ``norm``), one marker per
+    sub-step down the whole depth, coloured by what the row is; the residual stream's own norm as a line; the
+    current step (0-based ``current``) ringed and marked by a vertical line. A log y axis: the stream grows by
+    orders of magnitude in a real model. ``labels``: one hover label per row."""
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=list(steps["step"]), y=f32(steps["resid_norm"]), mode="lines", name=group_names["line"],
+                             line=dict(color=GROUP_COLORS["stream"], width=1.5), hoverinfo="skip"))
+    groups = [step_group(k) for k in steps["kind"]]
+    for group, color in GROUP_COLORS.items():
+        idx = [i for i, g in enumerate(groups) if g == group]
+        if not idx:
+            continue
+        fig.add_trace(go.Scatter(
+            x=[int(steps["step"].iloc[i]) for i in idx], y=f32(steps["norm"].iloc[idx]), mode="markers",
+            name=group_names[group], marker=dict(color=color, size=7),
+            customdata=[labels[i] for i in idx], hovertemplate="%{customdata}<br>‖·‖ = %{y:.4g}<extra></extra>"))
+    row = steps.iloc[current]
+    fig.add_trace(go.Scatter(x=[int(row["step"])], y=f32([row["norm"]]), mode="markers", showlegend=False,
+                             marker=dict(size=18, color="rgba(0,0,0,0)", line=dict(color=HIGHLIGHT, width=3)),
+                             customdata=[labels[current]], hovertemplate="%{customdata}<extra></extra>"))
+    fig.add_vline(x=int(row["step"]), line=dict(color=HIGHLIGHT, width=2, dash="dot"))
+    fig.update_yaxes(type="log")
+    fig.update_xaxes(range=[-1, len(steps)])
+    return base_layout(fig, title, x_title, y_title, height=420)
+
+
+def attribution_bar(table: pd.DataFrame, labels: list[str], groups: list[str], title: str, x_title: str,
+                    y_title: str) -> go.Figure:
+    """One bar per term of the logit (``analysis.follow.Attribution.table`` rows, in model order), coloured by
+    what the term is (``groups``: keys of :data:`GROUP_COLORS`); its share in the hover."""
+    fig = go.Figure(go.Bar(
+        x=list(range(len(table))), y=f32(table["contribution"]), marker_color=[GROUP_COLORS[g] for g in groups],
+        customdata=labels, hovertemplate="%{customdata}: %{y:+.4g}<extra></extra>"))
+    fig.update_xaxes(tickmode="array", tickvals=list(range(len(table))), ticktext=labels, tickangle=-60)
+    fig.add_hline(y=0, line=dict(color="#6b7280", width=1))
+    return base_layout(fig, title, x_title, y_title, height=420)
