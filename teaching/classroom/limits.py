@@ -22,7 +22,7 @@ class KeyedLimiter:
 
     Each key has a bucket of ``burst`` tokens that refills at ``rate / per_s`` a second; an action takes one token.
     At most ``max_keys`` buckets are kept: when a new key would pass it, full buckets (keys idle for long enough to
-    have refilled: they are the same as new) go first, then the least recently used ones."""
+    have refilled: they are the same as new) go first, then the fullest ones (:meth:`_evict`)."""
 
     def __init__(self, rate: float = JOINS_PER_MINUTE, per_s: float = 60.0, *, burst: float | None = None,
                  max_keys: int = MAX_KEYS, clock: Callable[[], float] = time.monotonic):
@@ -32,7 +32,7 @@ class KeyedLimiter:
         self.burst = float(rate if burst is None else burst)
         self.max_keys = int(max_keys)
         self.clock = clock
-        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, when counted); insertion order = use
+        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, when counted), the latest used last
         self._lock = threading.Lock()
 
     def allow(self, key: str) -> bool:
@@ -48,12 +48,14 @@ class KeyedLimiter:
         return allowed
 
     def _evict(self, now: float) -> None:
-        """Drop full buckets; if none is full, the least recently used half (a flood of new keys)."""
-        full = [k for k, (tokens, at) in self._buckets.items() if tokens + (now - at) * self.refill >= self.burst]
-        for k in full:
+        """Drop full buckets (as good as new); if still too many, the fullest down to half of ``max_keys``: a
+        key that is being limited (an empty bucket) is the last to go, even in a flood of new keys."""
+        tokens = {k: min(self.burst, t + (now - at) * self.refill) for k, (t, at) in self._buckets.items()}
+        for k in [k for k, t in tokens.items() if t >= self.burst]:
             del self._buckets[k]
         if len(self._buckets) > self.max_keys:
-            for k in list(self._buckets)[: len(self._buckets) - self.max_keys // 2]:
+            fullest = sorted(self._buckets, key=lambda k: -tokens[k])  # stable: the older of equals first
+            for k in fullest[: len(self._buckets) - self.max_keys // 2]:
                 del self._buckets[k]
 
     def __len__(self) -> int:

@@ -26,7 +26,7 @@ Rules every method keeps:
   :class:`~teaching.classroom.errors.StoreUnavailable` (the class is still there: never "you are out of the
   class"). A retried write never counts twice: an answer, a join, a reveal, closing joins and the end are
   upserts or assignments; a step's move is a compare-and-set that returns the number of a move already made;
-  a new class whose insert may have committed is found again by its secret's hash;
+  a new class whose insert may have committed is found again by its code and its secret's hash;
 * connections that failed (a read-only episode, a restarted server) are dropped, not pooled again
   (:func:`~teaching.classroom.database.open_engine`);
 * a SQLite file deleted or replaced under a running server is noticed (its device and inode, checked at most once
@@ -169,7 +169,7 @@ class ClassStore:
         self.ttl_s = float(ttl_s)
         self.max_students = int(max_students)
         self.retry_s, self.read_retry_s = float(retry_s), float(read_retry_s)
-        self.join_limit = join_limit or KeyedLimiter()
+        self.join_limit = KeyedLimiter() if join_limit is None else join_limit
         sa_url = sa.make_url(self.url)
         self._sqlite = sa_url.get_backend_name() == "sqlite"
         self._engine_args = {} if busy_timeout_ms is None else {"busy_timeout_ms": int(busy_timeout_ms)}
@@ -228,9 +228,8 @@ class ClassStore:
             what = "deleted" if now_id is None else "replaced"
             log.warning("the class database file %s was %s while the server ran: opening it again", self._file, what)
             self.engine.dispose()
-            if now_id is None:  # the deleted file's journal must not be replayed into the new one
-                for suffix in ("-wal", "-shm", "-journal"):
-                    Path(f"{self._file}{suffix}").unlink(missing_ok=True)
+            for suffix in ("-wal", "-shm", "-journal"):  # the old file's: replayed into the new one, they corrupt it
+                Path(f"{self._file}{suffix}").unlink(missing_ok=True)
             self.engine = open_engine(self.url, **self._engine_args)
             self._create_schema()
             self._file_id, self._lost = _identity(self._file), (time.time(), what)
@@ -241,7 +240,7 @@ class ClassStore:
         if self._lost is not None and time.time() - self._lost[0] < self.ttl_s:
             when = time.strftime("%H:%M:%S", time.localtime(self._lost[0]))
             return StoreLost(f"no class has the code {code}: the class database file {self._file} was "
-                             f"{self._lost[1]} at {when} while the server ran, and the classes in it are gone")
+                             f"{self._lost[1]} at {when} while the server ran: the classes of the old file are gone")
         return UnknownClass(f"no class has the code {code}")
 
     # -- schema --
@@ -306,21 +305,26 @@ class ClassStore:
         secret = secrets.token_urlsafe(32)
         salt = secrets.token_hex(16)
         digest = _hash_secret(salt, secret)
+        drawn: list[str] = []  # codes earlier attempts inserted: one may have committed before its attempt failed
 
         def attempt() -> tuple[str, str]:
+            if drawn:
+                with self._read() as conn:
+                    mine = conn.execute(sa.select(classes.c.code).where(
+                        classes.c.code.in_(drawn) & (classes.c.secret_hash == digest))).scalar()
+                if mine is not None:
+                    return mine, secret
             for _ in range(20):
                 code = new_code()
+                drawn.append(code)
                 try:
                     with self._write() as conn:
                         conn.execute(classes.insert().values(
                             code=code, secret_salt=salt, secret_hash=digest, created_at=now,
                             expires_at=now + self.ttl_s, step=None, step_seq=0, question=None, ended=False))
                     return code, secret
-                except IntegrityError:  # the code is taken: ours (a retried insert that had committed) or another's
-                    with self._read() as conn:
-                        theirs = conn.execute(sa.select(classes.c.secret_hash).where(classes.c.code == code)).scalar()
-                    if theirs == digest:
-                        return code, secret
+                except IntegrityError:
+                    continue  # the code is taken: draw another
             raise RuntimeError("could not find a free class code in 20 draws")
 
         return self._run(True, attempt)

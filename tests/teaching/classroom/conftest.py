@@ -1,6 +1,7 @@
 """The class store's backends: a SQLite file, and a throwaway PostgreSQL cluster on loopback, started once per test
 session with initdb/pg_ctl (Debian's ``postgresql``; ``bash .ci/run`` installs it). Without PostgreSQL the tests
-fail, never skip. As root, the cluster runs as the unprivileged ``postgres`` user (initdb refuses root)."""
+fail, never skip. As root, the cluster runs as the unprivileged ``postgres`` user (initdb refuses root).
+``postgres`` also stops and starts the cluster (a database restarted under a running class)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -29,8 +32,16 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@dataclass
+class Cluster:
+    """The throwaway cluster: its URL, and ``stop()`` / ``start()`` (the same port and data)."""
+    url: str
+    stop: Callable[[], None]
+    start: Callable[[], None]
+
+
 @pytest.fixture(scope="session")
-def postgres_url():
+def postgres():
     initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
     if not initdb or not pg_ctl:
         pytest.fail("PostgreSQL is not installed (no initdb/pg_ctl under /usr/lib/postgresql/*/bin or on PATH): "
@@ -56,18 +67,30 @@ def postgres_url():
 
     run(initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--no-locale")
     opts = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100"
-    run(pg_ctl, "-D", str(data), "-o", opts, "-l", str(root / "log"), "-w", "-t", "30", "start")
+
+    def start() -> None:
+        run(pg_ctl, "-D", str(data), "-o", opts, "-l", str(root / "log"), "-w", "-t", "30", "start")
+
+    def stop() -> None:
+        run(pg_ctl, "-D", str(data), "-m", "fast", "-w", "-t", "30", "stop")
+
+    start()
     try:
         import psycopg
 
         with psycopg.connect(host="127.0.0.1", port=port, user="postgres", dbname="postgres",
                              autocommit=True) as conn:
             conn.execute("CREATE DATABASE classtest")
-        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/classtest"
+        yield Cluster(f"postgresql+psycopg://postgres@127.0.0.1:{port}/classtest", stop, start)
     finally:
         subprocess.run([*prefix, pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"], capture_output=True,
                        timeout=60)
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_url(postgres):
+    return postgres.url
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
