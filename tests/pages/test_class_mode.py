@@ -3,13 +3,15 @@ session that forges the lecturer's role or secret cannot move, reveal or end a c
 class's state is unchanged); the "Start a class" button makes a class whose secret only the session holds; a
 quick poll with too few options is refused with a message; a poll keeps the lesson step it interrupts. The
 browser test (tests/browser/test_browser_class.py) runs the whole class; here each rule is checked against the
-store's own state."""
+store's own state; a store that does not answer for now keeps everyone in the class."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
-from teaching.classroom import ClassStore, new_student_id
+from teaching.classroom import ClassStore, StoreUnavailable, new_student_id
 from tests.page_helpers import open_page
 from ui.strings.classroom import EN
 from teaching.course import Pointer
@@ -202,3 +204,32 @@ def test_the_lecturer_closes_joining_and_a_new_phone_is_told(store):
     at.toggle(key="class.joining").set_value(True).run()
     assert not store.state(code)["joins_closed"]
     assert _seat(open_page(query={"class": code}, defaults=False)).role == "student"
+
+
+def test_a_store_that_does_not_answer_keeps_everyone_in_the_class(store, monkeypatch):
+    """The store's StoreUnavailable (a database stopped, locked, restarting: it retried and gave up for now) is said
+    as "retrying (n s)"; the lecturer and the student keep their seats, and a link opened meanwhile keeps its code."""
+    at = open_page(defaults=False)
+    at.button(key="class.start").click().run()
+    code = _seat(at).code
+    phone = open_page(query={"class": code}, defaults=False)
+    assert _seat(phone).role == "student"
+
+    def down(*_args, **_kwargs):
+        raise StoreUnavailable("the class database is not answering (connection refused)", since=time.time() - 12,
+                               waited_s=2.0)
+
+    monkeypatch.setattr(ClassStore, "state", down)
+    monkeypatch.setattr(ClassStore, "join", down)
+    forget(code)
+    retrying = EN["class.err.unavailable"].split("{seconds}")[0]
+    for page, role in ((phone, "student"), (at, "lecturer")):
+        page.run()
+        assert not page.exception
+        assert retrying in _warnings(page) and _seat(page).role == role and _seat(page).code == code
+    later = open_page(query={"class": code}, defaults=False)  # a reload during the outage
+    assert retrying in _warnings(later) and later.query_params.get("class") == code
+    monkeypatch.undo()
+    forget(code)
+    later.run()
+    assert _seat(later).role == "student" and _seat(later).code == code

@@ -99,6 +99,11 @@ EN = {
     "class.err.closed": "Answers to this question are closed.",
     "class.err.too_fast": "Too many requests: wait a few seconds and try again.",
     "class.err.store": "The class database is not reachable: {error}",
+    "class.err.unavailable": "Class store unreachable, retrying ({seconds} s). You are still in the class: "
+                             "the page carries on when it is back.",
+    "class.err.store_lost": "The class database file was deleted or replaced while the server ran: the class "
+                            "{code} went with it. The lecturer can start a new class.",
+    "class.err.too_many_joins": "Too many joins from this network address: wait a minute and try again.",
     "class.err.bad_input": "That was not accepted: {error}",
 }
 
@@ -199,5 +204,8 @@ ZH = {
     "class.err.closed": "这个问题的回答已经关闭。",
     "class.err.too_fast": "请求太频繁：请等几秒再试。",
     "class.err.store": "无法连接课堂数据库：{error}",
+    "class.err.unavailable": "暂时无法连接课堂数据库，正在重试（{seconds} 秒）。你仍在课堂中：恢复后页面会继续。",
+    "class.err.store_lost": "服务器运行期间课堂数据库文件被删除或替换：课堂 {code} 已随之丢失。老师可以开始一个新课堂。",
+    "class.err.too_many_joins": "来自这个网络地址的加入请求太多：请等一分钟再试。",
     "class.err.bad_input": "未被接受：{error}",
 }

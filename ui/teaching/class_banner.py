@@ -10,7 +10,7 @@ from typing import Any
 import sqlalchemy.exc
 import streamlit as st
 
-from teaching.classroom import ClassError, NotJoined
+from teaching.classroom import ClassError, NotJoined, StoreUnavailable
 from ui.teaching import steps as lesson_ui
 from ui.teaching.lesson_banner import nav_buttons, scroll_to_chart
 from ui.teaching.gate import GATE_TEXT_KEY
@@ -50,6 +50,8 @@ def _student_live() -> None:
             if (state["step_seq"], state["revealed"], state["ended"]) != seat().seen \
                     or page_moved():
                 st.rerun()
+        except StoreUnavailable as err:  # the store retries: the seat is kept, no whole-app rerun until it answers
+            st.warning(error_text(err, c))
         except (ClassError, sqlalchemy.exc.SQLAlchemyError):
             st.rerun()  # the hook says why and leaves the class
         _watch(seat().drawn)

@@ -15,6 +15,7 @@ from teaching.classroom import (
     ClassError,
     ClassExpired,
     StepMoved,
+    StoreUnavailable,
 )
 from ui.teaching import steps as lesson_ui
 from ui.caches.classroom import store
@@ -23,7 +24,7 @@ from ui.i18n import t
 from ui.state import apply_pending
 from ui.teaching.class_mode import (
     PARAM_CODE, PARAM_SECRET, adopt, class_state, clean_code, code, enter_from_link, error_text, forget,
-    leave_class, role, say, seat, student_id,
+    leave_class, role, say, seat, store_down, student_id,
 )
 
 
@@ -52,6 +53,9 @@ def class_hook(pages: dict[str, Any], here: str) -> None:
                 store().check_lecturer(code(), secret)
                 seat().verified = secret
             state = class_state(code(), fresh=True)
+        except StoreUnavailable as err:
+            store_down(err, code())
+            return
         except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
             leave_class(error_text(err, code()))
             return
@@ -64,6 +68,9 @@ def _follow(pages: dict[str, Any], here: str) -> None:
     seat().ran = True
     try:
         state = class_state(code())
+    except StoreUnavailable as err:
+        store_down(err, code())
+        return
     except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
         leave_class(t("class.ended", code=md(code())) if isinstance(err, (ClassEnded, ClassExpired))
                     else error_text(err, code()))
@@ -172,6 +179,9 @@ def class_sync(here: str) -> None:
                 st.rerun()  # the class's step, its page and settings, from the top
             forget(c)
             state = class_state(c, fresh=True)
+    except StoreUnavailable as err:
+        store_down(err, c)
+        return
     except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
         leave_class(error_text(err, c))
         return

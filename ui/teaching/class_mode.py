@@ -51,6 +51,9 @@ from teaching.classroom import (
     ClassFull,
     JoinsClosed,
     NotLecturer,
+    StoreLost,
+    StoreUnavailable,
+    TooManyJoins,
     UnknownClass,
     new_student_id,
 )
@@ -192,19 +195,37 @@ def allow(kind: str) -> bool:
 
 
 # each store refusal's words (they may name the class's code; formatting ignores what a string does not use)
-ERROR_TEXT = ((UnknownClass, "class.err.unknown"), (ClassExpired, "class.err.expired"), (ClassEnded, "class.err.ended"),
+ERROR_TEXT = ((StoreLost, "class.err.store_lost"), (UnknownClass, "class.err.unknown"),
+              (ClassExpired, "class.err.expired"), (ClassEnded, "class.err.ended"),
               (ClassFull, "class.err.full"), (JoinsClosed, "class.err.joins_closed"),
-              (NotLecturer, "class.err.not_lecturer_action"), (AnswerClosed, "class.err.closed"))
+              (NotLecturer, "class.err.not_lecturer_action"), (AnswerClosed, "class.err.closed"),
+              (TooManyJoins, "class.err.too_many_joins"))
+STORE_DOWN_KEY = "class.store_down"  # the session's last "class store unreachable, retrying (n s)" message
 
 
 def error_text(err: Exception, class_code: str) -> str:
-    """A store error in the reader's words: a refusal (:data:`ERROR_TEXT`), bad input, or the database's failure."""
+    """A store error in the reader's words: a refusal (:data:`ERROR_TEXT`), bad input, the database not answering
+    for now (:class:`StoreUnavailable`: "retrying (n s)"), or the database's failure."""
+    if isinstance(err, StoreUnavailable):
+        return t("class.err.unavailable", seconds=int(err.seconds))
     key = next((key for kind, key in ERROR_TEXT if isinstance(err, kind)), None)
     if key is not None:
         return t(key, code=md(class_code or ""))
     if isinstance(err, BadInput):
         return t("class.err.bad_input", error=md(str(err)))
     return t("class.err.store", error=md(type(err).__name__))
+
+
+def store_down(err: StoreUnavailable, class_code: str | None) -> None:
+    """The class store is not answering for now: the session keeps its seat (the class is still there; its next
+    run tries again) and says so, one message counting the outage's seconds (each replaces the one before; only
+    the first is toasted)."""
+    me, text = seat(), error_text(err, class_code or "")
+    before = st.session_state.pop(STORE_DOWN_KEY, None)
+    if before is not None and me.messages.pop(before, None) is not None:
+        me.toasted.add(text)
+    say(text)
+    st.session_state[STORE_DOWN_KEY] = text
 
 
 def clean_code(raw: Any) -> str | None:
@@ -283,8 +304,9 @@ def adopt(state: dict) -> None:
             apply_pending()
 
 
-def join_class(raw_code: Any, nickname: str | None = None) -> bool:
-    """Join as a student (the join form, a link). False with a message when the code is bad or the class gone."""
+def join_class(raw_code: Any, nickname: str | None = None) -> bool | None:
+    """Join as a student (the join form, a link). False with a message when the code is bad or the class gone;
+    None when the store is not answering for now (:func:`store_down`)."""
     c = clean_code(raw_code)
     if c is None:
         say(t("class.err.bad_code"))
@@ -293,6 +315,9 @@ def join_class(raw_code: Any, nickname: str | None = None) -> bool:
         return False
     try:
         store().join(c, student_id(), nickname)
+    except StoreUnavailable as err:  # None: not refused (a link keeps its code: the next run joins again)
+        store_down(err, c)
+        return None
     except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
         say(error_text(err, c))
         return False
@@ -335,10 +360,13 @@ def enter_from_link(raw_code: str, secret: str | None) -> None:
         except NotLecturer:
             if from_link:
                 say(t("class.err.not_lecturer", code=md(c)))
+        except StoreUnavailable as err:
+            store_down(err, c)
+            return
         except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
             leave_class(error_text(err, c))
             return
-    if not join_class(c):
+    if join_class(c) is False:
         if PARAM_CODE in st.query_params:
             del st.query_params[PARAM_CODE]
 
