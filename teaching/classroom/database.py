@@ -19,7 +19,8 @@ from teaching.classroom.inputs import CODE_LENGTH, MAX_NICKNAME, MAX_QUESTION
 ENV_URL = "EXPLORER_CLASS_DB"
 ENV_DATA_DIR = "EXPLORER_DATA_DIR"
 DB_FILE = "classes.sqlite3"
-SQLITE_BUSY_TIMEOUT_MS = 10_000
+SQLITE_BUSY_TIMEOUT_MS = 10_000  # one attempt's wait for another connection's lock (the store retries after it)
+PG_CONNECT_TIMEOUT_S = 5
 
 SCHEMA_VERSION = 3
 
@@ -112,10 +113,14 @@ def open_engine(url: str, *, busy_timeout_ms: int = SQLITE_BUSY_TIMEOUT_MS) -> s
     """An engine for ``url``. SQLite: its folder created, a busy timeout, WAL mode, foreign keys, write transactions
     ``BEGIN IMMEDIATE`` (a connection with the ``class_write`` execution option), and a connection that failed as
     read-only or on disk I/O dropped with every other pooled one (:func:`_sqlite_error`); any other database: a
-    pre-ping before a pooled connection is used (a restarted server's dead connections are replaced)."""
+    pre-ping before a pooled connection is used (a restarted server's dead connections are replaced), and
+    PostgreSQL a connect timeout."""
     sa_url = sa.make_url(url)
     if sa_url.get_backend_name() != "sqlite":
-        return sa.create_engine(sa_url, pool_pre_ping=True)
+        args = {}
+        if sa_url.get_backend_name() == "postgresql" and "connect_timeout" not in sa_url.query:
+            args = {"connect_timeout": PG_CONNECT_TIMEOUT_S}  # an unreachable host: one attempt, not minutes
+        return sa.create_engine(sa_url, pool_pre_ping=True, connect_args=args)
     if sa_url.database and sa_url.database != ":memory:":
         Path(sa_url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
     engine = sa.create_engine(sa_url, connect_args={"timeout": busy_timeout_ms / 1000})

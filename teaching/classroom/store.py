@@ -22,7 +22,8 @@ Rules every method keeps:
 * a database that fails for a while (stopped, restarting, a SQLite file locked by another process or read-only)
   does not fail a call: every public method retries it with backoff (0.05 s doubling to 2 s), each attempt its own
   transaction, for up to ``retry_s`` (writes: 30 s, a page's click waits for a restart) or ``read_retry_s``
-  (reads: 2 s, the live bar's next refresh reads again), then raises one
+  (reads: 2 s, the live bar's next refresh reads again) plus the attempt under way (a SQLite busy timeout of 10 s,
+  a PostgreSQL connect timeout of 5 s), then raises one
   :class:`~teaching.classroom.errors.StoreUnavailable` (the class is still there: never "you are out of the
   class"). A retried write never counts twice: an answer, a join, a reveal, closing joins and the end are
   upserts or assignments; a step's move is a compare-and-set that returns the number of a move already made;

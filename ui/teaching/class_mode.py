@@ -275,7 +275,7 @@ def start_class() -> None:
         return
     try:
         new_code, secret = store().create_class()
-    except sqlalchemy.exc.SQLAlchemyError as err:
+    except (StoreUnavailable, sqlalchemy.exc.SQLAlchemyError) as err:  # the store retried for 30 s: try again later
         say(error_text(err, ""))
         return
     _become_lecturer(new_code, secret, new=True)
