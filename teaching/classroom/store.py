@@ -26,7 +26,7 @@ Rules every method keeps:
   a PostgreSQL connect timeout of 5 s), then raises one
   :class:`~teaching.classroom.errors.StoreUnavailable` (the class is still there: never "you are out of the
   class"). A retried write never counts twice: an answer, a join, a reveal, closing joins and the end are
-  upserts or assignments; a step's move is a compare-and-set that returns the number of a move already made;
+  upserts or assignments (a retried answer already stored is not refused by a reveal made since); a step's move is a compare-and-set that returns the number of a move already made;
   a new class whose insert may have committed is found again by its code and its secret's hash;
 * connections that failed (a read-only episode, a restarted server) are dropped, not pooled again
   (:func:`~teaching.classroom.database.open_engine`);
@@ -461,17 +461,26 @@ class ClassStore:
                                                       joined_at=now, last_seen=now))
         return self._state(code, now)
 
-    @_retried(write=True)
     def answer(self, code: str, student_id: str, question: str, value: Any, now: float | None = None) -> None:
         """Record (or change) this student's answer to the class's current question, until the reveal."""
         code, student_id, now = check_code(code), check_student_id(student_id), _now(now)
         question = check_question(question)
         text = canonical_json(value, MAX_ANSWER_BYTES, "an answer")
+        attempts: list[int] = []
+        self._run(True, lambda: self._answer(code, student_id, question, text, now, attempts))
+
+    def _answer(self, code: str, student_id: str, question: str, text: str, now: float, attempts: list[int]) -> None:
+        attempts.append(1)
         with self._write() as conn:
             row = self._class_row(conn, code, now, lock="share")
             key = (students.c.class_code == code) & (students.c.student_id == student_id)
             if conn.execute(sa.select(students.c.student_id).where(key)).first() is None:
                 raise NotJoined(f"this student has not joined the class {code}")
+            if len(attempts) > 1 and conn.execute(sa.select(answers.c.value).where(
+                    (answers.c.class_code == code) & (answers.c.question == question)
+                    & (answers.c.student_id == student_id))).scalar() == text:
+                return  # an earlier attempt's commit went through (then its connection failed): a reveal since
+                # has not refused what was already taken
             if row["question"] != question:
                 raise AnswerClosed(f"the question {question[:40]!r} is not open in the class {code}")
             if self._revealed(conn, code, question):

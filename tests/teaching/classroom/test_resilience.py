@@ -147,8 +147,9 @@ def test_a_replaced_database_file_is_said_and_the_new_file_used(tmp_path_factory
 # ---- a write whose commit went through, then its connection failed: retried, not doubled --------------------------
 @pytest.fixture
 def flaky_commit(monkeypatch):
-    """``arm(store)``: the store's next write transaction commits, then fails as if the connection dropped."""
-    def arm(store):
+    """``arm(store, then=None)``: the store's next write transaction commits, then (after ``then()``, another
+    session's action) fails as if the connection dropped."""
+    def arm(store, then=None):
         real = store._write
         armed = [True]
 
@@ -157,6 +158,8 @@ def flaky_commit(monkeypatch):
             with real() as conn:
                 yield conn
             if armed.pop() if armed else False:
+                if then is not None:
+                    then()
                 raise sa.exc.OperationalError("COMMIT", {}, Exception("server closed the connection unexpectedly"))
 
         monkeypatch.setattr(store, "_write", write)
@@ -196,6 +199,10 @@ def test_retried_writes_are_not_doubled(store, flaky_commit):
     counts = store.counts(code, "qb")
     assert counts["joined"] == 3 and counts["answered"] == 3 and len(store.roster(code, secret)) == 3
     assert store.state(code)["revealed"]
+    code, secret, (sid,) = a_class(store)
+    flaky_commit(store, then=lambda: store.reveal(code, secret))  # the reveal lands between commit and retry
+    store.answer(code, sid, "q1", 1)  # taken before the reveal: not refused on the retry
+    assert store.counts(code, "q1")["distribution"] == {1: 1}
 
 
 # ---- PostgreSQL stopped and started mid-class ------------------------------------------------------------------
