@@ -217,6 +217,7 @@ def test_postgresql_stopped_and_started_mid_class_loses_no_answer(postgres):
         with pytest.raises(StoreUnavailable) as err:  # a read gives up soon, and says so: not "out of the class"
             store.state(code)
         assert err.value.seconds > 0
+        assert during.is_alive()  # the answer is still being retried
     finally:
         postgres.start()
     during.join(30)
