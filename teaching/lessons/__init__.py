@@ -26,6 +26,7 @@ from teaching.answers import attention, block  # noqa: F401,E402  (lessons 1 to 
 from teaching.answers import real, training  # noqa: F401,E402  (lessons 4 and 5 register their answers here)
 from teaching.answers import interventions  # noqa: F401,E402  (lesson 6's answers)
 from teaching.answers import variants  # noqa: F401,E402  (lesson 7's answers)
+from teaching.answers import follow  # noqa: F401,E402  (lesson 4's steps on the Follow a token page)
 from teaching.lessons.quality import question_problems
 from settings.build import build_parts  # a step's model, as the sidebar builds it
 from settings.schema import DEFAULTS, all_presets
