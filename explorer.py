@@ -1,4 +1,4 @@
-"""Transformer Block Explorer: entry point (``streamlit run app.py``).
+"""Transformer Block Explorer: the Streamlit app (served by ``app.py``: ``streamlit run app.py``).
 
 Sets the page config and the navigation; each page renders the shared sidebar itself through
 ``ui.sidebar.explorer()`` so its widgets behave the same on every page (AppTest renders one page at a time).

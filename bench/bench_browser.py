@@ -33,7 +33,7 @@ CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run", "--disable-quic"]
 CHART = '[data-testid="stPlotlyChart"]'
-URLS = [u for u in re.findall(r'"app_pages/\w+\.py", "[\w.]+", "([\w-]+)"', (ROOT / "app.py").read_text())]
+URLS = [u for u in re.findall(r'"app_pages/\w+\.py", "[\w.]+", "([\w-]+)"', (ROOT / "explorer.py").read_text())]
 
 
 def free_port() -> int:

@@ -55,7 +55,7 @@ def config_state(i: int) -> dict:
 
 
 def session(state: dict) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
+    at = AppTest.from_file(str(ROOT / "explorer.py"), default_timeout=600)
     at.run()
     for page in PAGES:
         at.switch_page(page).run()

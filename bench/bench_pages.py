@@ -1,6 +1,6 @@
 """Server-side rerun time and bytes per page at the defaults, warm caches (AppTest, one process).
 
-For each page of ``app.py``: open a session, switch to the page, run until warm, then time ``--repeats``
+For each page of ``explorer.py``: open a session, switch to the page, run until warm, then time ``--repeats``
 reruns (a rerun = what a widget change that hits the caches costs on the server: the whole script, widgets,
 cached model/trace lookups, analysis DataFrames, figure building and serialisation). References measured in
 the same run, interleaved with the pages (see bench/common.py):
@@ -31,7 +31,7 @@ from streamlit.testing.v1 import local_script_runner  # noqa: E402
 
 from ui.sidebar import DEFAULTS  # noqa: E402
 
-PAGES = re.findall(r'"(app_pages/\w+\.py)"', (ROOT / "app.py").read_text())
+PAGES = re.findall(r'"(app_pages/\w+\.py)"', (ROOT / "explorer.py").read_text())
 TARGET_MS, TARGET_BYTES = 150.0, 2 * 2**20
 
 _bytes: list[int] = []
@@ -51,7 +51,7 @@ def _session(page: str | None, script: Path | None = None) -> AppTest:
         at = AppTest.from_file(str(script), default_timeout=300)
         at.run()
         return at
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at = AppTest.from_file(str(ROOT / "explorer.py"), default_timeout=300)
     at.run()
     at.switch_page(page).run()
     for k, v in {**DEFAULTS, "ui.lang": "en"}.items():

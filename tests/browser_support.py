@@ -35,10 +35,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int | None = None):
-    """Start ``streamlit run app.py`` on a free port; returns ``(process, url)`` once healthy."""
+def start_server(port: int | None = None, env: dict | None = None):
+    """Start ``streamlit run app.py`` on a free port (``env``: more environment variables); returns
+    ``(process, url)`` once healthy."""
     port = port or free_port()
-    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    env = dict(os.environ, HF_HUB_OFFLINE="1", **(env or {}))
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
          "--browser.gatherUsageStats", "false"],
@@ -96,8 +97,8 @@ CHARTLESS = ("train", "lessons", "experts")
 
 
 def _nav_index() -> dict[str, int]:
-    """URL path -> its link's index in the navigation (app.py's PAGES order), read from app.py's source."""
-    tree = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
+    """URL path -> its link's index in the navigation (explorer.py's PAGES order), read from explorer.py's source."""
+    tree = ast.parse((ROOT / "explorer.py").read_text(encoding="utf-8"))
     pages = next(ast.literal_eval(n.value) for n in ast.walk(tree)
                  if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "PAGES")
     return {url: i for i, (_path, _key, url, _icon) in enumerate(pages)}
@@ -180,3 +181,45 @@ def choose_smollm2(page, lang: str, timeout: int = 420_000) -> None:
     assert "SmolLM2" in checkpoint_shown(page, lang)
     page.wait_for_selector(f'[data-testid="stMain"] {CHART}', timeout=timeout)
     settle(page, timeout=timeout)
+
+
+# ---- class mode: a room of people on one restartable server ---------------------------------------------------
+PHONE = dict(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True, device_scale_factor=2)
+LAPTOP = dict(viewport={"width": 1280, "height": 720})
+
+
+def key_css(key: str) -> str:
+    """The CSS class Streamlit gives an element drawn with ``key=``."""
+    import re
+    return ".st-key-" + re.sub(r"[^a-zA-Z0-9_-]", "-", key)
+
+
+class Room(dict):
+    """A class's server (restartable on its port: ``restart()``) and the browser contexts of its people; a dict so
+    that a module's tests can keep who is who in it (``room["lecturer"]``)."""
+
+    def __init__(self, browser, env: dict | None = None):
+        port = free_port()
+        proc, url = start_server(port, env=env)
+        super().__init__(url=url, port=port, proc=proc, students=[], contexts=[])
+        self.browser, self.env = browser, env
+
+    def page(self, **kwargs):
+        """A new person: a fresh browser context (``PHONE``, ``LAPTOP`` or others), one page in it."""
+        ctx = self.browser.new_context(**kwargs)
+        self["contexts"].append(ctx)
+        page = ctx.new_page()
+        page.set_default_timeout(90_000)
+        return page
+
+    def kill(self) -> None:
+        self["proc"].kill()
+        self["proc"].wait(timeout=20)
+
+    def restart(self) -> None:
+        self["proc"], _ = start_server(self["port"], env=self.env)
+
+    def close(self) -> None:
+        for ctx in self["contexts"]:
+            ctx.close()
+        self.kill()

@@ -29,7 +29,7 @@ _NUMBER = re.compile(r"(?<![\w.:])[-−]?\d{1,3}(?:[,，]\d{3})+(?:\.\d+)?|(?<![
 
 def open_step(lesson_id: str, n: int, lang: str, page_script: str, timeout: float = 300) -> AppTest:
     """Step ``n`` of a lesson opened by its link, in ``lang``, in a fresh session (one run of the step's page)."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
+    at = AppTest.from_file(str(ROOT / "explorer.py"), default_timeout=timeout)
     at.query_params.update({"lesson": lesson_id, "step": str(n)})
     at.switch_page(page_script)
     for k, v in {**DEFAULTS, "ui.lang": lang}.items():

@@ -60,7 +60,7 @@ def open_page(page: str | None = None, *, via: str = "navigation", script: str |
     if source is not None:
         at = AppTest.from_string(source, default_timeout=timeout)
     else:
-        main = script or (ROOT / "app_pages" / f"{page}.py" if via == "script" else ROOT / "app.py")
+        main = script or (ROOT / "app_pages" / f"{page}.py" if via == "script" else ROOT / "explorer.py")
         at = AppTest.from_file(str(main), default_timeout=timeout)
     at.query_params.update(query or {})
     base = {**(DEFAULTS if defaults else {}), **({"ui.lang": lang} if lang else {})}

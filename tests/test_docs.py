@@ -13,7 +13,7 @@ Every ```bash block of README.md and docs/*.md, and every inline code span that 
 * a program not in :data:`EXTERNAL` (a system tool) and not one of the above is a problem.
 
 Every relative link ``[text](path#anchor)`` names an existing file, and its anchor a heading of that file (GitHub's
-slugs). The README's test command is the one ``.ci/run`` runs, and the pages table lists every page of app.py.
+slugs). The README's test command is the one ``.ci/run`` runs, and the pages table lists every page of explorer.py.
 The checks are also run on deliberately broken text, so a checker that finds nothing fails too.
 """
 
@@ -341,10 +341,10 @@ def test_the_readmes_test_command_is_the_one_ci_runs():
 
 
 def test_the_pages_table_lists_every_page():
-    """docs/lecturers.md's table has a row for each page of app.py's navigation, by its English title."""
+    """docs/lecturers.md's table has a row for each page of explorer.py's navigation, by its English title."""
     from ui.i18n import catalogs
 
-    tree = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
+    tree = ast.parse((ROOT / "explorer.py").read_text(encoding="utf-8"))
     pages = next(ast.literal_eval(n.value) for n in ast.walk(tree)
                  if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "PAGES")
     titles = [catalogs()["en"][key] for _path, key, *_ in pages]

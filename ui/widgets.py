@@ -14,6 +14,7 @@ from ui.figures.common import PRESENTER_CHART_PX, PRESENTER_FILL_PX, scale_fonts
 from ui.teaching.highlight import highlight
 from ui.i18n import t
 from ui.teaching.gate import chart_gate, hidden, placeholder_for, predict_first
+from ui.teaching.phone.view import share_chart
 from ui.presenter import EXPLAIN_KEY, HEADING_KEY, PRESENTER_SCALE, fill, presenter_mode, stage
 
 PLOTLY_CONFIG = {"displaylogo": False}
@@ -90,6 +91,7 @@ def chart(fig: go.Figure, data: pd.DataFrame | None, key: str, on_select=None, c
         return
     if spot:
         highlight(fig, spot, data)
+    share_chart(key, fig)  # a class's revealed step: the phones draw this very figure
     show_figure(fig, f"{key}.chart", on_select, columns, fill_screen)
     if data is None:
         return

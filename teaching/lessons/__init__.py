@@ -192,13 +192,13 @@ def settings_digest(settings: dict) -> str:
 
 # ---- what the app knows: pages and control keys (read from the source, so a renamed key fails the check) ------
 def _pages_list() -> list[tuple[str, str]]:
-    """``(url_path, script)`` of every page in app.py's PAGES."""
-    tree = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
+    """``(url_path, script)`` of every page in explorer.py's PAGES."""
+    tree = ast.parse((ROOT / "explorer.py").read_text(encoding="utf-8"))
     for node in ast.walk(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and any(
                 isinstance(t, ast.Name) and t.id == "PAGES" for t in getattr(node, "targets", [getattr(node, "target", None)])):
             return [(e.elts[2].value, e.elts[0].value) for e in node.value.elts]
-    raise LessonError("app.py: no PAGES list")
+    raise LessonError("explorer.py: no PAGES list")
 
 
 _KEY_ARG = {"control": 2, "translated_choice": 2, "index_slider": 3, "linked_int": 0}
@@ -323,7 +323,7 @@ def check_lesson(lesson: Lesson, run_answers: bool = True) -> tuple[list[str], l
     for step in lesson.steps:
         where = f"{lesson.path} step {step.number}"
         if step.page not in pages:
-            problems.append(f"{where}: page {step.page!r} is not in app.py's PAGES ({', '.join(pages)})")
+            problems.append(f"{where}: page {step.page!r} is not in explorer.py's PAGES ({', '.join(pages)})")
             keys.append(None)
             continue
         for k in step.settings:

@@ -77,9 +77,9 @@ def _reveal(drawn_for: str) -> None:
         seat().app_rerun = True  # the whole screen shows the reveal
 
 
-def join_link(class_code: str) -> str | None:
-    """``<the address the lecturer's browser reached the server by>/?class=CODE`` (``EXPLORER_PUBLIC_URL``
-    instead, behind a proxy that rewrites it)."""
+def _base() -> str | None:
+    """The address the lecturer's browser reached the server by (``EXPLORER_PUBLIC_URL`` instead, behind a proxy
+    that rewrites it)."""
     base = os.environ.get(ENV_PUBLIC_URL)
     if not base:
         try:
@@ -91,12 +91,19 @@ def join_link(class_code: str) -> str | None:
         from urllib.parse import urlsplit
         parts = urlsplit(url)
         base = f"{parts.scheme}://{parts.netloc}"
-    return f"{base.rstrip('/')}/?{PARAM_CODE}={class_code}"
+    return base.rstrip("/")
+
+
+def join_link(class_code: str) -> str | None:
+    """``<base>/join/CODE``: the students' light phone page (``ui/teaching/phone/``), not a Streamlit session."""
+    base = _base()
+    return None if base is None else f"{base}/join/{class_code}"
 
 
 def lecturer_link(class_code: str, secret: str) -> str | None:
-    link = join_link(class_code)
-    return None if link is None else f"{link}&{PARAM_SECRET}={quote(secret)}"
+    """``<base>/?class=CODE&lecturer=SECRET``: the full app, as this class's lecturer (a second device)."""
+    base = _base()
+    return None if base is None else f"{base}/?{PARAM_CODE}={class_code}&{PARAM_SECRET}={quote(secret)}"
 
 
 def _full_screen(class_code: str) -> None:
