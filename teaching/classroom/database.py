@@ -22,7 +22,7 @@ DB_FILE = "classes.sqlite3"
 SQLITE_BUSY_TIMEOUT_MS = 10_000  # one attempt's wait for another connection's lock (the store retries after it)
 PG_CONNECT_TIMEOUT_S = 5
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 metadata = sa.MetaData()
 schema_version = sa.Table(
@@ -50,6 +50,7 @@ reveals = sa.Table(  # schema version 2: a reveal is a question's, for good (ver
               primary_key=True),
     sa.Column("question", sa.String(MAX_QUESTION), primary_key=True),
     sa.Column("revealed_at", sa.Double, nullable=False),
+    sa.Column("figure", sa.Text, nullable=True),  # version 4: the step's chart as the lecturer's screen drew it
 )
 questions = sa.Table(  # schema version 3: every question a class was asked, with the step that asked it
     "questions", metadata,
@@ -96,8 +97,15 @@ def _migrate_2(conn: sa.Connection) -> None:
                          "created_at FROM classes WHERE question IS NOT NULL AND step IS NOT NULL"))
 
 
+def _migrate_3(conn: sa.Connection) -> None:
+    """Version 3 -> 4: a revealed question keeps the chart the phones draw (``reveals.figure``, none yet). From an
+    older version ``create_all`` has just made ``reveals`` with it."""
+    if "figure" not in {c["name"] for c in sa.inspect(conn).get_columns("reveals")}:
+        conn.execute(sa.text("ALTER TABLE reveals ADD COLUMN figure TEXT"))
+
+
 # version n -> a function(connection) that turns a version-n schema into version n + 1
-MIGRATIONS: dict[int, Any] = {1: _migrate_1, 2: _migrate_2}
+MIGRATIONS: dict[int, Any] = {1: _migrate_1, 2: _migrate_2, 3: _migrate_3}
 
 
 def default_url() -> str:

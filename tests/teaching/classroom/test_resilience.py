@@ -15,6 +15,8 @@ from contextlib import contextmanager
 import pytest
 import sqlalchemy as sa
 
+import teaching.classroom.connection
+import teaching.classroom.database
 import teaching.classroom.store
 from teaching.classroom import ClassStore, StoreLost, StoreUnavailable, UnknownClass, new_student_id
 
@@ -113,7 +115,7 @@ def test_after_a_read_only_episode_every_later_write_succeeds(tmp_path_factory):
 
 
 def test_a_deleted_database_file_is_said_and_a_fresh_one_opened(tmp_path_factory, monkeypatch):
-    monkeypatch.setattr(teaching.classroom.store, "FILE_CHECK_S", 0.0)
+    monkeypatch.setattr(teaching.classroom.connection, "FILE_CHECK_S", 0.0)
     store = ClassStore(sqlite_url(tmp_path_factory), busy_timeout_ms=200)
     code, secret, (sid,) = a_class(store)
     path = store.engine.url.database
@@ -130,7 +132,7 @@ def test_a_deleted_database_file_is_said_and_a_fresh_one_opened(tmp_path_factory
 
 
 def test_a_replaced_database_file_is_said_and_the_new_file_used(tmp_path_factory, monkeypatch):
-    monkeypatch.setattr(teaching.classroom.store, "FILE_CHECK_S", 0.0)
+    monkeypatch.setattr(teaching.classroom.connection, "FILE_CHECK_S", 0.0)
     store = ClassStore(sqlite_url(tmp_path_factory), busy_timeout_ms=200)
     other = ClassStore(sqlite_url(tmp_path_factory, "backup.sqlite3"))
     kept, _, (kept_sid,) = a_class(other)
@@ -177,7 +179,7 @@ def store(db_url):
 def test_retried_writes_are_not_doubled(store, flaky_commit):
     def classes() -> int:
         with store.engine.connect() as conn:
-            return conn.execute(sa.select(sa.func.count()).select_from(teaching.classroom.store.classes)).scalar()
+            return conn.execute(sa.select(sa.func.count()).select_from(teaching.classroom.database.classes)).scalar()
 
     before = classes()
     armed = flaky_commit(store)

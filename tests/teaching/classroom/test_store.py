@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import sqlalchemy as sa
 
+import teaching.classroom.database
 import teaching.classroom.store
 
 from teaching.classroom import (
@@ -89,7 +90,7 @@ def test_only_the_secret_controls_the_class(store, action):
 def test_the_secret_is_stored_only_as_a_salted_hash(store, db_url):
     code, secret = store.create_class()
     with store.engine.connect() as conn:
-        row = conn.execute(teaching.classroom.store.classes.select().where(teaching.classroom.store.classes.c.code == code)).mappings()
+        row = conn.execute(teaching.classroom.database.classes.select().where(teaching.classroom.database.classes.c.code == code)).mappings()
         row = dict(row.one())
     assert secret not in json.dumps(row, default=str)
     assert len(row["secret_hash"]) == 64 and row["secret_salt"]
@@ -521,7 +522,8 @@ def test_a_version_1_database_is_migrated_with_its_reveal(tmp_path):
             store.answer("ABCDEF", "student-0001", "q1", "A")
         store.answer("GHJKLM", "student-0001", "q1", "A")
         with store.engine.connect() as conn:
-            assert conn.execute(sa.select(teaching.classroom.store.schema_version.c.version)).scalar() == 3
+            assert conn.execute(sa.select(teaching.classroom.database.schema_version.c.version)).scalar() == 4
+            assert "figure" in {c["name"] for c in sa.inspect(conn).get_columns("reveals")}  # version 4
             assert "revealed" not in {c["name"] for c in sa.inspect(conn).get_columns("classes")}
             # version 3: the open question is on the class's record of questions (with the step that asked it)
             assert {(q.class_code, q.question) for q in conn.execute(sa.select(
@@ -573,3 +575,20 @@ def test_closed_joining_refuses_newcomers_but_not_a_student_who_rejoins(store):
     store.set_joining(code, secret, True)
     store.join(code, late)
     assert store.counts(code, "-")["joined"] == 2
+
+
+def test_a_revealed_questions_chart_is_kept_once_for_the_lecturer_only(store):
+    """The phones draw the chart the lecturer's screen drew (issue 34): kept per revealed question, the first
+    drawing wins, only the lecturer may put it, and it is not given out before the reveal."""
+    code, secret = store.create_class(now=1000.0)
+    store.set_step(code, secret, {"kind": "lesson", "question": "q1"}, now=1000.0)
+    store.put_figure(code, secret, "q1", '{"data": []}', now=1001.0)  # not revealed yet: nothing kept
+    assert store.figure(code, "q1", now=1001.0) is None
+    store.reveal(code, secret, "q1", now=1002.0)
+    with pytest.raises(NotLecturer):
+        store.put_figure(code, "not-the-secret", "q1", '{"data": [1]}', now=1003.0)
+    store.put_figure(code, secret, "q1", '{"data": [2]}', now=1003.0)
+    store.put_figure(code, secret, "q1", '{"data": [3]}', now=1004.0)  # a redraw: the class saw the first
+    assert store.figure(code, "q1", now=1005.0) == '{"data": [2]}'
+    with pytest.raises(BadInput):
+        store.put_figure(code, secret, "q1", "x" * (teaching.classroom.store.MAX_FIGURE_BYTES + 1), now=1006.0)

@@ -232,15 +232,15 @@ async def answer(request: Request) -> Response:
 
 
 def chart(request: Request) -> Response:
+    """The revealed lesson step's chart (a chart is kept only for a revealed question)."""
     lang, code = lang_of(request), _code(request)
     question = request.path_params.get("question", "")
     if code is None or student_of(request) is None:
         return refuse(400, "class.err.bad_code", lang)
     try:
-        revealed = store().is_revealed(code, question)
+        found = figure(code, question)
     except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
         return store_error(err, lang, code)
-    found = figure(code, question) if revealed else None
     if found is None:
         return Response(status_code=404)
     return Response(found, media_type="application/json", headers={"Cache-Control": "private, max-age=3600"})

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -36,23 +37,26 @@ def html(text: str) -> str:
 
 
 # ---- the lesson step's chart, as the lecturer's screen drew it ----------------------------------------------------
-_figures: dict[tuple[str, str], str] = {}  # (class code, question id) -> Plotly figure JSON
+_figures: dict[tuple[str, str], tuple[float, str | None]] = {}  # (code, question) -> (when read, the JSON or None)
 _figures_lock = threading.Lock()
-MAX_FIGURES = 2000
-
-
-def publish_figure(code: str, question: str, figure_json: str) -> None:
-    """The lesson step's chart after the reveal, drawn by the lecturer's session (``ui.widgets.chart``): phones get
-    this very figure (its highlight included), computed once for the class."""
-    with _figures_lock:
-        if len(_figures) >= MAX_FIGURES:
-            _figures.pop(next(iter(_figures)))
-        _figures[(code, question)] = figure_json
+MAX_FIGURES = 500
+MISS_TTL_S = 1.0  # a chart not drawn yet is asked of the store again after this
 
 
 def figure(code: str, question: str) -> str | None:
+    """The revealed question's chart (Plotly JSON) from the class store (any replica's lecturer may have drawn
+    it), kept in this process once found; a miss is asked again after :data:`MISS_TTL_S`."""
+    now = time.monotonic()
     with _figures_lock:
-        return _figures.get((code, question))
+        hit = _figures.get((code, question))
+    if hit is not None and (hit[1] is not None or now - hit[0] < MISS_TTL_S):
+        return hit[1]
+    found = store().figure(code, question)
+    with _figures_lock:
+        if len(_figures) >= MAX_FIGURES:
+            _figures.clear()
+        _figures[(code, question)] = (now, found)
+    return found
 
 
 # ---- the view ------------------------------------------------------------------------------------------------
@@ -220,6 +224,14 @@ def share_chart(key: str, fig) -> None:
     found = step_of(state["step"] or {})
     question = state["question"]
     if (found is None or not state["revealed"] or question is None or key not in found[1].chart
-            or figure(s.code, question) is not None):
+            or (s.code, question) in _shared):
         return
-    publish_figure(s.code, question, fig.to_json())
+    try:
+        if figure(s.code, question) is None:
+            store().put_figure(s.code, s.secret, question, fig.to_json())
+    except Exception:  # noqa: BLE001 -- the phones say the chart waits; the lecturer's page goes on
+        return
+    _shared.add((s.code, question))
+
+
+_shared: set[tuple[str, str]] = set()  # (code, question) whose chart this process has put or found in the store
