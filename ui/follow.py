@@ -57,7 +57,7 @@ def step_sentence(steps: pd.DataFrame, i: int, norm_position: str, name: Callabl
         return t("follow.say.norm", name=step_label(row, norm_position), norm=number(row["norm"], ".3g"),
                  resid=number(row["resid_norm"], ".3g"))
     if kind in ("attn", "attn_normed", "mlp", "mlp_normed"):
-        ratio = percent(row["norm"] / row["resid_norm"]) if row["resid_norm"] > 0 else "—"
+        ratio = number(row["norm"] / row["resid_norm"] if row["resid_norm"] > 0 else float("nan"), ".3g")
         if kind.startswith("attn"):
             keys = t("follow.list_sep").join(t("follow.keys_item", tok=key_name(k), pos=k, w=percent(w))
                                              for k, w in zip(row["keys"], row["key_weights"]))

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.figures.common import base_layout, f32
+from ui.figures.common import base_layout, f32, legend_under_title
 
 HIGHLIGHT = "#d97706"
+MAX_BAR_LABELS = 16  # tick labels on the attribution's axis (a phone's width)
 #: the colour of a row by what it is: the stream itself, a norm, attention, the FFN, the head
 GROUP_COLORS = {"stream": "#1d4ed8", "norm": "#9ca3af", "attn": "#059669", "mlp": "#7c3aed", "head": "#111827"}
 
@@ -48,7 +49,7 @@ def flow_chart(steps: pd.DataFrame, current: int, labels: list[str], group_names
     fig.add_vline(x=int(row["step"]), line=dict(color=HIGHLIGHT, width=2, dash="dot"))
     fig.update_yaxes(type="log")
     fig.update_xaxes(range=[-1, len(steps)])
-    return base_layout(fig, title, x_title, y_title, height=420)
+    return legend_under_title(base_layout(fig, title, x_title, y_title, height=420))  # a phone: never onto the title
 
 
 def attribution_bar(table: pd.DataFrame, labels: list[str], groups: list[str], title: str, x_title: str,
@@ -58,6 +59,8 @@ def attribution_bar(table: pd.DataFrame, labels: list[str], groups: list[str], t
     fig = go.Figure(go.Bar(
         x=list(range(len(table))), y=f32(table["contribution"]), marker_color=[GROUP_COLORS[g] for g in groups],
         customdata=labels, hovertemplate="%{customdata}: %{y:+.4g}<extra></extra>"))
-    fig.update_xaxes(tickmode="array", tickvals=list(range(len(table))), ticktext=labels, tickangle=-60)
+    every = max(1, -(-len(table) // MAX_BAR_LABELS))  # 61 bars on SmolLM2: every 4th named, the hover names all
+    ticks = list(range(0, len(table), every))
+    fig.update_xaxes(tickmode="array", tickvals=ticks, ticktext=[labels[i] for i in ticks], tickangle=-60)
     fig.add_hline(y=0, line=dict(color="#6b7280", width=1))
     return base_layout(fig, title, x_title, y_title, height=420)
