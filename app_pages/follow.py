@@ -88,7 +88,7 @@ with first_screen(t("follow.title"), t("follow.explain")):
                                zip(steps["keys"], steps["key_weights"])],
     })
     if cfg.num_local_experts:
-        table[t("follow.col.experts")] = [_listed([str(e) for e in r], w) for r, w in
+        table[t("follow.col.experts")] = [_listed([str(e + 1) for e in r], w) for r, w in
                                           zip(steps["experts"], steps["expert_weights"])]
     chart(fig, table, "follow.flow", view={"position": position}, fill_screen=True)
 

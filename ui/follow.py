@@ -44,7 +44,7 @@ def step_label(row, norm_position: str) -> str:
 
 def step_sentence(steps: pd.DataFrame, i: int, norm_position: str, name: Callable[[int], str],
                   key_name: Callable[[int], str], followed: str, answer_step: int, vocab_size: int) -> str:
-    """The sentence of row ``i`` (0-based), from its numbers. ``name(id)`` phrases a predicted token,
+    """The sentence of row ``i`` (0-based), from its numbers (experts numbered from 1, as the Experts page). ``name(id)`` phrases a predicted token,
     ``key_name(position)`` an input token, ``followed`` the followed one; ``answer_step``:
     :func:`analysis.follow.first_top_step`."""
     row = steps.iloc[i]
@@ -65,7 +65,7 @@ def step_sentence(steps: pd.DataFrame, i: int, norm_position: str, name: Callabl
         text = t("follow.say.mlp", block=block, norm=number(row["norm"], ".3g"), ratio=ratio)
         if len(row["experts"]):
             text += t("follow.say.experts", experts=t("follow.list_sep").join(
-                f"{e} ({percent(w)})" for e, w in zip(row["experts"], row["expert_weights"])))
+                f"{e + 1} ({percent(w)})" for e, w in zip(row["experts"], row["expert_weights"])))
         return text
     if kind in ("resid_mid", "resid_post"):
         sub = t("follow.sub.attn" if kind == "resid_mid" else "follow.sub.mlp")

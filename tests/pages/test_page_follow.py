@@ -63,3 +63,17 @@ def test_smollm2_button_sets_the_example():
     assert at.session_state["input.text"] == EXAMPLE
     assert not any(b.key == "follow.use_smollm2" for b in at.button)  # on SmolLM2 the button is gone
     assert "“␣Paris”" in texts(at)
+
+
+def test_mixture_of_experts_names_the_routed_experts(charts):
+    """MiniMind-MoE's preset: each FFN row of the table names the experts of the page's record (the record itself is
+    checked against the router's hook in tests/analysis/test_follow.py), numbered from 1 as on the Experts page."""
+    from settings.schema import preset_values
+
+    at = open_page("follow", via="script", **{**preset_values("minimind_moe"), "cfg.preset": "minimind_moe"})
+    assert not at.exception, at.exception
+    steps = charts(flow_chart).arguments["steps"]
+    table = at.dataframe[0].value
+    for i in steps.index[steps["kind"] == "mlp"]:
+        named = [int(x.split(" (")[0]) for x in table.iloc[i]["experts (weight)"].split(", ")]
+        assert named == [e + 1 for e in steps.loc[i, "experts"]] and len(named) == 2  # num_experts_per_tok
