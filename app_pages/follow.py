@@ -96,9 +96,11 @@ if revealed("follow.flow"):
     st.markdown(t("follow.answer_at", final=phrase(pieces[int(steps["top_ids"].iloc[-1][0])]), step=answer_step + 1,
                   name=names[answer_step]))
     with st.expander(t("follow.table_title")):
-        st.dataframe(table.style.apply(lambda r: ["background-color: #fde68a" if r.name == step - 1 else ""
+        shown = table.drop(columns=[t("follow.col.step")])  # in order, the current row marked (the CSV numbers them)
+        numbers = [t(f"follow.col.{c}") for c in ("norm", "resid_norm", "delta_ratio", "cosine")]
+        st.dataframe(shown.style.apply(lambda r: ["background-color: #fde68a" if r.name == step - 1 else ""
                                                   for _ in r], axis=1)
-                     .format({c: (lambda v: number(v, ".4g")) for c in table.columns[3:7]}, na_rep=DASH),
+                     .format({c: (lambda v: number(v, ".4g")) for c in numbers}, na_rep=DASH),
                      hide_index=True, width="stretch")
 
 # ---- where the prediction comes from ----
