@@ -54,6 +54,7 @@ def test_chinese_and_post_norm():
     assert "第 1 /" in text and "后归一化" in text  # the step line, and why there is no attribution
 
 
+@pytest.mark.smollm2
 def test_smollm2_button_sets_the_example():
     at = open_page("follow", via="script")
     at = _button(at, "follow.use_smollm2").click().run(timeout=600)
