@@ -126,7 +126,9 @@ what = t("follow.attr.logit_of", a=phrase(pieces[target])) if other < 0 else \
     t("follow.attr.diff_of", a=label(pieces[target]), b=label(pieces[other]))
 parts = attr.table[~attr.table["component"].isin(("head", "attn_bias"))].reset_index(drop=True)
 labels, groups = attribution_labels(parts)
-fig = attribution_bar(parts, labels, groups, t("follow.attr.chart_title", what=what, tok=label(input_pieces[position])),
+group_names = {"stream": t("follow.attr.group.stream"), "attn": t("follow.group.attn"), "mlp": t("follow.group.mlp")}
+fig = attribution_bar(parts, labels, groups, group_names,
+                      t("follow.attr.chart_title", what=what, tok=label(input_pieces[position])),
                       t("follow.attr.x"), t("follow.attr.y"))
 data = parts.assign(label=labels)
 chart(fig, data, "follow.attr", view={"position": position})
@@ -140,6 +142,6 @@ if by_head:
     heads = attr.table[attr.table["component"] == "head"]
     heads = heads.reindex(heads["contribution"].abs().sort_values(ascending=False).index)[:HEAD_BARS]
     h_labels, h_groups = attribution_labels(heads)
-    fig = attribution_bar(heads, h_labels, h_groups, t("follow.attr.heads_title", n=len(heads), what=what),
+    fig = attribution_bar(heads, h_labels, h_groups, group_names, t("follow.attr.heads_title", n=len(heads), what=what),
                           t("follow.attr.heads_x"), t("follow.attr.y"))
     chart(fig, heads.assign(label=h_labels), "follow.heads", view={"position": position})

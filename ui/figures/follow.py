@@ -52,15 +52,21 @@ def flow_chart(steps: pd.DataFrame, current: int, labels: list[str], group_names
     return legend_under_title(base_layout(fig, title, x_title, y_title, height=420))  # a phone: never onto the title
 
 
-def attribution_bar(table: pd.DataFrame, labels: list[str], groups: list[str], title: str, x_title: str,
-                    y_title: str) -> go.Figure:
+def attribution_bar(table: pd.DataFrame, labels: list[str], groups: list[str], group_names: dict[str, str],
+                    title: str, x_title: str, y_title: str) -> go.Figure:
     """One bar per term of the logit (``analysis.follow.Attribution.table`` rows, in model order), coloured by
-    what the term is (``groups``: keys of :data:`GROUP_COLORS`); its share in the hover."""
-    fig = go.Figure(go.Bar(
-        x=list(range(len(table))), y=f32(table["contribution"]), marker_color=[GROUP_COLORS[g] for g in groups],
-        customdata=labels, hovertemplate="%{customdata}: %{y:+.4g}<extra></extra>"))
+    what the term is (``groups``: keys of :data:`GROUP_COLORS`, named in the legend by ``group_names``); its share in
+    the hover. With many bars only every few are named on the axis (the hover names each)."""
+    fig = go.Figure()
+    for group, color in GROUP_COLORS.items():
+        idx = [i for i, g in enumerate(groups) if g == group]
+        if idx:
+            fig.add_trace(go.Bar(x=idx, y=f32(table["contribution"].iloc[idx]), name=group_names[group],
+                                 marker_color=color, customdata=[labels[i] for i in idx],
+                                 hovertemplate="%{customdata}: %{y:+.4g}<extra></extra>"))
     every = max(1, -(-len(table) // MAX_BAR_LABELS))  # 61 bars on SmolLM2: every 4th named, the hover names all
     ticks = list(range(0, len(table), every))
     fig.update_xaxes(tickmode="array", tickvals=ticks, ticktext=[labels[i] for i in ticks], tickangle=-60)
     fig.add_hline(y=0, line=dict(color="#6b7280", width=1))
-    return base_layout(fig, title, x_title, y_title, height=420)
+    fig.update_layout(barmode="overlay")  # one bar per x: full width
+    return legend_under_title(base_layout(fig, title, x_title, y_title, height=420))

@@ -102,6 +102,7 @@ EN = {
     "follow.attr.x": "part of the model (in the order they run)",
     "follow.attr.heads_title": "The {n} heads with the largest share of {what}",
     "follow.attr.heads_x": "layer and head",
+    "follow.attr.group.stream": "embedding, norm bias",
     "follow.attr.y": "contribution to the logit",
     "follow.attr.sentence": "The largest share comes from {part} ({value} of {total}); the embedding gives {embed}, "
                             "all attention layers {attn}, all FFNs {mlp}.",
@@ -212,6 +213,7 @@ ZH = {
     "follow.attr.x": "模型的各个部分（按运行顺序）",
     "follow.attr.heads_title": "{what} 中份额最大的 {n} 个头",
     "follow.attr.heads_x": "层和头",
+    "follow.attr.group.stream": "词嵌入、归一化偏置",
     "follow.attr.y": "对 logit 的贡献",
     "follow.attr.sentence": "份额最大的是{part}（{value}，总计 {total}）；词嵌入贡献 {embed}，所有注意力层合计 {attn}，"
                             "所有前馈网络合计 {mlp}。",
