@@ -128,7 +128,7 @@ parts = attr.table[~attr.table["component"].isin(("head", "attn_bias"))].reset_i
 labels, groups = attribution_labels(parts)
 group_names = {"stream": t("follow.attr.group.stream"), "attn": t("follow.group.attn"), "mlp": t("follow.group.mlp")}
 fig = attribution_bar(parts, labels, groups, group_names,
-                      t("follow.attr.chart_title", what=what, tok=label(input_pieces[position])),
+                      t("follow.attr.chart_title", what=what),
                       t("follow.attr.x"), t("follow.attr.y"))
 data = parts.assign(label=labels)
 chart(fig, data, "follow.attr", view={"position": position})

@@ -96,7 +96,7 @@ EN = {
                         "sandwich, OLMo-2's order).",
     "follow.attr.heads_unavailable": "Heads are split only under Pre-Norm: here a norm after attention is not linear "
                                      "in the heads.",
-    "follow.attr.chart_title": "Share of {what} at {tok}, per part of the model",
+    "follow.attr.chart_title": "Who writes {what}",
     "follow.attr.logit_of": "the logit of {a}",
     "follow.attr.diff_of": "logit({a}) − logit({b})",
     "follow.attr.x": "part of the model (in the order they run)",
@@ -207,7 +207,7 @@ ZH = {
                         "所以最后的残差流不是各子层输出之和，任何拆分都加不回去。归因只在有定义的地方显示（前归一化、"
                         "三明治、OLMo-2 的顺序）。",
     "follow.attr.heads_unavailable": "只有前归一化（Pre-Norm）才能拆分到各个头：这里注意力之后还有一个归一化，它对各头不是线性的。",
-    "follow.attr.chart_title": "{tok} 处 {what} 的各部分份额",
+    "follow.attr.chart_title": "谁写出了{what}",
     "follow.attr.logit_of": "{a} 的 logit",
     "follow.attr.diff_of": "logit({a}) − logit({b})",
     "follow.attr.x": "模型的各个部分（按运行顺序）",
