@@ -1,11 +1,10 @@
 """The step pointer: where a session is in a lesson, and the one rule that moves it (no Streamlit).
 
 A session is at one :class:`Pointer` (a lesson and a step; ``step = N + 1`` is the lesson's summary on the
-Lessons page) or at none. Three things can ask it to move, and each is decided here as a pure function of what
-the session knows, so that the rules are read (and tested) in one place:
-
-- the address bar (a link, the browser's back button) or a button of the session: :func:`lesson_move`;
-- the class the session follows (the lecturer's step, a quick poll, a page): :func:`class_move`.
+Lessons page) or at none. The address bar (a link, the browser's back button) or a button of the session can
+ask it to move; :func:`lesson_move` decides what moves, as a pure function of what the session knows, so that the
+rule is read (and tested) in one place. (A class's students are not sessions: their phones show the class's step
+on the phone page; a second lecturer session takes the class's step through the same ``go``.)
 
 ``ui/teaching/`` carries a :class:`Move` out: it opens the step (``ui.teaching.steps.go``: the step's settings),
 switches to the page and writes the address. Nothing here reads a session, a cookie or the store.
@@ -45,7 +44,6 @@ class Move:
     page: str | None = None
     address: Pointer | None = None
     clear_address: bool = False
-    leave: bool = False
 
 
 def page_of(pointer: Pointer) -> str | None:
@@ -92,26 +90,3 @@ def _settle(at: Pointer | None, moved: bool, here: str, first_go: bool = False, 
     page = page_of(at)
     return Move(go=at if first_go else None, page=page if moved and page != here else None,
                 address=at if page == here and (moved or address) else None)
-
-
-def class_move(step: dict, active: Pointer | None, here: str) -> Move:
-    """A following student's move, from the class's step (the store's ``{"kind": "lesson" | "poll" | "page",
-    "lesson", "step", "page"}``), the session's lesson step and the page the run is on.
-
-    A lesson step (a poll names the one it interrupts) is opened unless the session is already there (and, for
-    a lesson step, on its page); the lesson hook then switches to its page. A page step leaves the lesson (a
-    poll keeps it: its open question's chart stays hidden) and goes to that page."""
-    kind = step.get("kind")
-    if kind in ("lesson", "poll") and lessons.by_id(step.get("lesson", "")) is not None:
-        there = Pointer(step["lesson"], int(step["step"]))
-        elsewhere = kind == "lesson" and step.get("page", here) != here
-        go = there if there != active or elsewhere else None
-        if kind == "lesson":
-            return Move(go=go)
-        return Move(go=go, page=_other_page(step, here))
-    return Move(leave=kind == "page" and active is not None, page=_other_page(step, here))
-
-
-def _other_page(step: dict, here: str) -> str | None:
-    page = step.get("page")
-    return page if page and page != here else None

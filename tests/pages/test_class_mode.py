@@ -1,9 +1,10 @@
-"""Class mode under AppTest (ui/teaching/class_mode.py through app.py): hostile join links get a message and no class; a
+"""Class mode under AppTest, the lecturer's session (ui/teaching/class_mode.py through explorer.py): hostile join
+links get a message and no class; a join link opened in the full app is sent on to the students' phone page; a
 session that forges the lecturer's role or secret cannot move, reveal or end a class (the store refuses, the
 class's state is unchanged); the "Start a class" button makes a class whose secret only the session holds; a
-quick poll with too few options is refused with a message; a poll keeps the lesson step it interrupts. The
-browser test (tests/browser/test_browser_class.py) runs the whole class; here each rule is checked against the
-store's own state; a store that does not answer for now keeps everyone in the class."""
+quick poll with too few options is refused with a message. The phones' side is tests/ui/test_phone_routes.py,
+the whole class in browsers tests/browser/test_browser_class.py; here each rule is checked against the store's own
+state; a store that does not answer for now keeps the lecturer in the class."""
 
 from __future__ import annotations
 
@@ -13,10 +14,8 @@ import pytest
 
 from teaching.classroom import ClassStore, StoreUnavailable, new_student_id
 from tests.page_helpers import open_page
-from ui.strings.classroom import EN
-from teaching.course import Pointer
+from ui.strings.classroom import EN, ZH
 from ui.teaching.class_mode import ClassSeat, forget
-from ui.teaching.steps import SEAT_KEY
 
 
 
@@ -25,12 +24,6 @@ def store():
     s = ClassStore()  # the tests' store (tests/conftest.py: a temporary EXPLORER_DATA_DIR), the app's too
     yield s
     s.close()
-
-
-def progress_of(at, lesson_id: str) -> dict:
-    """The session's answer records for a lesson ({} before any)."""
-    p = (at.session_state[SEAT_KEY].progress or {}).get(lesson_id)
-    return p.answers if p else {}
 
 
 def _seat(at) -> ClassSeat:
@@ -50,11 +43,13 @@ def test_a_hostile_class_parameter_gets_a_message_and_no_class(raw):
     assert _seat(at).role is None and "class" not in at.query_params
 
 
-def test_an_unknown_code_says_so():
-    at = open_page(query={"class": "ZZZZZZ"}, defaults=False, lang=None)
-    assert not at.exception
-    assert EN["class.err.unknown"].format(code="ZZZZZZ") in _warnings(at)
-    assert _seat(at).role is None
+def test_a_join_link_opened_in_the_app_goes_to_the_phone_page():
+    """Said, and no class for the session (the browser is sent on: tests/browser/test_browser_class.py)."""
+    for lang in ("en", "zh"):
+        at = open_page(query={"class": "zzzzzz", "ui.lang": lang}, defaults=False, lang=None, settle=False)
+        assert not at.exception
+        said = {"en": EN, "zh": ZH}[lang]["class.to_phone_page"].format(code="ZZZZZZ")
+        assert said in _warnings(at) and _seat(at).role is None and "class" not in at.query_params
 
 
 def test_start_a_class_makes_a_class_whose_secret_only_the_session_holds(store):
@@ -68,7 +63,7 @@ def test_start_a_class_makes_a_class_whose_secret_only_the_session_holds(store):
 
 
 @pytest.mark.parametrize("forged", ["", "guess", "x" * 43])
-def test_a_student_who_forges_the_lecturer_role_changes_nothing(store, forged):
+def test_a_session_that_forges_the_lecturer_role_changes_nothing(store, forged):
     code, secret = store.create_class()
     store.set_step(code, secret, {"kind": "poll", "question": "poll:1", "prompt": "?", "options": ["a", "b"],
                                   "page": "overview"})
@@ -76,11 +71,9 @@ def test_a_student_who_forges_the_lecturer_role_changes_nothing(store, forged):
     store.join(code, sid)
     store.answer(code, sid, "poll:1", 0)
     before = store.state(code)
-    at = open_page(query={"class": code}, defaults=False)
-    assert _seat(at).role == "student"
+    at = open_page(defaults=False)
     # the forged session: it claims to be the lecturer, with a guessed secret, and presses what a lecturer would
-    _seat(at).role = "lecturer"
-    _seat(at).secret = forged
+    _seat(at).role, _seat(at).code, _seat(at).secret = "lecturer", code, forged
     at.run()
     assert not at.exception
     after = store.state(code)
@@ -105,56 +98,6 @@ def test_a_quick_poll_needs_two_to_six_different_options(store):
     at.button(key="class.poll.open").click().run()
     step = store.state(code)["step"]
     assert step["kind"] == "poll" and step["options"] == ["yes", "no"] and step["prompt"] == "Which?"
-
-
-def test_a_poll_keeps_the_lesson_step_it_interrupts_open_for_a_student(store):
-    """A student whose session has no lesson open (a new session, or one that lost it) takes the lesson step a
-    poll names: the step's question stays unanswered, so its chart stays hidden, and the poll is asked."""
-    code, secret = store.create_class()
-    store.set_step(code, secret, {"kind": "poll", "question": "poll:2", "prompt": "Ready?", "options": ["yes", "no"],
-                                  "page": "attention", "lesson": "numpy_decoder", "step": 2})
-    at = open_page(query={"class": code}, defaults=False)
-    assert not at.exception
-    assert _seat(at).role == "student"
-    assert at.session_state[SEAT_KEY].active == Pointer("numpy_decoder", 2)
-    assert "2" not in progress_of(at, "numpy_decoder")
-
-
-def _class_step(n: int) -> dict:
-    return {"kind": "lesson", "lesson": "numpy_decoder", "step": n, "page": "attention",
-            "question": f"numpy_decoder:{n}"}
-
-
-def test_a_revealed_question_stays_revealed_after_a_quick_poll(store):
-    """Issue 32: after a reveal, a quick poll opened and closed re-opened the question on the phones ("you can
-    change it until the lecturer reveals", the chart hidden again). Now the student's session keeps the reveal
-    (its lesson progress holds the graded answer, the chart's gate stays open) and has no answer buttons."""
-    code, secret = store.create_class()
-    seq = store.set_step(code, secret, _class_step(1))
-    at = open_page(query={"class": code}, defaults=False)
-    assert _seat(at).role == "student"
-    at.button(key="class.answer.1").click().run()
-    assert not at.exception
-    store.reveal(code, secret, "numpy_decoder:1")
-    forget(code)  # the lecturer's click does this in the app; here the store moved behind the process's state cache
-    at.run()
-    answers = progress_of(at, "numpy_decoder")
-    assert answers["1"]["picked"] == 1 and not [b for b in at.button if b.key.startswith("class.answer")]
-    seq = store.set_step(code, secret, {"kind": "poll", "question": "poll:3", "prompt": "Ready?",
-                                        "options": ["yes", "no"], "page": "attention", "lesson": "numpy_decoder",
-                                        "step": 1}, expect_seq=seq)
-    forget(code)
-    at.run()
-    assert any(b.key == "class.answer.0" for b in at.button)  # the poll is asked
-    assert progress_of(at, "numpy_decoder")["1"]["picked"] == 1
-    store.set_step(code, secret, _class_step(1), expect_seq=seq)  # the poll closed
-    forget(code)
-    at.run()
-    assert not at.exception and store.state(code)["revealed"]
-    assert progress_of(at, "numpy_decoder")["1"]["picked"] == 1
-    assert not [b for b in at.button if b.key.startswith("class.answer")]
-    shown = " ".join(m.value for m in [*at.markdown, *at.caption, *at.success, *at.error, *at.info])
-    assert "change it until" not in shown
 
 
 def test_the_lecturer_downloads_results_whose_counts_are_the_answers_given(store):
@@ -187,49 +130,35 @@ def test_the_lecturer_downloads_results_whose_counts_are_the_answers_given(store
     assert "yes: 2; no: 1" in page and "Ready?" in page and "<script" not in page and "http" not in page
 
 
-def test_the_lecturer_closes_joining_and_a_new_phone_is_told(store):
+def test_the_lecturer_closes_and_opens_joining(store):
+    """The toggle is the store's flag (a phone told so: tests/ui/test_phone_routes.py)."""
     at = open_page(defaults=False)
     at.button(key="class.start").click().run()
     code = _seat(at).code
     at.toggle(key="class.joining").set_value(False).run()
     assert not at.exception and store.state(code)["joins_closed"]
-    phone = open_page(query={"class": code}, defaults=False)
-    assert not phone.exception
-    assert EN["class.err.joins_closed"].format(code=code) in _warnings(phone)
-    # also as a toast (a phone shows it wherever the page is scrolled), once: the link's first run showed it
-    assert _seat(phone).toasted == {EN["class.err.joins_closed"].format(code=code)}
-    phone.run()
-    assert not phone.toast
-    assert _seat(phone).role is None  # not in the class
     at.toggle(key="class.joining").set_value(True).run()
     assert not store.state(code)["joins_closed"]
-    assert _seat(open_page(query={"class": code}, defaults=False)).role == "student"
 
 
-def test_a_store_that_does_not_answer_keeps_everyone_in_the_class(store, monkeypatch):
+def test_a_store_that_does_not_answer_keeps_the_lecturer_in_the_class(store, monkeypatch):
     """The store's StoreUnavailable (a database stopped, locked, restarting: it retried and gave up for now) is said
-    as "retrying (n s)"; the lecturer and the student keep their seats, and a link opened meanwhile keeps its code."""
+    as "retrying (n s)"; the lecturer keeps the seat, run after run, and the class's code stays in the address."""
     at = open_page(defaults=False)
     at.button(key="class.start").click().run()
     code = _seat(at).code
-    phone = open_page(query={"class": code}, defaults=False)
-    assert _seat(phone).role == "student"
 
     def down(*_args, **_kwargs):
         raise StoreUnavailable("the class database is not answering (connection refused)", since=time.time() - 12,
                                waited_s=2.0)
 
     monkeypatch.setattr(ClassStore, "state", down)
-    monkeypatch.setattr(ClassStore, "join", down)
+    monkeypatch.setattr(ClassStore, "check_lecturer", down)
     forget(code)
     retrying = EN["class.err.unavailable"].split("{seconds}")[0]
-    for page, role in ((phone, "student"), (at, "lecturer")):
-        page.run()
-        assert not page.exception
-        assert retrying in _warnings(page) and _seat(page).role == role and _seat(page).code == code
-    later = open_page(query={"class": code}, defaults=False)  # a reload during the outage
-    assert retrying in _warnings(later) and later.query_params.get("class") == code
+    at.run()
+    assert not at.exception
+    assert retrying in _warnings(at) and _seat(at).role == "lecturer" and _seat(at).code == code
+    at.run()  # and the next run, while it is still down
+    assert _seat(at).role == "lecturer" and at.query_params.get("class") in (code, [code])
     monkeypatch.undo()
-    forget(code)
-    later.run()
-    assert _seat(later).role == "student" and _seat(later).code == code

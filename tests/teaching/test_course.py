@@ -4,7 +4,7 @@ pages, leaving, and a class's step, on lesson 1 (steps 1-3 on Overview, 4 on Nor
 
 from __future__ import annotations
 
-from teaching.course import LESSONS_PAGE, Move, Pointer, clamp, class_move, lesson_move, page_of
+from teaching.course import LESSONS_PAGE, Move, Pointer, clamp, lesson_move, page_of
 from teaching.lessons import by_id
 
 L1 = "minimind_block"
@@ -51,17 +51,3 @@ def test_leaving_clears_the_address_and_nothing_else_moves():
     assert lesson_move(None, None, at(3), True, "overview") == Move(clear_address=True)
     assert lesson_move(None, None, None, False, "overview") == Move()
     assert lesson_move(Pointer("gone_lesson", 2), None, None, True, "overview") == Move(clear_address=True)
-
-
-def test_a_class_step_moves_a_following_student():
-    lesson_step = {"kind": "lesson", "lesson": L1, "step": 4, "page": "pre-vs-post"}
-    assert class_move(lesson_step, at(3), "overview") == Move(go=at(4))  # the lesson hook switches the page
-    assert class_move(lesson_step, at(4), "pre-vs-post") == Move()  # already there
-    assert class_move(lesson_step, at(4), "overview") == Move(go=at(4))  # there, but on another page: again
-    poll = {"kind": "poll", "lesson": L1, "step": 4, "page": "pre-vs-post", "question": "poll:1"}
-    assert class_move(poll, at(4), "pre-vs-post") == Move()  # a poll keeps the step it interrupts
-    page = {"kind": "page", "page": "attention"}
-    assert class_move(page, at(4), "pre-vs-post") == Move(leave=True, page="attention")
-    assert class_move(page, None, "attention") == Move()
-    assert class_move({"kind": "lesson", "lesson": "no_such", "step": 1, "page": "loss"}, None, "overview") == \
-        Move(page="loss")

@@ -1,6 +1,6 @@
-"""Class mode, the hooks app.py runs (through ``ui.teaching.teaching_hooks``): a join or lecturer link, a
-following student's session taking the class's step, the lecturer's step written as the class's, and the reveal
-mirrored into the lesson progress. The session's seat (role, code, keys) is ``ui.teaching.class_mode``'s."""
+"""Class mode, the hooks explorer.py runs (through ``ui.teaching.teaching_hooks``): a join or lecturer link, the
+lecturer's step written as the class's, and the reveal mirrored into the lecturer's lesson progress (its chart
+opens). The session's seat (role, code, keys) is ``ui.teaching.class_mode``'s; students are on the phone page."""
 
 from __future__ import annotations
 
@@ -10,33 +10,27 @@ import sqlalchemy.exc
 import streamlit as st
 
 from teaching import course, lessons as lesson_files
-from teaching.classroom import (
-    ClassEnded,
-    ClassError,
-    ClassExpired,
-    StepMoved,
-    StoreUnavailable,
-)
+from teaching.classroom import ClassError, StepMoved, StoreUnavailable
 from ui.teaching import steps as lesson_ui
 from ui.caches.classroom import store
 from ui.escape import md
 from ui.i18n import t
-from ui.state import apply_pending
 from ui.teaching.class_mode import (
     PARAM_CODE, PARAM_SECRET, adopt, class_state, clean_code, code, enter_from_link, error_text, forget,
-    leave_class, role, say, seat, store_down, student_id,
+    leave_class, role, say, seat, store_down,
 )
 
 
 # ---- the hooks app.py calls ------------------------------------------------------------------------------
 def class_hook(pages: dict[str, Any], here: str) -> None:
-    """app.py, after the navigation is built, before the lesson hook: a link's class (join, or the lecturer's
-    link); a following student's session opens the class's step (the lesson hook then switches to its page)."""
+    """explorer.py, after the navigation is built, before the lesson hook: a link's class (the lecturer's link or
+    cookie; a join link goes to the phone page); a lecturer session takes the class's step when another of the
+    lecturer's sessions moved it."""
     secret = st.query_params.get(PARAM_SECRET)
     if secret is not None:
         del st.query_params[PARAM_SECRET]  # never left in the address bar, the history or a shared link
     raw = st.query_params.get(PARAM_CODE)
-    if raw and (role() is None or clean_code(raw) != code() or (secret and role() == "student")):
+    if raw and (role() is None or clean_code(raw) != code()):
         enter_from_link(raw, secret)
     elif secret is not None and not raw:
         say(t("class.err.bad_code"))
@@ -44,9 +38,7 @@ def class_hook(pages: dict[str, Any], here: str) -> None:
         return
     if st.query_params.get(PARAM_CODE) != code():
         st.query_params[PARAM_CODE] = code()  # a reload (or a restarted server) comes back to the class
-    if role() == "student" and seat().following:
-        _follow(pages, here)
-    elif role() == "lecturer":
+    if role() == "lecturer":
         secret = seat().secret
         try:
             if seat().verified != secret:  # the store checks the secret, not the session
@@ -63,40 +55,6 @@ def class_hook(pages: dict[str, Any], here: str) -> None:
             adopt(state)
 
 
-def _follow(pages: dict[str, Any], here: str) -> None:
-    first = not seat().ran
-    seat().ran = True
-    try:
-        state = class_state(code())
-    except StoreUnavailable as err:
-        store_down(err, code())
-        return
-    except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
-        leave_class(t("class.ended", code=md(code())) if isinstance(err, (ClassEnded, ClassExpired))
-                    else error_text(err, code()))
-        return
-    if state["ended"]:
-        leave_class(t("class.ended", code=md(code())))
-        return
-    # seen only once a run draws it: a run cut short (a page switch, a loaded server) leaves the live bar to rerun
-    seat().applied = (state["step_seq"], state["revealed"], state["ended"])
-    step = state["step"] or {}
-    move = course.class_move(step, lesson_ui.seat().active, here)
-    if move.go is not None:
-        lesson_ui.go(move.go.lesson, move.go.step)  # the lesson hook then switches to the step's page
-        apply_pending()  # the step's settings, before any widget of this run
-    if step.get("kind") == "lesson" and lesson_files.by_id(step.get("lesson", "")) is not None:
-        _mirror(step, state)
-        return
-    if move.leave:
-        lesson_ui.leave()  # the lecturer left the lesson (a poll keeps it: its open question's chart stays hidden)
-    if move.page is not None and move.page in pages:
-        params = {PARAM_CODE: code()}
-        if first:  # the link's other values (its language) go along: no widget has bound them yet
-            params = {**st.query_params.to_dict(), **params}
-        st.switch_page(pages[move.page], query_params=params)
-
-
 def step_of(step: dict):
     """The lesson and its step a class step names (None for a poll, a page, a summary)."""
     lesson = lesson_files.by_id(step.get("lesson", "")) if step.get("kind") == "lesson" else None
@@ -106,8 +64,8 @@ def step_of(step: dict):
 
 
 def _mirror(step: dict, state: dict) -> None:
-    """The class's reveal, in this session's lesson progress: nothing recorded while the question is open (the
-    chart waits, "predict first"), the stored answer (graded) or "skipped" (the lecturer) once revealed."""
+    """The class's reveal, in the lecturer's lesson progress: nothing recorded while the question is open (the
+    chart waits, "predict first"), "skipped" once revealed (the chart opens with its highlight)."""
     found = step_of(step)
     if not found or found[1].question is None:
         return
@@ -118,26 +76,7 @@ def _mirror(step: dict, state: dict) -> None:
         return
     if str(s.number) in answers:
         return
-    mine = my_answer(state) if role() == "student" else None
-    try:
-        right = mine is not None and lesson_ui.frozen_key(lesson, s).grade(s.question, mine)
-    except Exception:  # noqa: BLE001 -- a key that cannot be computed: the banner says so
-        right = False
-    answers[str(s.number)] = {"picked": mine, "right": bool(right), "skipped": mine is None, "text": None}
-
-
-def my_answer(state: dict) -> Any:
-    """This student's stored answer to the open question (read once per question; a reload reads it again)."""
-    q = state.get("question")
-    if not q:
-        return None
-    mine = seat().mine
-    if q not in mine:
-        try:
-            mine[q] = store().my_answer(code(), student_id(), q)
-        except (ClassError, sqlalchemy.exc.SQLAlchemyError):
-            return None
-    return mine[q]
+    answers[str(s.number)] = {"picked": None, "right": False, "skipped": True, "text": None}
 
 
 def _lecturer_step(here: str) -> dict:
@@ -155,7 +94,7 @@ def _lecturer_step(here: str) -> dict:
 
 
 def class_sync(here: str) -> None:
-    """app.py, after the lesson hook: the lecturer's step becomes the class's (only when it changed: a reload
+    """explorer.py, after the lesson hook: the lecturer's step becomes the class's (only when it changed: a reload
     keeps the reveal); the reveal mirrored into the lecturer's lesson progress.
 
     The move is a compare-and-set from the class's step this session last took (``ClassSeat.synced_seq``): when

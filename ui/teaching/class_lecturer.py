@@ -14,10 +14,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from teaching.classroom.tables import summary
-from teaching.classroom import (
-    MAX_NICKNAME,
-    ClassError,
-)
+from teaching.classroom import ClassError
 from ui.teaching import steps as lesson_ui
 from ui.caches.classroom import store
 from ui.escape import md
@@ -27,14 +24,13 @@ from ui.share import is_local, qr_code, qr_html
 from ui.teaching.class_results import answers_table, results_section
 from ui.teaching.class_mode import (
     ENV_PUBLIC_URL, LECTURER_EVERY_S, MAX_POLL_OPTIONS, MAX_POLL_TEXT, PARAM_CODE, PARAM_SECRET, allow,
-    class_state, code, error_text, forget, join_form, leave_class, role, say, seat, start_class, take,
+    class_state, code, error_text, forget, leave_class, role, say, seat, start_class, take,
 )
 
 
 # ---- the lecturer's controls ----------------------------------------------------------------------------------
 def _control(action: str, question: str | None = None) -> bool:
-    """Reveal (``question``) / open or close joining / end, checked by the store against the session's secret (a
-    student's has none)."""
+    """Reveal (``question``) / open or close joining / end, checked by the store against the session's secret."""
     c, secret = code(), seat().secret
     if not allow("control"):
         return False
@@ -154,7 +150,7 @@ def page_moved() -> bool:
     The browser's timer asks for the bar's rerun naming the page the browser is on. One sent while the server
     switched pages (the class's Next) names the old page and is run after the switch: Streamlit then takes the
     old page, and the old step's address, for the session's while the new page stays drawn, and nothing moved
-    the page again (a loaded server left a phone on the old step's address). The whole-app run goes to the
+    the page again (a loaded server left a screen on the old step's address). The whole-app run goes to the
     session's step, its settings applied again, not to the old address's step."""
     drawn = seat().page
     if drawn is None or drawn == page_hash():
@@ -253,22 +249,15 @@ def _end() -> None:
 
 
 def class_panel() -> None:
-    """The sidebar's class section: start or join; the lecturer's code, link, QR, poll, roster and End."""
+    """The sidebar's class section: start a class, or the way to the students' page; the lecturer's code, link,
+    QR, poll, roster and End."""
     box = st.sidebar.expander(t("class.section"), expanded=role() is not None)
     if role() is None:
         box.button(t("class.start"), key="class.start", on_click=start_class, help=t("class.start_help"),
                    type="primary")
-        form = box.form("class.join_form", border=False)
-        form.text_input(t("class.join_code"), key="class.join_code", max_chars=12,
-                        placeholder=t("class.join_code_placeholder"))
-        form.text_input(t("class.nickname"), key="class.nickname", max_chars=MAX_NICKNAME)
-        form.form_submit_button(t("class.join"), key="class.join", on_click=join_form)
+        box.markdown(t("class.join_here", url="/join"))
         return
     c = code()
-    if role() == "student":
-        box.markdown(t("class.code", code=c))
-        box.button(t("class.leave"), key="class.leave", on_click=leave_class, type="tertiary")
-        return
     box.markdown(t("class.code", code=c))
     link = join_link(c)
     if link:

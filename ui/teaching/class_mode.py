@@ -1,29 +1,27 @@
-"""Class mode: the room joins from their phones, follows the lecturer's lesson step, answers, and sees the reveal.
+"""Class mode, the lecturer's session: the room joins from their phones, follows the lecturer's lesson step,
+answers, and sees the reveal.
 
 One mechanism: **the lecturer's step is the class's step.** The lecturer opens a lesson (or a quick poll, or just
-a page) as usual; :func:`class_sync` writes that step to the class store (``classroom.ClassStore``: SQLite by
-default, PostgreSQL through ``EXPLORER_CLASS_DB``) whenever it differs from the stored one. A following student's
-session reads the stored state (a ``st.fragment`` that reruns every :data:`FOLLOW_EVERY_S` seconds and only asks
-for a whole-app rerun when the step, the reveal or the end changed) and :func:`class_hook` opens that step with
-the lessons' own ``go`` (its settings, its page). The step's charts and answer key are the lesson's cached ones,
-so a class computes each step once and a late joiner gets it at once.
+a page) as usual; ``class_hooks.class_sync`` writes that step to the class store (``teaching.classroom.ClassStore``:
+SQLite by default, PostgreSQL through ``EXPLORER_CLASS_DB``) whenever it differs from the stored one. The students'
+phones are not Streamlit sessions: they use the light page ``/join/<CODE>`` (``ui/teaching/phone/``), which reads
+the stored state and answers into the store. A join link opened in the full app (an old QR code, a typed
+``?class=CODE``) goes to that page.
 
-A class step's question is answered into the store, not into the session's lesson progress, so the lesson's chart
-stays hidden ("predict first") until the lecturer reveals; the reveal then writes the student's stored answer into
-the lesson progress (graded from the same key), which opens the chart with its highlight for everyone. A reveal is
-its question's for good (the store's ``reveals``): a quick poll, Back, or a second lecturer tab coming back to a
-revealed question finds it revealed, and the store refuses a changed answer to it, whatever sent the request.
+A reveal is its question's for good (the store's ``reveals``): a quick poll, Back, or a second lecturer tab
+coming back to a revealed question finds it revealed, and the store refuses a changed answer to it, whatever sent
+the request. After the reveal the lecturer's screen draws the step's chart, which the phones then draw too.
 
 The modules: ``class_mode`` (this one) is the session's seat (one typed :class:`ClassSeat` under one session key,
-not loose strings), the store's shared state, joining, starting and leaving; ``class_hooks`` the hooks app.py runs
-(follow, sync, mirror); ``class_lecturer`` the lecturer's controls, live bar and sidebar section; ``class_banner``
-what a class draws above the page; ``class_results`` the answers' tables and the results to keep.
+not loose strings), the store's shared state, starting and leaving; ``class_hooks`` the hooks explorer.py runs
+(a link, sync, mirror); ``class_lecturer`` the lecturer's controls, live bar and sidebar section;
+``class_banner`` what a class draws above the page; ``class_results`` the answers' tables and the results to keep.
 
-Who is who: the lecturer's secret (made with the class) lives in the lecturer's session and in a cookie of the
-lecturer's browser (so a reload or a server restart keeps the role) and travels only in the private lecturer link
-(``?class=CODE&lecturer=SECRET``, removed from the address bar at once). Every control action hands the session's
-secret to the store, which checks it: a student's session has none. A student is a random id kept in a cookie
-(``explorer_student``), so a reload, a lost network or a restarted server rejoins with the answers kept.
+Who is who: the lecturer's secret (made with the class) lives in the lecturer's session and in an HttpOnly,
+SameSite cookie the server sets (``/join/api/<CODE>/lecturer``; page scripts cannot read it), so a reload or a
+server restart keeps the role, and travels only in the private lecturer link (``?class=CODE&lecturer=SECRET``,
+removed from the address bar at once). Every control action hands the session's secret to the store, which checks
+it. A student is a random id in an HttpOnly cookie the phone page's server sets.
 """
 
 from __future__ import annotations
@@ -32,7 +30,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 import sqlalchemy.exc
 import streamlit as st
@@ -42,7 +40,6 @@ from teaching.course import Pointer
 from teaching.classroom import (
     CODE_ALPHABET,
     CODE_LENGTH,
-    MAX_NICKNAME,
     AnswerClosed,
     BadInput,
     ClassEnded,
@@ -55,12 +52,11 @@ from teaching.classroom import (
     StoreUnavailable,
     TooManyJoins,
     UnknownClass,
-    new_student_id,
 )
 from ui.teaching import steps as lesson_ui
 from ui.caches.classroom import store
 from ui.escape import md
-from ui.i18n import t
+from ui.i18n import current_lang, t
 from ui.state import apply_pending
 
 SEAT_KEY = "class.seat"  # this session's ClassSeat: every fact about its place in a class, under one key
@@ -70,16 +66,11 @@ SEAT_KEY = "class.seat"  # this session's ClassSeat: every fact about its place 
 class ClassSeat:
     """This session's place in a class (one typed object in ``st.session_state[SEAT_KEY]``, see :func:`seat`)."""
 
-    role: str | None = None  # "lecturer" or "student" (None: not in a class)
+    role: str | None = None  # "lecturer" (None: not in a class; students are on the phone page, not here)
     code: str | None = None  # the class's join code
     secret: str | None = None  # the lecturer's secret (never sent to a browser but the lecturer's own)
     verified: str | None = None  # the secret the store last accepted for this session
-    student_id: str | None = None  # this browser's random id (kept in a cookie; survives leaving a class)
-    following: bool = False  # a student's page follows the lecturer's step
-    seen: tuple | None = None  # (step_seq, revealed, ended) this session last drew (its live bar reruns on news)
-    applied: tuple | None = None  # ... that this run took: drawn, and so seen, once the run reaches the banner
     poll: dict | None = None  # the lecturer's open quick poll (a step)
-    mine: dict = field(default_factory=dict)  # {question id: this student's answer}
     messages: dict = field(default_factory=dict)  # {text: monotonic time until which it is shown}
     toasted: set = field(default_factory=set)  # the messages already shown as a toast
     rate: dict = field(default_factory=dict)  # {action kind: the times it was taken in its window}
@@ -88,17 +79,14 @@ class ClassSeat:
     drew_revealed: bool | None = None  # the lecturer session: whether its last whole run drew the reveal
     app_rerun: bool = False  # a button in the lecturer's fragment asks for a whole-app rerun
     page: str | None = None  # the page (its script hash) this session's last whole run drew
-    drawn: dict | None = None  # what a following student's last whole run drew: its page's path, its question box
-    ran: bool = False  # a following student's session has run the class hook once
-    set_cookie: str | None = None  # the lecturer cookie to write on this run
-    cookie_sid: str | None = None  # the student id this session wrote to its cookie
-    close_sidebar: bool = False  # just joined: on a phone the question, not the sidebar
+    set_cookie: str | None = None  # the lecturer cookie the server sets on this run's request (code:secret)
+    redirect: str | None = None  # a join link opened here: this run sends the browser to the phone page
+    store_down: str | None = None  # the last "class store unreachable, retrying (n s)" message shown
     figure: Any = None  # the answers' chart last drawn, with what it was drawn from
 
-    # what outlives a class: the browser's (student id, its cookie), the session's (messages, rate window, chart
-    # choice, whether its hook has run) and what one run hands the next (a cookie to write, a rerun, the sidebar)
-    KEPT = ("student_id", "cookie_sid", "messages", "toasted", "rate", "show_answers", "ran", "set_cookie",
-            "app_rerun", "close_sidebar", "figure")
+    # what outlives a class: the session's (messages, rate window, chart choice) and what one run hands the next
+    # (a cookie to set, a rerun, a redirect)
+    KEPT = ("messages", "toasted", "rate", "show_answers", "set_cookie", "app_rerun", "redirect", "figure")
 
     def leave(self) -> None:
         """Out of the class: every field back to its default but :attr:`KEPT`'s."""
@@ -124,17 +112,16 @@ def seat() -> ClassSeat:
 
 MESSAGE_S = 12.0
 PARAM_CODE, PARAM_SECRET = "class", "lecturer"
-ROOT_PAGES = ("", "home")  # app.py's hidden default page (its url path reads "" at "/"): a join link opens it
-COOKIE_STUDENT = "explorer_student"
+ROOT_PAGES = ("", "home")  # explorer.py's hidden default page (its url path reads "" at "/")
+COOKIE_STUDENT = "explorer_student"  # set by the phone page's server (ui/teaching/phone/routes.py)
 COOKIE_LECTURER = "explorer_lecturer"
 ENV_PUBLIC_URL = "EXPLORER_PUBLIC_URL"
-FOLLOW_EVERY_S = 1.5  # a student's page follows the lecturer's step within this (+ the state cache's age)
 LECTURER_EVERY_S = 1.0  # the lecturer's counts refresh
 STATE_TTL_S = 0.5  # one read of a class's state per process and this interval, shared by its sessions
 MAX_POLL_OPTIONS = 6
 MAX_POLL_TEXT = 120
-# actions a session may take in a window (a student mashing buttons, a script forging reruns)
-RATES = {"answer": (12, 10.0), "join": (8, 60.0), "lecturer": (8, 60.0), "control": (30, 10.0)}
+# actions a session may take in a window (a script forging reruns, guessing lecturer links)
+RATES = {"lecturer": (8, 60.0), "control": (30, 10.0)}
 
 
 # ---- the store, and its state shared by a process's sessions ------------------------------------------------
@@ -200,7 +187,6 @@ ERROR_TEXT = ((StoreLost, "class.err.store_lost"), (UnknownClass, "class.err.unk
               (ClassFull, "class.err.full"), (JoinsClosed, "class.err.joins_closed"),
               (NotLecturer, "class.err.not_lecturer_action"), (AnswerClosed, "class.err.closed"),
               (TooManyJoins, "class.err.too_many_joins"))
-STORE_DOWN_KEY = "class.store_down"  # the session's last "class store unreachable, retrying (n s)" message
 
 
 def error_text(err: Exception, class_code: str) -> str:
@@ -221,11 +207,10 @@ def store_down(err: StoreUnavailable, class_code: str | None) -> None:
     run tries again) and says so, one message counting the outage's seconds (each replaces the one before; only
     the first is toasted)."""
     me, text = seat(), error_text(err, class_code or "")
-    before = st.session_state.pop(STORE_DOWN_KEY, None)
+    before, me.store_down = me.store_down, text
     if before is not None and me.messages.pop(before, None) is not None:
         me.toasted.add(text)
     say(text)
-    st.session_state[STORE_DOWN_KEY] = text
 
 
 def clean_code(raw: Any) -> str | None:
@@ -241,23 +226,7 @@ def _cookie(name: str) -> str | None:
         value = st.context.cookies.get(name)
     except Exception:  # noqa: BLE001 -- outside a browser (AppTest)
         return None
-    return unquote(value) if isinstance(value, str) else None  # written URL-encoded by cookie_js
-
-
-def cookie_js(name: str, value: str, max_age: int = 13 * 3600) -> str:
-    return (f"<script>document.cookie = '{name}=' + {quote(value)!r} + '; path=/; max-age={max_age}; "
-            f"SameSite=Lax';</script>")
-
-
-def student_id() -> str:
-    """This browser's random student id (kept in a cookie: a reload or a restarted server rejoins as the same)."""
-    sid = seat().student_id
-    if sid is None:
-        sid = _cookie(COOKIE_STUDENT)
-        if not sid or not 8 <= len(sid) <= 64 or not all(ch.isalnum() or ch in "-_" for ch in sid):
-            sid = new_student_id()
-        seat().student_id = sid  # written to the cookie by class_hook (in the script, not a callback)
-    return sid
+    return unquote(value) if isinstance(value, str) else None
 
 
 def _lecturer_cookie() -> tuple[str, str] | None:
@@ -286,7 +255,7 @@ def _become_lecturer(class_code: str, secret: str, new: bool = False) -> None:
     existing one (a lecturer link, a reload, a restart) is taken where it is (:func:`adopt`)."""
     me = seat()
     me.role, me.code, me.secret = "lecturer", class_code, secret
-    me.following, me.poll, me.synced_seq = False, None, 0 if new else None
+    me.poll, me.synced_seq = None, 0 if new else None
     me.set_cookie = f"{class_code}:{secret}"
 
 
@@ -302,34 +271,6 @@ def adopt(state: dict) -> None:
         if lesson_ui.seat().active != Pointer(step["lesson"], int(step["step"])):
             lesson_ui.go(step["lesson"], step["step"])
             apply_pending()
-
-
-def join_class(raw_code: Any, nickname: str | None = None) -> bool | None:
-    """Join as a student (the join form, a link). False with a message when the code is bad or the class gone;
-    None when the store is not answering for now (:func:`store_down`)."""
-    c = clean_code(raw_code)
-    if c is None:
-        say(t("class.err.bad_code"))
-        return False
-    if not allow("join"):
-        return False
-    try:
-        store().join(c, student_id(), nickname)
-    except StoreUnavailable as err:  # None: not refused (a link keeps its code: the next run joins again)
-        store_down(err, c)
-        return None
-    except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
-        say(error_text(err, c))
-        return False
-    me = seat()
-    me.role, me.code, me.following, me.close_sidebar, me.seen, me.secret = "student", c, True, True, None, None
-    return True
-
-
-def join_form() -> None:
-    """The join form's button (a callback: the session joins before the next run draws anything)."""
-    nick = (st.session_state.get("class.nickname") or "").strip()[:MAX_NICKNAME] or None
-    join_class(st.session_state.get("class.join_code"), nick)
 
 
 def leave_class(message: str | None = None) -> None:
@@ -366,8 +307,16 @@ def enter_from_link(raw_code: str, secret: str | None) -> None:
         except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
             leave_class(error_text(err, c))
             return
-    if join_class(c) is False:
-        if PARAM_CODE in st.query_params:
-            del st.query_params[PARAM_CODE]
+    to_phone_page(c)
+
+
+def to_phone_page(class_code: str) -> None:
+    """A join link opened in the full app: students answer on the phone page, so this run sends the browser there
+    (``ClassSeat.redirect``, carried out by ``class_banner``), saying so for a browser that does not follow."""
+    lang = "zh" if current_lang() == "zh" else "en"
+    seat().redirect = f"/join/{class_code}?lang={lang}"
+    say(t("class.to_phone_page", code=md(class_code)))
+    if PARAM_CODE in st.query_params:
+        del st.query_params[PARAM_CODE]
 
 

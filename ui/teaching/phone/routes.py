@@ -11,6 +11,7 @@ anything: a malformed code or body, a client over its rate, a student without th
   with ``If-None-Match`` and gets ``304`` until the step, the reveal or the end changes.
 * ``POST /join/api/<CODE>/answer``: ``{"question": id, "value": option index or number}``.
 * ``GET /join/api/<CODE>/figure/<question>``: the lesson step's chart (Plotly JSON) once revealed.
+* ``POST /join/api/<CODE>/lecturer``: the lecturer's page asks for its HttpOnly cookie (the secret checked).
 
 A store that cannot be reached answers ``503`` with ``retry``: the phone keeps its answer and tries again; no
 error ever takes a student out of the class.
@@ -35,7 +36,7 @@ from teaching.classroom import (BadInput, ClassEnded, ClassError, ClassExpired, 
 from teaching.classroom.limits import KeyedLimiter
 from ui.caches.classroom import store
 from ui.i18n import catalogs, t
-from ui.teaching.class_mode import COOKIE_STUDENT, ERROR_TEXT, clean_code
+from ui.teaching.class_mode import COOKIE_LECTURER, COOKIE_STUDENT, ERROR_TEXT, clean_code
 from ui.teaching.phone.view import class_view, figure, html, my_part, version_in
 from ui.teaching.phone.watch import changes
 
@@ -48,6 +49,7 @@ MAX_WAIT_S = 25.0  # a held poll's longest wait (under nginx's 60 s proxy_read_t
 
 
 _answers = KeyedLimiter(*ANSWERS_PER_STUDENT)
+_lecturers = KeyedLimiter(10, 60.0)  # lecturer cookies a client address may ask for a minute
 
 
 # ---- the request's facts ---------------------------------------------------------------------------------------
@@ -70,11 +72,6 @@ def address_of(request: Request) -> str:
     if forwarded and peer in ("127.0.0.1", "::1", "::ffff:127.0.0.1"):
         return forwarded.split(",")[0].strip()
     return peer
-
-
-def prefix_of(request: Request) -> str:
-    """The app's address as the phone reached it (for "Explore this step")."""
-    return f"{request.url.scheme}://{request.url.netloc}"
 
 
 def refuse(status: int, key: str, lang: str, code: str = "", **extra) -> JSONResponse:
@@ -106,7 +103,7 @@ async def body_of(request: Request) -> dict | None:
     if not request.headers.get("content-type", "").startswith("application/json"):
         return None
     origin = request.headers.get("origin")
-    if origin and origin.rstrip("/") != prefix_of(request) and not _proxied_same_host(request, origin):
+    if origin and not _same_host(request, origin):
         return None
     raw = b""
     async for chunk in request.stream():
@@ -120,10 +117,13 @@ async def body_of(request: Request) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def _proxied_same_host(request: Request, origin: str) -> bool:
-    """Behind a proxy the scheme or port the server sees may differ from the phone's; the host must not."""
-    host = origin.split("://", 1)[-1].split("/", 1)[0]
-    return host == request.headers.get("host") or host == request.headers.get("x-forwarded-host")
+def _same_host(request: Request, origin: str) -> bool:
+    """The page that sent the request is this server's (a proxy may change the scheme and the port the server
+    sees, as the nginx recipe's ``Host $host`` does, never the host name)."""
+    def name(host: str | None) -> str | None:
+        return host.rsplit("]", 1)[0] + "]" if host and host.startswith("[") else host.split(":")[0] if host else None
+    asked = name(origin.split("://", 1)[-1].split("/", 1)[0])
+    return asked is not None and asked in (name(request.headers.get("host")), name(request.headers.get("x-forwarded-host")))
 
 
 # ---- the page and its files ------------------------------------------------------------------------------------
@@ -198,10 +198,10 @@ async def state(request: Request) -> Response:
         wait = 0.0
     asked = request.headers.get("if-none-match")
     try:
-        view = await _run(lambda: class_view(code, lang, prefix_of(request)))
+        view = await _run(lambda: class_view(code, lang))
         if wait and asked == f'"{view["v"]}"':
             await changes(code).wait(version_in(view), wait)
-            view = await _run(lambda: class_view(code, lang, prefix_of(request)))
+            view = await _run(lambda: class_view(code, lang))
         tag = f'"{view["v"]}"'
         headers = {"ETag": tag, "Cache-Control": "private, no-cache"}
         if asked == tag:
@@ -210,6 +210,28 @@ async def state(request: Request) -> Response:
     except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
         return store_error(err, lang, code)
     return JSONResponse({**view, "mine": mine}, headers=headers)
+
+
+async def lecturer(request: Request) -> Response:
+    """The lecturer's credential as an HttpOnly, SameSite=Strict cookie (``code:secret``), set here because no page
+    script may write or read it: the lecturer's page posts the secret its session holds, the store checks it."""
+    lang, code = lang_of(request), _code(request)
+    if code is None:
+        return refuse(400, "class.err.bad_code", lang)
+    if not _lecturers.allow(address_of(request)):
+        return refuse(429, "class.err.too_fast", lang)
+    data = await body_of(request)
+    secret = data.get("secret") if data else None
+    if not isinstance(secret, str) or not 0 < len(secret) <= 200:
+        return refuse(400, "class.err.not_lecturer_action", lang, code)
+    try:
+        await _run(lambda: store().check_lecturer(code, secret))
+    except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
+        return store_error(err, lang, code)
+    response = JSONResponse({"ok": True})
+    response.set_cookie(COOKIE_LECTURER, f"{code}:{secret}", max_age=COOKIE_AGE_S, path="/", httponly=True,
+                        samesite="strict")
+    return response
 
 
 async def answer(request: Request) -> Response:
@@ -256,6 +278,7 @@ def routes() -> list[Route]:
         Route("/join", page), Route("/join/{code}", page), Route("/join/static/{name}", static),
         Route("/join/api/{code}/join", join, methods=["POST"]), Route("/join/api/{code}/state", state),
         Route("/join/api/{code}/answer", answer, methods=["POST"]),
+        Route("/join/api/{code}/lecturer", lecturer, methods=["POST"]),
         Route("/join/api/{code}/figure/{question}", chart),
     ]
 

@@ -159,14 +159,14 @@ def version_in(view: dict) -> tuple:
     return view["step_seq"], view["revealed"], view["ended"], view["chart"]
 
 
-def class_view(code: str, lang: str, prefix: str) -> dict:
-    """The class-wide view of class ``code`` in ``lang`` (``prefix``: the app's address, for "Explore this step"),
-    with its version ``v``. Raises the store's errors (:mod:`teaching.classroom.errors`)."""
+def class_view(code: str, lang: str) -> dict:
+    """The class-wide view of class ``code`` in ``lang``, with its version ``v``. Raises the store's errors
+    (:mod:`teaching.classroom.errors`)."""
     state = class_state(code)
     step = state["step"] or {}
     found = step_of(step)
     seq, revealed, ended, chart = _version(code, state)
-    version = (code, seq, revealed, ended, chart, lang, prefix)
+    version = (code, seq, revealed, ended, chart, lang)
     with _views_lock:
         hit = _views.get(version)
     if hit is not None:
@@ -178,7 +178,7 @@ def class_view(code: str, lang: str, prefix: str) -> dict:
         view.update(lesson=lesson.id, step=s.number, progress=t("lessons.progress", lang, title=lesson.title[lang], n=s.number,
                                total=len(lesson.steps)),
                     text=html(s.text[lang]),
-                    explore=f"{prefix}/{s.page}?lesson={lesson.id}&step={s.number}&lang={lang}")
+                    explore=f"/{s.page}?lesson={lesson.id}&step={s.number}&ui.lang={lang}")  # the full app
     question = _question(step, lang) if not ended else None
     view["question"] = question
     if question is not None and revealed:
