@@ -11,6 +11,6 @@ serialise_ast_parse()  # before the heavy imports below (see server/startup.py)
 
 import streamlit as st  # noqa: E402
 
-from ui.teaching.phone import routes  # noqa: E402
+from ui.teaching.phone import lifespan, routes  # noqa: E402
 
-app = st.App("explorer.py", routes=routes())
+app = st.App("explorer.py", routes=routes(), lifespan=lifespan)

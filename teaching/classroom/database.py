@@ -68,6 +68,7 @@ students = sa.Table(
     sa.Column("nickname", sa.String(4 * MAX_NICKNAME), nullable=True),
     sa.Column("joined_at", sa.Double, nullable=False),
     sa.Column("last_seen", sa.Double, nullable=False),
+    sa.Column("seen_seq", sa.Integer, nullable=True),  # version 4: the class step (step_seq) the phone last got
 )
 answers = sa.Table(
     "answers", metadata,
@@ -98,10 +99,12 @@ def _migrate_2(conn: sa.Connection) -> None:
 
 
 def _migrate_3(conn: sa.Connection) -> None:
-    """Version 3 -> 4: a revealed question keeps the chart the phones draw (``reveals.figure``, none yet). From an
-    older version ``create_all`` has just made ``reveals`` with it."""
+    """Version 3 -> 4: a revealed question keeps the chart the phones draw (``reveals.figure``, none yet; from an
+    older version ``create_all`` has just made ``reveals`` with it), and a student the step their phone last got
+    (``students.seen_seq``: the lecturer's "phones on this step")."""
     if "figure" not in {c["name"] for c in sa.inspect(conn).get_columns("reveals")}:
         conn.execute(sa.text("ALTER TABLE reveals ADD COLUMN figure TEXT"))
+    conn.execute(sa.text("ALTER TABLE students ADD COLUMN seen_seq INTEGER"))
 
 
 # version n -> a function(connection) that turns a version-n schema into version n + 1

@@ -114,17 +114,21 @@ class Reader(Connection):
 
     @retried(write=False)
     def counts(self, code: str, question: str, now: float | None = None) -> dict:
-        """``{joined, answered, distribution: {value: n}}`` for one question, no names. A value that is a string,
-        number, bool or null is its own key; a list or dict is keyed by its canonical JSON text."""
+        """``{joined, on_step, answered, distribution: {value: n}}`` for one question, no names (``on_step``: the
+        students whose phone has the class's current step). A value that is a string, number, bool or null is its
+        own key; a list or dict is keyed by its canonical JSON text."""
         code, now = check_code(code), now_or(now)
         question = check_question(question)
         with self._read() as conn:
-            self._class_row(conn, code, now, allow_ended=True)
+            row = self._class_row(conn, code, now, allow_ended=True)
             joined = self._joined(conn, code)
+            on_step = conn.execute(sa.select(sa.func.count()).where(
+                (students.c.class_code == code) & (students.c.seen_seq == row["step_seq"]))).scalar_one()
             rows = conn.execute(sa.select(answers.c.value, sa.func.count()).where(
                 (answers.c.class_code == code) & (answers.c.question == question)).group_by(answers.c.value)).all()
         distribution = distribution_of(rows)
-        return {"joined": joined, "answered": sum(distribution.values()), "distribution": distribution}
+        return {"joined": joined, "on_step": on_step, "answered": sum(distribution.values()),
+                "distribution": distribution}
 
     @staticmethod
     def _joined(conn: sa.Connection, code: str) -> int:

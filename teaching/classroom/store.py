@@ -187,6 +187,19 @@ class ClassStore(Reader):
                                                 & reveals.c.figure.is_(None)).values(figure=figure))
 
     @retried(write=True)
+    def mark_seen(self, code: str, seq: int, student_ids: list[str], now: float | None = None) -> None:
+        """These students' phones have the class's step ``seq`` (one write for a batch: the phone page collects
+        them for a second). A later step already marked is kept."""
+        code, now = check_code(code), now_or(now)
+        ids = [check_student_id(s) for s in student_ids][:1000]
+        if not ids or not isinstance(seq, int) or isinstance(seq, bool):
+            return
+        with self._write() as conn:
+            conn.execute(students.update().where(
+                (students.c.class_code == code) & students.c.student_id.in_(ids)
+                & ((students.c.seen_seq.is_(None)) | (students.c.seen_seq < seq))).values(seen_seq=seq, last_seen=now))
+
+    @retried(write=True)
     def set_joining(self, code: str, secret: str, open_: bool, now: float | None = None) -> None:
         """Open or close joining (a student who joined before still rejoins: a reload, a lost network)."""
         code, now = check_code(code), now_or(now)

@@ -130,6 +130,7 @@ def test_a_class_joins_by_link_and_by_code_and_sees_the_question_first(room):
         assert page.evaluate("parseFloat(getComputedStyle(document.body).fontSize)") >= 16  # no zoom needed
         assert page.evaluate("document.documentElement.scrollWidth") <= 390  # nothing wider than the phone
     assert "课堂" in typed.locator("#title").inner_text() and "step 1 of 9" in phones[0].inner_text("body")
+    _wait_text(lecturer, css("class.bar"), "5 of 5 phones on this step")  # the pacing line
     _shot(phones[0], "phone-question-en")
     _shot(typed, "phone-question-zh")
     assert_clean(lecturer)
@@ -283,3 +284,27 @@ def test_two_classes_at_once_do_not_mix(room):
     assert "6 joined" in _count(room["lecturer"]) and PHONE_EN["phone.ended"] not in a_student.inner_text("body")
     for page in (lecturer_b, room["lecturer"]):
         assert_clean(page)
+
+
+def test_a_stop_signal_ends_the_server_with_every_page_open_and_loses_nothing(room):
+    """SIGTERM (systemd's stop, ``kill``) with the lecturer's and the phones' pages open and their polls held: the
+    server releases the held polls and exits (measured in the closing notes: well under 5 s here; the bound below
+    only catches a hang), and every answer is in the store; a restarted server has the class where it was."""
+    import signal
+    from teaching.classroom import ClassStore
+
+    store = ClassStore()  # the server's database (EXPLORER_DATA_DIR, tests/conftest.py)
+    try:
+        before = store.results(room["code"], _secret(room))
+        room["proc"].send_signal(signal.SIGTERM)
+        room["proc"].wait(timeout=60)
+        assert store.results(room["code"], _secret(room)) == before
+    finally:
+        store.close()
+    room.restart()
+    room["students"][0].wait_for_selector("#options input[name=v]", timeout=120_000)  # back on the class's step
+
+
+def _secret(room) -> str:
+    lecturer = room["lecturer"]
+    return next(c["value"] for c in lecturer.context.cookies() if c["name"] == "explorer_lecturer").split(":", 1)[1]

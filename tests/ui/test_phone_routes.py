@@ -234,3 +234,23 @@ def test_the_page_and_its_scripts_are_served_from_here_in_both_languages(app):
     assert packed.status_code == 200 and packed.headers["content-encoding"] == "gzip"
     assert client.get("/join/static/../../app.py").status_code == 404
     assert client.get("/join/static/other.js").status_code == 404
+
+
+def test_phones_that_have_the_step_are_counted_for_the_lecturers_pacing_line(app, store):
+    code, secret, seq = _class(store)
+    with phone(app) as first, phone(app) as second:  # open clients: their event loop runs the batched write
+        for client in (first, second):
+            _join(client, code)
+            _state(client, code)
+        deadline = time.monotonic() + 30
+        while store.counts(code, f"{LESSON}:1")["on_step"] < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert store.counts(code, f"{LESSON}:1")["on_step"] == 2
+        store.set_step(code, secret, _step(2), expect_seq=seq)
+        forget(code)
+        assert store.counts(code, f"{LESSON}:2")["on_step"] == 0  # nobody has the new step yet
+        _state(first, code)
+        deadline = time.monotonic() + 30
+        while store.counts(code, f"{LESSON}:2")["on_step"] < 1 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert store.counts(code, f"{LESSON}:2")["on_step"] == 1

@@ -93,6 +93,8 @@ EN = {
     "class.err.bad_input": "That was not accepted: {error}",
     "class.join_here": "Students join on their phones: [the class page]({url}) (or the QR code the lecturer shows).",
     "class.to_phone_page": "Students join class {code} on the class page: opening it…",
+    "class.pacing": "📱 {on} of {joined} phones on this step",
+    "class.pacing_help": "Phones that have received the step now on your screen (its text and question); the others are still loading it, asleep, or gone.",
 }
 
 ZH = {
@@ -184,4 +186,6 @@ ZH = {
     "class.err.bad_input": "未被接受：{error}",
     "class.join_here": "学生用手机加入：[课堂页面]({url})（或扫老师展示的二维码）。",
     "class.to_phone_page": "学生在课堂页面加入课堂 {code}：正在打开……",
+    "class.pacing": "📱 {joined} 部手机中 {on} 部已在这一步",
+    "class.pacing_help": "已经收到你屏幕上当前这一步（文字和问题）的手机；其余的手机还在加载、已锁屏或已离开。",
 }

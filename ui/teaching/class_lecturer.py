@@ -185,6 +185,7 @@ def lecturer_live() -> None:
     counted = (t("class.count", joined=counts["joined"], answered=counts["answered"]) if q
                else t("class.count_no_question", joined=counts["joined"]))
     row.markdown(t("class.code", code=c) + " · " + counted)
+    bar.caption(t("class.pacing", on=counts["on_step"], joined=counts["joined"]), help=t("class.pacing_help"))
     if q and not state["revealed"]:
         row.button(t("class.reveal"), key="class.reveal", type="primary", on_click=_reveal, args=(q,))
     poll = step.get("kind") == "poll"

@@ -226,5 +226,5 @@ def test_postgresql_stopped_and_started_mid_class_loses_no_answer(postgres):
     assert not during.is_alive()
     for i, sid in enumerate(ids[2:], 2):  # every later write succeeds (the pool's dead connections are replaced)
         store.answer(code, sid, "q1", i % 2)
-    assert store.counts(code, "q1") == {"joined": 6, "answered": 6, "distribution": {0: 3, 1: 3}}
+    assert store.counts(code, "q1") == {"joined": 6, "on_step": 0, "answered": 6, "distribution": {0: 3, 1: 3}}
     store.close()

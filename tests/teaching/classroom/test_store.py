@@ -106,7 +106,7 @@ def test_answers_upsert_until_the_reveal_and_the_counts_have_no_names(store):
     store.answer(code, ids[1], "q1", "B")
     store.answer(code, ids[2], "q1", 3)
     counts = store.counts(code, "q1")
-    assert counts == {"joined": 4, "answered": 3, "distribution": {"B": 2, 3: 1}}
+    assert counts == {"joined": 4, "on_step": 0, "answered": 3, "distribution": {"B": 2, 3: 1}}
     assert not any("Nick" in str(k) or k in ids for k in counts["distribution"])
     assert store.my_answer(code, ids[0], "q1") == "B" and store.my_answer(code, ids[3], "q1") is None
 
@@ -188,8 +188,8 @@ def test_two_classes_do_not_see_each_other(store):
     store.join(b, bob, nickname="Bob")
     store.answer(a, alice, "shared-q", "A")
     store.answer(b, bob, "shared-q", "B")
-    assert store.counts(a, "shared-q") == {"joined": 1, "answered": 1, "distribution": {"A": 1}}
-    assert store.counts(b, "shared-q") == {"joined": 1, "answered": 1, "distribution": {"B": 1}}
+    assert store.counts(a, "shared-q") == {"joined": 1, "on_step": 0, "answered": 1, "distribution": {"A": 1}}
+    assert store.counts(b, "shared-q") == {"joined": 1, "on_step": 0, "answered": 1, "distribution": {"B": 1}}
     assert store.state(a)["step"]["lesson"] == "attention" and store.state(b)["step"]["lesson"] == "loss"
     assert [r["nickname"] for r in store.roster(a, sa)] == ["Alice"]
     with pytest.raises(NotLecturer):  # one class's secret is not another's
@@ -281,7 +281,7 @@ def test_nothing_is_lost_on_restart(db_url):
     try:
         assert second.state(code) == state
         assert [r["nickname"] for r in second.roster(code, secret)] == [f"s{i}" for i in range(5)]
-        assert second.counts(code, "restart-q") == {"joined": 5, "answered": 4, "distribution": {"A": 2, "B": 2}}
+        assert second.counts(code, "restart-q") == {"joined": 5, "on_step": 0, "answered": 4, "distribution": {"A": 2, "B": 2}}
         second.answer(code, ids[4], "restart-q", "A")  # the question is still open, the students still joined
         second.reveal(code, secret)
         assert second.counts(code, "restart-q")["distribution"] == {"A": 3, "B": 2}
@@ -592,3 +592,21 @@ def test_a_revealed_questions_chart_is_kept_once_for_the_lecturer_only(store):
     assert store.figure(code, "q1", now=1005.0) == '{"data": [2]}'
     with pytest.raises(BadInput):
         store.put_figure(code, secret, "q1", "x" * (teaching.classroom.store.MAX_FIGURE_BYTES + 1), now=1006.0)
+
+
+def test_phones_on_the_current_step_are_counted_from_their_marks(store):
+    """The lecturer's pacing line: a student counts as on this step once their phone got it (a batch of marks,
+    one write); a mark for an older step does not move a newer one back."""
+    code, secret = store.create_class(now=1000.0)
+    ids = [new_student_id() for _ in range(3)]
+    for sid in ids:
+        store.join(code, sid, now=1000.0)
+    seq = store.set_step(code, secret, {"kind": "lesson", "question": "q1"}, now=1000.0)
+    store.mark_seen(code, seq, ids[:2], now=1001.0)
+    assert store.counts(code, "q1", now=1001.0)["on_step"] == 2
+    store.mark_seen(code, seq - 1, ids[:1], now=1002.0)  # a late mark of the step before
+    assert store.counts(code, "q1", now=1002.0)["on_step"] == 2
+    seq = store.set_step(code, secret, {"kind": "lesson", "question": "q2"}, now=1003.0, expect_seq=seq)
+    assert store.counts(code, "q2", now=1003.0)["on_step"] == 0  # nobody has the new step yet
+    store.mark_seen(code, seq, ids, now=1004.0)
+    assert store.counts(code, "q2", now=1004.0) == {"joined": 3, "on_step": 3, "answered": 0, "distribution": {}}

@@ -6,6 +6,17 @@ keeps the full app. ``view`` builds what a phone shows from the class store and 
 ``routes`` is the HTTP face (no view logic).
 """
 
-from ui.teaching.phone.routes import routes
+from contextlib import asynccontextmanager
 
-__all__ = ["routes"]
+from ui.teaching.phone.routes import routes
+from ui.teaching.phone.watch import release_on_exit
+
+
+@asynccontextmanager
+async def lifespan(_app):
+    """The server's start and stop (``st.App(lifespan=...)``): a stop signal releases the held polls first."""
+    release_on_exit()
+    yield
+
+
+__all__ = ["lifespan", "routes"]

@@ -38,6 +38,7 @@ from ui.caches.classroom import store
 from ui.i18n import catalogs, t
 from ui.teaching.class_mode import COOKIE_LECTURER, COOKIE_STUDENT, ERROR_TEXT, clean_code
 from ui.teaching.phone.view import class_view, figure, html, my_part, version_in
+from ui.teaching.phone.pacing import note_seen
 from ui.teaching.phone.watch import changes
 
 STATIC = Path(__file__).parent / "static"
@@ -204,6 +205,7 @@ async def state(request: Request) -> Response:
             view = await _run(lambda: class_view(code, lang))
         tag = f'"{view["v"]}"'
         headers = {"ETag": tag, "Cache-Control": "private, no-cache"}
+        note_seen(code, view["step_seq"], sid)  # this phone has the class's step (the lecturer's pacing line)
         if asked == tag:
             return Response(status_code=304, headers=headers)
         mine = await _run(lambda: my_part(code, sid, view, lang))
