@@ -54,8 +54,7 @@ from bench.bench_classroom import LagProbe, Postgres, class_mode_constants, coun
 from bench.loadsim import ROOT, Server, free_port  # noqa: E402
 
 LESSON = "numpy_decoder"
-STEPS = [1, 2, 3, 4, 1, 2, 3, 4]  # choice questions on the Attention page (4 options each); Next walks through them
-OPTIONS = 4
+STEPS = [1, 2, 3, 4, 1, 2, 3, 4]  # choice questions on the Attention page; Next walks through them
 PHONE_VIEWPORT = {"width": 390, "height": 844}
 CLASS_CAP = 300  # teaching/classroom/store.py MAX_STUDENTS
 JOIN_CONCURRENCY = 40
@@ -143,6 +142,7 @@ class Phone:
     etag: str | None = None
     seen: dict = field(default_factory=dict)  # (step_seq, revealed) -> time.monotonic() of the first view showing it
     question: str | None = None
+    options: int = 1  # the open question's number of options
     errors: list = field(default_factory=list)
     polls: int = 0
 
@@ -189,6 +189,7 @@ class Phone:
                 self.etag = headers.get("etag")
                 self.seen.setdefault((view["step_seq"], bool(view["revealed"])), now)
                 self.question = (view.get("question") or {}).get("id")
+                self.options = len((view.get("question") or {}).get("options") or [None])
                 backoff = POLL_PAUSE_S
             elif st == 304:
                 backoff = POLL_PAUSE_S
@@ -294,12 +295,101 @@ class Single:
         self.server = Server(env={"EXPLORER_CLASS_DB": self.url, "OMP_NUM_THREADS": "1"})
         self.port = self.server.port
         self.pids = [self.server.proc.pid]
+        self.log: list[str] = []  # the server's output, drained (a full pipe would stall the server)
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self) -> None:
+        for line in self.server.proc.stdout:
+            self.log = (self.log + [line.decode(errors="replace").rstrip()])[-200:]
 
     def rss(self) -> int:
         return sum(rss_of(p) for p in self.pids)
 
     def close(self) -> None:
         self.server.close()
+        errors = [line for line in self.log if "Error" in line or "Traceback" in line]
+        print(f"--- server log: {len(self.log)} lines kept, {len(errors)} with an error", *errors[-10:], sep="\n",
+              flush=True)
+
+
+PROFILED = r"""
+import cProfile, pstats, signal, sys, threading, time
+OUT = sys.argv.pop(1)
+profs = []
+def _start(*_):
+    p = cProfile.Profile(time.thread_time); profs.append(p); p.enable()  # CPU time of this thread; replaces the hook
+threading.setprofile(_start)
+_start()
+def _dump(*_):
+    stats = None
+    for p in list(profs):
+        try:
+            p.snapshot_stats()
+        except Exception:
+            continue
+        if p.stats:
+            stats = pstats.Stats(p) if stats is None else stats.add(p)
+    stats.dump_stats(OUT)
+signal.signal(signal.SIGUSR1, _dump)
+sys.argv = ["streamlit", *sys.argv[1:]]
+from streamlit.web.cli import main
+main()
+"""
+
+
+class Profiled(Single):
+    """:class:`Single`, with every thread of the server under cProfile, timed by each thread's CPU time
+    (``--profile``: where its CPU goes, not its waits); the profile is written on SIGUSR1 to ``self.prof``."""
+
+    name = "one process, SQLite, under cProfile"
+
+    def __init__(self, tmp: Path):
+        import urllib.request
+
+        self.url = f"sqlite:///{tmp / 'class.db'}"
+        self.prof = tmp / "server.prof"
+        self.port = free_port()
+        env = dict(os.environ, HF_HUB_OFFLINE="1", EXPLORER_CLASS_DB=self.url, OMP_NUM_THREADS="1")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", PROFILED, str(self.prof), "run", "app.py", "--server.headless", "true",
+             "--server.address", "127.0.0.1", "--server.port", str(self.port), "--browser.gatherUsageStats", "false"],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        deadline = time.time() + 180
+        while True:
+            try:
+                if urllib.request.urlopen(f"http://127.0.0.1:{self.port}/_stcore/health", timeout=2).read() == b"ok":
+                    break
+            except OSError:
+                if time.time() > deadline:
+                    self.close()
+                    raise RuntimeError("the profiled server did not become healthy")
+                time.sleep(0.5)
+        self.pids = [self.proc.pid]
+
+    def dump(self, top: int = 40) -> str:
+        """The server's profile so far: the top functions by own time and by cumulative time."""
+        import io
+        import pstats
+        import signal
+
+        self.proc.send_signal(signal.SIGUSR1)
+        for _ in range(100):
+            if self.prof.exists() and self.prof.stat().st_size > 0:
+                break
+            time.sleep(0.2)
+        time.sleep(1.0)
+        out = io.StringIO()
+        stats = pstats.Stats(str(self.prof), stream=out)
+        stats.sort_stats("tottime").print_stats(top)
+        stats.sort_stats("cumulative").print_stats(top)
+        return out.getvalue()
+
+    def close(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
 
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -325,13 +415,14 @@ class Proxied:
         prefix = tmp / "nginx"
         (prefix / "logs").mkdir(parents=True)
         (prefix / "nginx.conf").write_text(conf)
-        self.replicas = []
+        self.replicas, self.logs = [], []
         for p in ports:
+            self.logs.append(open(tmp / f"replica-{p}.log", "wb"))
             env = dict(os.environ, HF_HUB_OFFLINE="1", EXPLORER_CLASS_DB=self.url, OMP_NUM_THREADS="1")
             self.replicas.append(subprocess.Popen(
                 [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
                  "127.0.0.1", "--server.port", str(p), "--browser.gatherUsageStats", "false"],
-                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT))
+                cwd=ROOT, env=env, stdout=self.logs[-1], stderr=subprocess.STDOUT))
         self.nginx = subprocess.Popen([NGINX, "-p", str(prefix), "-c", str(prefix / "nginx.conf"), "-g", "daemon off;"],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
         import urllib.request
@@ -366,6 +457,10 @@ class Proxied:
             except subprocess.TimeoutExpired:
                 proc.kill()
         self.pg.close()
+        for log in self.logs:  # the replicas' logs: the last lines of each (errors under load) go to the bench's log
+            log.close()
+            tail = Path(log.name).read_text(errors="replace").splitlines()[-15:]
+            print(f"--- {Path(log.name).name}:", *tail, sep="\n", flush=True)
 
 
 # ---- real phone browsers --------------------------------------------------------------------------------------------
@@ -410,8 +505,8 @@ class Browsers:
 
     async def click(self, page, value: int) -> float:
         """Click option ``value``; returns time.monotonic() when phone.js says it was sent."""
-        await page.locator("#options button").nth(value).click()
-        await page.wait_for_function("document.querySelector('#status').innerText.includes('Sent')", timeout=60_000)
+        await page.locator("#options button").nth(value).click(timeout=20_000)
+        await page.wait_for_function("document.querySelector('#status').innerText.includes('Sent')", timeout=20_000)
         return time.monotonic()
 
     async def close(self) -> None:
@@ -469,7 +564,10 @@ async def run_size(setup, n: int, args, rng: random.Random, lag: LagProbe) -> di
         c, s = lecturer.create_class()
         classes.append({"code": c, "secret": s, "seq": lecturer.set_step(c, s, step_of(STEPS[0])), "step": 0})
     n_sim = n - out["browsers"]
-    phones = [Phone(i, host, port, classes[i % len(classes)]["code"]) for i in range(n_sim)]
+    sizes = [n // len(classes) + (k < n % len(classes)) for k in range(len(classes))]  # even classes, each <= cap
+    sizes[0] -= out["browsers"]  # the browsers join the first class
+    codes = [c["code"] for c, size in zip(classes, sizes) for _ in range(size)]
+    phones = [Phone(i, host, port, codes[i]) for i in range(n_sim)]
     sem = asyncio.Semaphore(JOIN_CONCURRENCY)
 
     async def join(p: Phone) -> float:
@@ -553,12 +651,13 @@ async def run_size(setup, n: int, args, rng: random.Random, lag: LagProbe) -> di
 
     async def one(p: Phone) -> tuple:
         await asyncio.sleep(rng.uniform(0, args.answer_window_s))
-        return (p.code, *await p.answer(question[p.code], rng.randrange(OPTIONS)))
+        return (p.code, *await p.answer(question[p.code], rng.randrange(p.options)))
 
     async def one_browser(page) -> tuple:
         await asyncio.sleep(rng.uniform(0, args.answer_window_s))
         t0 = time.monotonic()
-        return classes[0]["code"], t0, await browsers.click(page, rng.randrange(OPTIONS)), 200
+        n_options = await page.locator("#options button").count()
+        return classes[0]["code"], t0, await browsers.click(page, rng.randrange(max(1, n_options))), 200
 
     m = meter().start()
     t_lag = time.perf_counter()
@@ -573,11 +672,12 @@ async def run_size(setup, n: int, args, rng: random.Random, lag: LagProbe) -> di
     out["answers"] = len(ok)
     out["answer_errors"] = [repr(d)[:120] for d in done if not (isinstance(d, tuple) and d[3] == 200)][:3]
     out["answer_call_s"] = [d[2] - d[1] for d in ok]
-    lat, bar = [], []
+    lat, bar, sent = [], [], []
     for c in classes:
         mine = [d[2] for d in ok if d[0] == c["code"]]
         rs = readings[c["code"]]
         lat += count_latencies(mine, rs)
+        sent += count_latencies([d[1] for d in ok if d[0] == c["code"]], rs)  # from the tap (the POST sent)
         # the lecturer's bar: a reading once a LECTURER_EVERY_S at a random phase (the fragment's timer), plus the
         # fragment's own run; modelled from the 0.1 s readings
         every = class_mode_constants()["LECTURER_EVERY_S"]
@@ -588,7 +688,7 @@ async def run_size(setup, n: int, args, rng: random.Random, lag: LagProbe) -> di
                 ticks.append((t, v))
                 t_next += every * (1 + int((t - t_next) // every))
         bar += count_latencies(mine, ticks)
-    out["count_s"], out["bar_s"] = lat, bar
+    out["count_s"], out["bar_s"], out["sent_count_s"] = lat, bar, sent
     out["counted"] = len(lat)
     out["final_count"] = sum(rs[-1][1] for rs in readings.values() if rs)
 
@@ -659,9 +759,10 @@ def rows_of(r: dict) -> list[str]:
         f"| {where} | Next → step on every phone, s (target p95 ≤ 1.5) | {st3(r['next_s'])} "
         f"{mark(p95(r['next_s']) <= 1.5 and not r['next_missing'])} | {len(r['next_s'])} views from {r.get('nexts', '?')} "
         f"Nexts, {r['next_missing']} missing; {r['browsers']} browsers {st3(r['next_browser_s'])}; server CPU {next_cpu:.2f} s per Next |",
-        f"| {where} | answer → in `counts`, s (target p95 ≤ 1) | {st3(r['count_s'])} {mark(p95(r['count_s']) <= 1.0)} | "
-        f"{r['counted']} of {r['answers']} answers counted (final count {r['final_count']}); POST answer "
-        f"{st3(r['answer_call_s'], 3)} s; the lecturer's 1 s bar (modelled) {st3(r['bar_s'])} |",
+        f"| {where} | answer sent → in `counts`, s (target p95 ≤ 1) | {st3(r['sent_count_s'])} "
+        f"{mark(p95(r['sent_count_s']) <= 1.0)} | {r['counted']} of {r['answers']} answers counted (final count "
+        f"{r['final_count']}); POST answer → 200 {st3(r['answer_call_s'], 3)} s; 200 returned → in `counts` "
+        f"{st3(r['count_s'])}; the lecturer's 1 s bar (modelled, from 200 returned) {st3(r['bar_s'])} |",
         f"| {where} | server CPU per answer, ms (target ≤ 5) | {per_answer * 1000:.1f} {mark(per_answer <= 0.005)} | "
         f"{r['answers']} answers in {ap['wall']:.1f} s: server {ap['server']:.2f} s − idle-following "
         f"{_cores(r['idle_follow']):.3f} cores × {ap['wall']:.1f} s; bench client {_cores(ap, 'client'):.2f} cores, "
@@ -723,6 +824,8 @@ async def main_async(args) -> dict:
     kinds = [("single", Single)] + ([("nginx", Proxied)] if args.nginx else [])
     if args.only_nginx:
         kinds = [("nginx", Proxied)]
+    if args.profile:
+        kinds = [("profile", Profiled)]
     for key, kind in kinds:
         sizes = args.nginx_phones if key == "nginx" and args.nginx_phones else args.phones
         for n in sizes:
@@ -735,6 +838,8 @@ async def main_async(args) -> dict:
                 continue
             try:
                 r = await run_size(setup, n, args, rng, lag)
+                if isinstance(setup, Profiled):
+                    (args.out.parent / f"bench_phones_profile_{n}.txt").write_text(setup.dump())
             except Exception as err:  # noqa: BLE001
                 import traceback
 
@@ -760,6 +865,8 @@ def main() -> None:
     ap.add_argument("--nginx", action="store_true", help="also through deploy/nginx.conf, 2 replicas, PostgreSQL")
     ap.add_argument("--only-nginx", action="store_true")
     ap.add_argument("--nginx-phones", type=int, nargs="+")
+    ap.add_argument("--profile", action="store_true",
+                    help="one process under cProfile (every thread); the profile goes next to --out")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "bench_phones.md")
     args = ap.parse_args()
