@@ -46,6 +46,16 @@ def built():
     return get
 
 
+@pytest.fixture(scope="session")
+def postgres():
+    """A throwaway PostgreSQL cluster on loopback (tests/pg_support.py): ``.url``, ``.stop()``, ``.start()``,
+    ``.database(name)``. Fails, never skips, without PostgreSQL."""
+    from tests.pg_support import cluster
+
+    with cluster() as c:
+        yield c
+
+
 # ---- real-browser fixtures (tests/browser_support.py) -------------------------------------------------------
 
 
