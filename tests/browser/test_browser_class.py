@@ -100,7 +100,7 @@ def _answer(page, i: int) -> None:
 
 def _shot(page, name: str) -> None:
     SHOTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"class-{name}.png"), full_page=True)
+    page.screenshot(path=str(SHOTS / f"class-{name}.png"), full_page=page.viewport_size["width"] < 500)
 
 
 # ---- the class -------------------------------------------------------------------------------------------------
@@ -147,6 +147,8 @@ def test_answers_reach_the_lecturers_count_and_chart_while_the_chart_waits(room)
                                "/\\(4, 80%\\)/.test(document.body.innerText)", timeout=180_000)
     assert "5 of 5 answered" in _count(lecturer)
     assert lecturer.locator(css("attn.heatmap.chart")).count() == 0  # predict first: the chart waits
+    lecturer.evaluate("window.scrollTo(0, 0)")
+    _shot(lecturer, "lecturer-answers-en")
     for page in students:
         assert page.locator("#chart-box").is_hidden() and page.locator(".verdict").count() == 0
     # the projector is the room's screen: the lecturer keeps the answers off it, and the count stays

@@ -184,8 +184,8 @@ def lecturer_live() -> None:
     row = bar.container(horizontal=True, vertical_alignment="center", key="class.count")
     counted = (t("class.count", joined=counts["joined"], answered=counts["answered"]) if q
                else t("class.count_no_question", joined=counts["joined"]))
-    row.markdown(t("class.code", code=c) + " · " + counted)
-    bar.caption(t("class.pacing", on=counts["on_step"], joined=counts["joined"]), help=t("class.pacing_help"))
+    pacing = t("class.pacing", on=counts["on_step"], joined=counts["joined"])
+    row.markdown(t("class.code", code=c) + " · " + counted + " · " + pacing, help=t("class.pacing_help"))
     if q and not state["revealed"]:
         row.button(t("class.reveal"), key="class.reveal", type="primary", on_click=_reveal, args=(q,))
     poll = step.get("kind") == "poll"
