@@ -333,11 +333,20 @@ def test_a_broken_link_is_found(tmp_path):
 
 
 def test_the_readmes_test_command_is_the_one_ci_runs():
-    readme = bash_blocks((ROOT / "README.md").read_text(encoding="utf-8"))
-    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
-    suite = [line for block in readme for line in command_lines(block) if "pytest" in line]
-    assert suite and all(line in ci for line in suite), suite
-    assert any("streamlit run app.py" in line for block in readme for line in command_lines(block))
+    """The README's test block is the one command `bash .ci/run`, and .ci/run installs every Debian package the
+    README says it does, then runs the suite command the README names."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = [command_lines(block) for block in bash_blocks(text)]
+    assert any("streamlit run app.py" in line for lines in blocks for line in lines)
+    assert ["bash .ci/run"] in blocks, blocks
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    install = next(line for line in ci.splitlines() if "apt-get install" in line).split()
+    said = text[text.index("`bash .ci/run` installs"):text.index("```bash\nbash .ci/run")]
+    packages = re.findall(r"`([a-z][a-z0-9-]+)`", said.split(", the test dependencies")[0])
+    assert packages == ["chromium", "fonts-noto-cjk", "fonts-noto-color-emoji", "nginx", "postgresql"], packages
+    assert [p for p in packages if p not in install] == [], install
+    suite = "python -m pytest -q -n 2 tests"
+    assert f"`{suite}`" in said and ci.rstrip().splitlines()[-1].strip() == suite
 
 
 def test_the_pages_table_lists_every_page():
