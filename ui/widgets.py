@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui.figures.common import PRESENTER_CHART_PX, PRESENTER_FILL_PX, scale_fonts, wrap_title
+from ui.figures.common import PRESENTER_CHART_PX, PRESENTER_FILL_PX, readable_colorbars, scale_fonts, wrap_title
 from ui.teaching.highlight import highlight
 from ui.i18n import t
 from ui.teaching.gate import chart_gate, hidden, placeholder_for, predict_first
@@ -89,6 +89,7 @@ def chart(fig: go.Figure, data: pd.DataFrame | None, key: str, on_select=None, c
         else:  # another chart of the page: one line, so that its section is not left empty without a word
             st.caption(t("lessons.chart_waits"))
         return
+    readable_colorbars(fig)  # tiny ranges (±0.004) labelled with their digits, on the phones too
     if spot:
         highlight(fig, spot, data)
     share_chart(key, fig)  # a class's revealed step: the phones draw this very figure

@@ -209,3 +209,75 @@ def _cell_font_fit(trace, plot_width: float = 650.0) -> float:
     cols = max(len(row) for row in trace.z)
     chars = max((len(str(v)) for row in trace.text for v in row), default=1)
     return 0.85 * (plot_width / cols) / (0.6 * max(chars, 1))
+
+
+MINUS = "\u2212"  # Plotly's own minus sign on tick labels
+COLORBAR_TICKS = 5  # about this many ticks on a colour bar (1-2-5 steps)
+
+
+def colorbar_ticks(lo: float, hi: float, count: int = COLORBAR_TICKS) -> tuple[list[float], list[str]]:
+    """Tick values and their labels for a linear colour bar from ``lo`` to ``hi``: a 1-2-5 step giving about
+    ``count`` ticks, each label with as many digits as the step needs (``±0.004`` -> ``−0.004 … 0.004``, never
+    ``0.00``/``−0.00``), zero as ``0``, exponents only when the largest |tick| is below 0.0001 or from 100,000. Empty when the range is not
+    a finite, non-empty interval (Plotly's own ticks then)."""
+    lo, hi = float(lo), float(hi)
+    if not (np.isfinite(lo) and np.isfinite(hi)) or hi <= lo:
+        return [], []
+    raw = (hi - lo) / count
+    exp = int(np.floor(np.log10(raw)))
+    mant = next(m for m in (1, 2, 5, 10) if m * 10.0 ** exp >= raw * (1 - 1e-9))
+    if mant == 10:
+        mant, exp = 1, exp + 1
+    step = mant * 10.0 ** exp
+    first, last = int(np.ceil(lo / step - 1e-9)), int(np.floor(hi / step + 1e-9))
+    ks = list(range(first, last + 1))
+    values = [k * mant * 10.0 ** exp if exp >= 0 else k * mant / 10.0 ** -exp for k in ks]  # exact 0 at k = 0
+    top = max(abs(first), abs(last)) * mant * 10.0 ** exp
+    if 1e-4 <= top < 1e5:
+        texts = [f"{v:.{max(0, -exp)}f}" for v in values]
+    else:  # the digits of k * mant, times a power of ten
+        digits = max(len(str(abs(k * mant))) for k in ks)
+        texts = [f"{v:.{digits - 1}e}" if k else "0" for k, v in zip(ks, values)]
+    texts = ["0" if k == 0 else s.replace("-", MINUS, 1) if s.startswith("-") else s for k, s in zip(ks, texts)]
+    return values, texts
+
+
+def _shown_range(trace) -> tuple[float, float] | None:
+    """The colour range a heatmap-like trace shows: zmin/zmax where set, else its data's (symmetric about zmid)."""
+    if getattr(trace, "zmin", None) is not None and getattr(trace, "zmax", None) is not None:
+        return trace.zmin, trace.zmax
+    try:
+        z = np.asarray(trace.z, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    z = z[np.isfinite(z)]
+    if not z.size:
+        return None
+    lo, hi = float(z.min()), float(z.max())
+    if trace.zmid is not None:
+        half = max(abs(hi - trace.zmid), abs(trace.zmid - lo))
+        lo, hi = trace.zmid - half, trace.zmid + half
+    return (trace.zmin if trace.zmin is not None else lo), (trace.zmax if trace.zmax is not None else hi)
+
+
+def readable_colorbars(fig: go.Figure) -> go.Figure:
+    """Tick every linear colour bar of ``fig`` that has no ticks of its own with :func:`colorbar_ticks` of the
+    range it shows (a heatmap's zmin/zmax or data, a colour axis's or marker's cmin/cmax): Plotly's own labels
+    read ``400μ`` for 0.0004. Returns the same figure."""
+    def tick(cb, rng) -> None:
+        if rng is None or cb.tickvals is not None or cb.tickformat:
+            return
+        values, texts = colorbar_ticks(*rng)
+        if len(values) >= 2:
+            cb.update(tickmode="array", tickvals=values, ticktext=texts)
+
+    for tr in fig.data:
+        if tr.type in ("heatmap", "contour") and tr.showscale is not False and not tr.coloraxis:
+            tick(tr.colorbar, _shown_range(tr))
+        marker = getattr(tr, "marker", None)
+        if marker is not None and "colorbar" in marker and marker.showscale and marker.cmin is not None \
+                and marker.cmax is not None:
+            tick(marker.colorbar, (marker.cmin, marker.cmax))
+    fig.for_each_coloraxis(lambda ca: tick(ca.colorbar, (ca.cmin, ca.cmax)) if ca.cmin is not None
+                           and ca.cmax is not None else None)
+    return fig
