@@ -348,9 +348,10 @@ def _full_screen(link: str) -> None:
             return
         largest = "2rem" if len(link) <= 60 else "1.4rem" if len(link) <= 160 else "1rem"
         font = f"clamp(1rem, 5.2vw, {largest})"  # on a phone: a host and port still fit on one line
-        st.html(qr_html(link, code, "min(55vh, 80vw)", font))
-        if is_local(link):
+        local = is_local(link)
+        if local:  # above the code: on a 1280 x 720 projector a warning below it is out of sight
             st.warning(t("share.qr_local", host=urlsplit(link).hostname or ""))
+        st.html(qr_html(link, code, "min(42vh, 80vw)" if local else "min(55vh, 80vw)", font))
 
     st.dialog(t("share.qr_title"), width="large")(body)()
 

@@ -162,3 +162,34 @@ def test_a_store_that_does_not_answer_keeps_the_lecturer_in_the_class(store, mon
     at.run()  # and the next run, while it is still down
     assert _seat(at).role == "lecturer" and at.query_params.get("class") in (code, [code])
     monkeypatch.undo()
+
+
+def _in_order(node) -> list:
+    """Every element under ``node``, in the order the page draws them (depth first)."""
+    out = []
+    for child in getattr(node, "children", {}).values():
+        out.append(child)
+        out.extend(_in_order(child))
+    return out
+
+
+def test_the_full_screen_code_says_a_loopback_link_before_its_qr(monkeypatch):
+    """A join link that names 127.0.0.1 cannot be opened by a phone: the warning comes before the QR code (on a
+    1280 x 720 projector the QR fills the screen and anything below it is out of sight), in both languages."""
+    from ui.strings.share import EN as SHARE_EN, ZH as SHARE_ZH
+
+    monkeypatch.setenv("EXPLORER_PUBLIC_URL", "http://127.0.0.1:8501")
+    for lang, said in (("en", SHARE_EN), ("zh", SHARE_ZH)):
+        at = open_page(defaults=False, query={"ui.lang": lang}, lang=None)
+        at.button(key="class.start").click().run()
+        at.button(key="class.qr").click().run()
+        assert not at.exception
+        code = _seat(at).code
+        dialog = next(e for e in _in_order(at._tree) if e.type == "dialog")
+        drawn = _in_order(dialog)
+        warning = said["share.qr_local"].format(host="127.0.0.1:8501").split("`")[0]
+        w = [i for i, e in enumerate(drawn) if e.type == "warning" and warning in (e.value or "")]
+        qr = [i for i, e in enumerate(drawn) if e.type == "html" and "share-qr-img" in (e.proto.body or "")
+              and code in (e.proto.body or "").replace("<wbr>", "")]
+        assert w and qr, [(e.type, str(getattr(e, "value", ""))[:40]) for e in drawn]
+        assert w[0] < qr[0]

@@ -110,9 +110,10 @@ def _full_screen(class_code: str) -> None:
                 f'letter-spacing:0.15em">{html.escape(class_code)}</div>')
         qr = qr_code(link) if link else None
         if qr is not None:
-            st.html(qr_html(link, qr, "min(50vh, 80vw)", "clamp(1rem, 4vw, 2rem)"))
-            if is_local(link):
+            local = is_local(link)
+            if local:  # above the code, so that it is on the projector's first screen (1280 x 720), not below it
                 st.warning(t("share.qr_local", host=html.escape(link.split("/")[2])))
+            st.html(qr_html(link, qr, "min(38vh, 80vw)" if local else "min(50vh, 80vw)", "clamp(1rem, 4vw, 2rem)"))
 
     st.dialog(t("class.qr_title"), width="large")(body)()
 
