@@ -145,7 +145,8 @@ with first_screen(t("gen.title"), t("gen.explain")):
                      tok=phrase(pieces[int(top["key_position"])]), w=f"{top['weight']:.3f}", total=f"{one['weight'].sum():.4f}",
                      square=f"{S * S:,}", masked=f"{S * (S - 1) // 2:,}"))
     else:
-        st.caption(t("gen.press", n=run.prefill_len))  # a caption, not a box: the first chart stays on a projector screen
+        # PageDown decodes here, but moves the lesson inside one (ui.teaching.gate.page_shortcut): said so
+        st.caption(t("gen.press" if page_shortcut("PageDown") else "gen.press_lesson", n=run.prefill_len))  # a caption, not a box: the first chart stays on a projector screen
         cache_chart(growth, S, fill_screen=True)
 
 # ---- cache growth (before the first step: the page's main chart) ----

@@ -339,3 +339,28 @@ def test_the_memory_calculator_shows_what_a_sliding_window_saves():
     assert mem.loc[("this model", "sliding window"), "bytes"] == own
     page = texts(at)
     assert "Gemma-3-1B keeps 139 MiB at 32,768 tokens instead of 832 MiB with every layer full: 16.7% of the full" in page
+
+
+def _pagedown_buttons(at) -> list[str]:
+    return [b.key for b in at.button if b.proto.shortcut.lower() == "pagedown"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_pagedown_decodes_alone_and_moves_the_lesson_inside_one(lang):
+    """One button holds PageDown at a time: "Next token" on its own, the lesson's Next inside a lesson (a
+    presentation clicker must not move both), and the line under the buttons says which one it moves."""
+    from teaching.course import Pointer
+    from ui.strings.generate import EN, ZH
+    from ui.teaching.steps import SEAT_KEY, LessonSeat
+
+    said = {"en": EN, "zh": ZH}[lang]
+    alone = open_page("generate", lang=lang)
+    assert not alone.exception
+    assert _pagedown_buttons(alone) == ["gen.next"]
+    assert any(said["gen.press"].split("{n}")[1] in c.value for c in alone.caption)
+    in_lesson = open_page("generate", lang=lang, **{SEAT_KEY: LessonSeat(active=Pointer("numpy_decoder", 8))})
+    assert not in_lesson.exception
+    assert _pagedown_buttons(in_lesson) == ["lessons.next"]
+    lesson_words = said["gen.press_lesson"].split("{n}")[1]
+    assert any(lesson_words in c.value for c in in_lesson.caption)
+    assert not any(said["gen.press"].split("{n}")[1] in c.value for c in in_lesson.caption)

@@ -87,3 +87,8 @@ def test_the_walkthrough_names_its_keys_only_where_they_move_it():
     lesson_head = EN["overview.step_now_lesson"].split("(")[1]
     assert any(lesson_head in m.value for m in in_lesson.markdown)
     assert not any(head in m.value for m in in_lesson.markdown)
+    # and one button holds each key: the walk-through's alone, the lesson's inside a lesson (a clicker moves one)
+    for at, owner in ((alone, "overview"), (in_lesson, "lessons")):
+        for key in ("pageup", "pagedown"):
+            holders = [b.key for b in at.button if b.proto.shortcut.lower() == key]
+            assert [h.split(".")[0] for h in holders] == [owner], (key, holders)

@@ -50,6 +50,8 @@ EN = {
                        "FLOPs badge counts that square.",
     "gen.press": "The prompt ({n} tokens) is prefilled: the cache holds its keys and values. Press “Next token” "
                  "(or PageDown) to decode one step.",
+    "gen.press_lesson": "The prompt ({n} tokens) is prefilled: the cache holds its keys and values. Click “Next "
+                        "token” to decode one step (PageDown moves the lesson).",
     "gen.src.prefill": "prefill (prompt)",
     "gen.src.decode": "decode (generated)",
     "gen.cache_title": "Cached positions per layer: {s} in every layer",
@@ -163,6 +165,7 @@ ZH = {
                        "（{tok}）上，权重之和为 {total}。如果不用缓存，就要像这里的代码那样把 S × S = {square} 个查询–键分数"
                        "全部重新算一遍（因果掩码在算完之后才丢掉对角线以上的 {masked} 个）；FLOPs 徽章统计的就是这个方阵。",
     "gen.press": "提示词（{n} 个 token）已预填充：缓存里存着它的键和值。按“下一个 token”（或 PageDown）解码一步。",
+    "gen.press_lesson": "提示词（{n} 个 token）已预填充：缓存里存着它的键和值。点击“下一个 token”解码一步（PageDown 用于翻动课程）。",
     "gen.src.prefill": "预填充（提示词）",
     "gen.src.decode": "解码（生成部分）",
     "gen.cache_title": "每层缓存的位置数：每一层都是 {s} 个",
