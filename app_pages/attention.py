@@ -11,9 +11,8 @@ import streamlit as st
 import analysis
 from ui.examples import language_notice
 from ui.caches.views import attention_grid
-from ui.controls import index_slider
+from ui.controls import index_slider, window_slider
 from ui.figures.attention import attention_heatmap, entropy_bar, entropy_heatmap, heads_grid
-from ui.figures.common import HEATMAP_MAX_TOKENS
 from ui.format import number, scientific
 from ui.i18n import current_lang, labeler, t
 from ui.presenter import pairs
@@ -21,10 +20,12 @@ from ui.sidebar import explorer, trace
 from ui.state import control
 from ui.widgets import chart, first_screen, revealed, screen_heading
 from ui.tokens import phrase
+from ui.window import rows_that_fit
 
 GRID_MAX_CELLS = 144  # layers x heads small heatmaps drawn at most (GPT-2 small: 12 x 12)
 GRID_MAX_TOKENS = 32  # tokens per small heatmap in the overview grid
 HEADS_MAX_TOKENS = 64  # tokens per small heatmap in the all-heads view
+HEATMAP_PX = 600  # the one-head heatmap's plot height at its tallest outside presenter mode (ui/figures/attention.py)
 ROW_SUM_TOL = 1e-5  # float32 softmax rows sum to 1 within a few ulps
 FORMULAS = {  # math, not words: the same in every language (HD = head_dim, filled in below)
     "raw": r"S = Q K^\top, \quad S_{ij} = q_i \cdot k_j",
@@ -42,7 +43,6 @@ with first_screen(t("attn.title"), t("attn.explain")):
     nh = ctx.config.num_attention_heads
     T = int(ctx.input_ids.shape[1])
     labels = ctx.tick_labels()
-    n_draw = min(T, HEATMAP_MAX_TOKENS)
 
     # ---- which head, which stage ----
     # Math, not words: the same in both languages, so a shared link (the URL holds the label) opens in either.
@@ -60,16 +60,20 @@ with first_screen(t("attn.title"), t("attn.explain")):
     # the head's width in the formula once the open question (if any) is answered: it states the scale
     width = str(ctx.config.head_dim) if revealed("attn.heatmap") else r"d_{\text{head}}"
     st.latex(FORMULAS[stage].replace("HD", width))
-    mat = analysis.attention_stage(out, layer - 1, head - 1, stage)[:n_draw, :n_draw]  # (T, T) float32
-    if n_draw < T:
-        st.warning(t("attn.capped", n=n_draw, total=T))
-    df = pd.DataFrame(mat, index=labels[:n_draw], columns=labels[:n_draw])
+    mat = analysis.attention_stage(out, layer - 1, head - 1, stage)  # (T, T) float32: every answer reads this
+    # the positions drawn (queries and keys): as many as fit at a readable row height, the last first
+    lo, hi = window_slider(t("attn.start"), T, "attn.start", HEATMAP_PX,
+                           help=t("attn.start_help", n=rows_that_fit(HEATMAP_PX)))
+    if hi - lo < T:
+        st.caption(t("attn.shown", q0=lo, q1=hi - 1, k0=lo, k1=hi - 1, T=T - 1))
+    df = pd.DataFrame(mat[lo:hi, lo:hi], index=labels[lo:hi], columns=labels[lo:hi])
     sink = analysis.attention_sink(out, layer - 1, head - 1) if stage == "softmax" else None  # (T,) or None
     unit = t("attn.unit_prob") if stage == "softmax" else t("attn.unit_score")
-    fig = attention_heatmap(df, labels[:n_draw], stage, t("attn.heatmap_title", stage=t(f"attn.stage.{stage}"), layer=layer,
+    fig = attention_heatmap(df, labels[lo:hi], stage, t("attn.heatmap_title", stage=t(f"attn.stage.{stage}"), layer=layer,
                                                           head=head), t("attn.x"), t("attn.y"), unit,
-                            sink=None if sink is None else sink[:n_draw], sink_label=t("attn.sink_col"))
-    table = df if sink is None else df.assign(**{t("attn.sink_col"): sink[:n_draw]})
+                            sink=None if sink is None else sink[lo:hi], sink_label=t("attn.sink_col"))
+    full = pd.DataFrame(mat, index=labels, columns=labels)  # the download: every position, not the window
+    table = full if sink is None else full.assign(**{t("attn.sink_col"): sink})
     chart(fig, table.reset_index(names=t("attn.y")), "attn.heatmap", view={"layer": layer, "head": head, "stage": stage},
           fill_screen=True)
 st.caption(t("attn.caption_masked") if stage in ("masked", "softmax") else t("attn.caption_unmasked"))

@@ -13,15 +13,17 @@ from analysis.tokenizers import compare, tokenize
 from engine.tokenizer import TextTokenizer
 from ui.examples import language_notice
 from ui.caches.views import lens_table, pretrained_tokenizer
-from ui.controls import index_slider
+from ui.controls import index_slider, window_slider
 from ui.figures.lens import lens_heatmap
 from ui.figures.tokenizers import token_chips_html, tokens_bar
 from ui.i18n import t
 from ui.sidebar import explorer, tokenizer_for, trace
 from ui.tokens import label, phrase
 from ui.widgets import chart, explain, first_screen, real_model_notice, revealed
+from ui.window import rows_that_fit
 
 WINDOW = 20  # positions per lens heatmap (per-cell token text stays readable on a projector)
+DEPTHS_PX = 860  # the heatmap's plot height at its tallest outside presenter mode (ui/figures/lens.py)
 CHIPS_MAX = 400  # tokens drawn as chips per tokenizer
 SMOLLM2 = "smollm2-135m"
 
@@ -57,9 +59,16 @@ with first_screen(t("lens.title"), t("lens.explain")):
     if T > WINDOW:
         start = index_slider(t("lens.window"), 0, T - WINDOW, "lens.start", default=T - WINDOW,
                              help=t("lens.window_help", n=WINDOW))
-    shown = table[(table["position"] >= start) & (table["position"] < start + WINDOW)]
-    pos_labels = [f"{p} {input_labels[p]}" for p in range(start, min(T, start + WINDOW))]
-    fig = lens_heatmap(shown, labels, depth_labels, pos_labels, t("lens.chart_title"), t("lens.x"), t("lens.y"),
+    stop = min(T, start + WINDOW)
+    # the depths drawn: as many as fit the chart at a readable row height, the deepest first (a slider moves them)
+    d0, d1 = window_slider(t("lens.depth_window"), L + 1, "lens.depth_start", DEPTHS_PX,
+                           help=t("lens.depth_window_help", n=rows_that_fit(DEPTHS_PX)))
+    st.caption(t("lens.shown", d0=d0, d1=d1 - 1, L=L, first=depth_labels[d0], last=depth_labels[d1 - 1],
+                 p0=start, p1=stop - 1, T=T - 1))
+    shown = table[table["position"].between(start, stop - 1) & table["depth"].between(d0, d1 - 1)].copy()
+    shown["depth"] -= d0  # the figure's rows are the window's
+    pos_labels = [f"{p} {input_labels[p]}" for p in range(start, stop)]
+    fig = lens_heatmap(shown, labels, depth_labels[d0:d1], pos_labels, t("lens.chart_title"), t("lens.x"), t("lens.y"),
                        t("lens.unit"), t("lens.hover"))
     data = pd.DataFrame({
         t("lens.col.depth"): [depth_labels[d] for d in table["depth"]], t("lens.col.position"): table["position"],

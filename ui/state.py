@@ -197,7 +197,8 @@ LINK_PARAMS: set[str] = {
     "cfg.num_key_value_heads", "cfg.intermediate_size", "cfg.norm_type", "cfg.norm_position", "cfg.ffn",
     "cfg.tie_word_embeddings", "cfg.initializer_range", "cfg.seed",
     "input.mode", "input.random_len", "input.text",
-    "attn.layer", "attn.head", "attn.stage", "heads.layer", "heads.head", "lens.start", "loss.prompt_len",
+    "attn.layer", "attn.head", "attn.stage", "heads.layer", "heads.head", "lens.start", "lens.depth_start", "attn.start",
+    "loss.prompt_len",
     "loss.masked", "next.position", "prepost.depth", "train.layer", "train.head",
     "gen.sample", "gen.temperature", "gen.top_k", "gen.top_p", "gen.min_p", "gen.seed", "gen.steps",
     "lesson", "step",  # a lesson's step (ui/teaching/steps.py)

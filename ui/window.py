@@ -1,0 +1,22 @@
+"""Windows on tall heatmaps: how many rows (or columns) fit the pixels a chart is given at a readable minimum,
+and which of them are drawn. One rule for every heatmap with many rows (the logit lens's depths, attention's
+queries and keys); pure functions, no Streamlit.
+"""
+
+from __future__ import annotations
+
+READABLE_CELL_PX = 16  # a labelled heatmap cell is never thinner than this (1280 x 720 projector, 390 x 844 phone)
+
+
+def rows_that_fit(available_px: float, min_px: float = READABLE_CELL_PX) -> int:
+    """How many rows of at least ``min_px`` fit ``available_px`` (at least one: a chart always shows something)."""
+    return max(1, int(available_px // min_px))
+
+
+def window(n: int, size: int, start: int | None = None) -> tuple[int, int]:
+    """The rows ``[lo, hi)`` drawn of ``n`` when ``size`` fit: all of them when they fit; else ``size`` rows from
+    ``start`` (clamped into range), by default the last ``size`` (the latest positions, the deepest layers)."""
+    size = max(1, min(size, n))
+    last = n - size
+    lo = last if start is None else min(max(int(start), 0), last)
+    return lo, lo + size
