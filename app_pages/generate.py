@@ -120,8 +120,8 @@ with first_screen(t("gen.title"), t("gen.explain")):
         last = run.steps[-1]
         check = last["check"]
         st.subheader(t("gen.step_title", n=n, pos=last["position"], tok=phrase(pieces[last["position"]])))
-        st.markdown(t("gen.sampled", p=f"{last['probability']:.2%}", raw=f"{last['raw_probability']:.2%}")
-                    if do_sample else t("gen.greedy_pick", p=f"{last['raw_probability']:.2%}"))
+        st.markdown(t("gen.sampled", p=percent(last['probability']), raw=percent(last['raw_probability']))
+                    if do_sample else t("gen.greedy_pick", p=percent(last['raw_probability'])))
         badges = st.container(horizontal=True)
         ok = check["max_abs_diff"] <= 1e-4
         badges.badge(t("gen.badge_delta", d=f"{check['max_abs_diff']:.1e}"), icon="✅" if ok else "⚠️",
@@ -189,7 +189,7 @@ chart(fig, table, "gen.filters")
 if revealed("gen.filters"):  # it reads the chart out: it waits with it while a lesson asks
     V = config.vocab_size
     sentences = [t(f"gen.effect.{r.filter}", setting=f"{r.setting:g}", removed=f"{r.removed:,}", kept=f"{r.kept_after:,}",
-                   mass=f"{r.mass_removed:.1%}") for r in summary.itertuples()]
+                   mass=percent(r.mass_removed)) for r in summary.itertuples()]
     st.markdown(t("gen.effect_intro", v=f"{V:,}") + " " + " ".join(sentences))
 if not presenting:
     st.dataframe(summary.rename(columns={c: t(f"gen.col.{c}") for c in summary.columns}), hide_index=True)

@@ -11,6 +11,7 @@ from ui.examples import language_notice
 from ui.caches.views import continuation
 from ui.controls import index_slider
 from ui.figures.next_token import topk_bar
+from ui.format import percent
 from ui.i18n import t
 from ui.sidebar import explorer, trace
 from ui.state import control
@@ -53,7 +54,7 @@ with first_screen(t("next.title"), t("next.explain")):
     chart(fig, df, "next.topk", fill_screen=True)
 st.caption(t("next.temperature_explain"))
 mass = float(df["probability"].sum())
-st.caption(t("next.mass", k=len(df), mass=f"{mass:.1%}", v=V, uniform=f"{1 / V:.3%}"))
+st.caption(t("next.mass", k=len(df), mass=percent(mass), v=V, uniform=percent(1 / V)))
 if pos < T - 1:
     target = ids[pos + 1]
     p, rank = analysis.token_probability(logits, target, temperature)

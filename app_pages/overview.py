@@ -6,7 +6,7 @@ import analysis
 from engine.cost import active_parameter_count
 from ui.examples import language_notice
 from ui.figures.overview import activation_heatmap, parameter_bar, step_norm_bar
-from ui.format import DASH, number
+from ui.format import DASH, number, percent
 from ui.i18n import t
 from ui.teaching.gate import hidden, page_shortcut, predict_first
 from ui.sidebar import explorer, trace
@@ -32,7 +32,7 @@ else:
     st.caption(t("overview.tying_off", saved=f"{ctx.config.vocab_size * ctx.config.hidden_size:,}"))
 if ctx.config.num_local_experts and not hidden("overview.params"):  # a mixture of experts: what one token uses
     active = active_parameter_count(ctx.config)
-    st.info(t("overview.active_params", active=f"{active:,}", total=f"{total:,}", share=f"{active / total:.1%}",
+    st.info(t("overview.active_params", active=f"{active:,}", total=f"{total:,}", share=percent(active / total),
               k=ctx.config.num_experts_per_tok, n=ctx.config.num_local_experts), icon="🔀")
 
 # ---- one block, step by step ----

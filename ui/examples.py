@@ -15,6 +15,7 @@ import streamlit as st
 from engine.checkpoints import GGUF_MODELS
 from engine.checkpoints.poem import POEM_MODELS
 from engine.tokenizer.languages import mostly_outside, outside_share
+from ui.format import percent
 from ui.i18n import t
 from ui.presenter import presenter_mode
 
@@ -78,9 +79,9 @@ def language_notice(ctx) -> None:
     model = ctx.model_title.split(" (")[0]
     if presenter_mode():  # one line: the notice, the prompts behind a button beside it
         row = st.container(horizontal=True, vertical_alignment="center", gap="small")
-        row.info(t("examples.notice_short", model=model, langs=names, share=f"{share:.0%}"), icon="🌐")
+        row.info(t("examples.notice_short", model=model, langs=names, share=percent(share)), icon="🌐")
         example_buttons(row.popover(t("examples.label"), icon="📝"), ctx.languages, "notice")
         return
-    st.info(t("examples.notice", model=model, langs=names, share=f"{share:.0%}", split=split, n=len(pieces)),
+    st.info(t("examples.notice", model=model, langs=names, share=percent(share), split=split, n=len(pieces)),
             icon="🌐")
     example_buttons(st, ctx.languages, "notice")

@@ -42,9 +42,12 @@ def significant(v, digits: int = 3) -> str:
 
 
 def percent(p) -> str:
-    """A probability as a percentage with enough digits for tiny values (``12.3%``, ``0.123%``, ``1.0e-06``)."""
+    """A probability as a percentage with enough digits for tiny values (``12.3%``, ``0.123%``, ``1.0e-06``);
+    exactly zero is ``0%`` (a filter that removed nothing)."""
     if not finite(p):
         return DASH
+    if float(p) == 0:
+        return "0%"
     return f"{p:.1%}" if p >= 0.01 else f"{p:.3%}" if p >= 1e-5 else f"{p:.1e}"
 
 

@@ -131,7 +131,7 @@ def test_the_language_notice_appears_once_on_each_affected_page(pages, page):
     notices = [s for s in pages[page]["text"] if NOTICE_EN in s]
     assert len(notices) == (1 if page in AFFECTED else 0), notices
     if notices:  # its numbers: every letter of the poem is CJK; 36 of SmolLM2's 43 tokens are byte pieces
-        assert "100% of the letters" in notices[0] and "36 of its 43 tokens are byte pieces" in notices[0]
+        assert "100.0% of the letters" in notices[0] and "36 of its 43 tokens are byte pieces" in notices[0]
 
 
 def test_an_example_prompt_replaces_the_text_and_the_notice_goes():

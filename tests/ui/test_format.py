@@ -46,7 +46,7 @@ def test_scientific(v, text):
 
 
 @pytest.mark.parametrize("p, text", [
-    (0.5, "50.0%"), (0.01, "1.0%"), (0.00999, "0.999%"), (1e-5, "0.001%"), (9.9e-6, "9.9e-06"), (0.0, "0.0e+00"),
+    (0.5, "50.0%"), (0.01, "1.0%"), (0.00999, "0.999%"), (1e-5, "0.001%"), (9.9e-6, "9.9e-06"), (0.0, "0%"), (-0.0, "0%"),
 ])
 def test_percent_keeps_digits_for_tiny_probabilities(p, text):
     assert percent(p) == text
