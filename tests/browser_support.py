@@ -14,6 +14,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -37,14 +38,17 @@ def free_port() -> int:
 
 def start_server(port: int | None = None, env: dict | None = None):
     """Start ``streamlit run app.py`` on a free port (``env``: more environment variables); returns
-    ``(process, url)`` once healthy."""
+    ``(process, url)`` once healthy. The server's output goes to a file, ``server_log(proc)`` reads its end."""
     port = port or free_port()
     env = dict(os.environ, HF_HUB_OFFLINE="1", **(env or {}))
+    log = tempfile.NamedTemporaryFile(prefix=f"streamlit-{port}-", suffix=".log", delete=False)
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
          "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
+    log.close()
+    proc.log_path = log.name
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 90
     while time.time() < deadline:
@@ -55,6 +59,14 @@ def start_server(port: int | None = None, env: dict | None = None):
             time.sleep(0.5)
     proc.kill()
     raise RuntimeError("streamlit did not become healthy within 90 s")
+
+
+def server_log(proc, chars: int = 6000) -> str:
+    """The end of a :func:`start_server` server's output (its stack dump, when a stop hung)."""
+    try:
+        return Path(proc.log_path).read_text(errors="replace")[-chars:]
+    except (AttributeError, OSError):
+        return ""
 
 
 def is_foreign(url: str) -> bool:

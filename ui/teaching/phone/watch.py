@@ -12,6 +12,7 @@ When the server is asked to stop (SIGTERM, Ctrl-C: :func:`release_on_exit`), eve
 from __future__ import annotations
 
 import asyncio
+import faulthandler
 import signal
 import threading
 
@@ -20,6 +21,8 @@ from starlette.concurrency import run_in_threadpool
 from ui.teaching.phone.view import version_of
 
 WATCH_S = 0.25
+GRACE_S = 5.0  # a stop signal: seconds the open requests and sockets get before they are cancelled
+HARD_S = 30.0  # a stop signal: seconds until the process exits even if something still holds it
 MAX_CLASSES = 1000
 
 
@@ -83,13 +86,23 @@ def _release_all() -> None:
 
 def release_on_exit() -> None:
     """Called once the server runs (``app.py``'s lifespan, in its event loop): a stop signal first releases the
-    held polls, then goes to the server's own handler (uvicorn's graceful shutdown waits for open requests)."""
+    held polls, then goes to the server's own handler (uvicorn's graceful shutdown waits for open requests).
+
+    The stop is bounded: uvicorn waits for every open connection without limit by default, so the handler gives it
+    :data:`GRACE_S` seconds (then it cancels what is left), and if the process is still alive :data:`HARD_S`
+    seconds after the signal, it prints every thread's stack to stderr and exits (``faulthandler``): a server
+    asked to stop always stops, and says where it hung. The class store loses nothing: every answer is committed
+    before its request returns."""
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         before = signal.getsignal(sig)
 
         def handler(signum, frame, before=before):
             loop.call_soon_threadsafe(_release_all)
+            server_config = getattr(getattr(before, "__self__", None), "config", None)  # uvicorn.Server.handle_exit
+            if server_config is not None and getattr(server_config, "timeout_graceful_shutdown", 0) is None:
+                server_config.timeout_graceful_shutdown = GRACE_S
+            faulthandler.dump_traceback_later(HARD_S, exit=True)
             if callable(before):
                 before(signum, frame)
 

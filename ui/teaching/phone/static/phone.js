@@ -91,7 +91,8 @@
     const headers = etag ? {"If-None-Match": etag} : {};
     const [st, body, r] = await call(api("state") + (etag ? "&wait=" + WAIT_S : ""), {headers});
     if (st === 200 && body) {
-      online(); etag = r.headers.get("ETag"); render(body); backoff = POLL_MS;
+      online(); etag = r.headers.get("ETag"); backoff = POLL_MS;
+      try { render(body); } catch (e) { console.error(e); }  // a view it cannot draw never stops the following
     } else if (st === 304) {
       online(); backoff = POLL_MS;
     } else if (st === 401 && body && body.rejoin) {
