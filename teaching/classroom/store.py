@@ -259,7 +259,8 @@ class ClassStore(Reader):
         with self._write() as conn:
             row = self._class_row(conn, code, now, lock="share")
             key = (students.c.class_code == code) & (students.c.student_id == student_id)
-            if conn.execute(sa.select(students.c.student_id).where(key)).first() is None:
+            # one statement both checks the student and marks them seen (a refused answer rolls it back)
+            if conn.execute(students.update().where(key).values(last_seen=now)).rowcount == 0:
                 raise NotJoined(f"this student has not joined the class {code}")
             if len(attempts) > 1 and conn.execute(sa.select(answers.c.value).where(
                     (answers.c.class_code == code) & (answers.c.question == question)
@@ -275,7 +276,6 @@ class ClassStore(Reader):
             conn.execute(stmt.on_conflict_do_update(
                 index_elements=[answers.c.class_code, answers.c.question, answers.c.student_id],
                 set_={"value": stmt.excluded.value, "answered_at": stmt.excluded.answered_at}))
-            conn.execute(students.update().where(key).values(last_seen=now))
 
     @retried(write=True)
     def purge(self, now: float | None = None) -> int:
