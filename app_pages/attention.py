@@ -48,7 +48,7 @@ with first_screen(t("attn.title"), t("attn.explain")):
     # Math, not words: the same in both languages, so a shared link (the URL holds the label) opens in either.
     # one row of controls: the heatmap starts high on a projector; on a phone the two sliders share a row and
     # the stage buttons wrap onto a second one rather than scroll out of sight
-    c1, c2, c3 = pairs("attn.controls").columns([1, 1, 2])
+    c1, c2, c4, c3 = pairs("attn.controls").columns([1, 1, 1, 2])
     layer = index_slider(t("attn.layer"), 1, L, "attn.layer", container=c1)
     head = index_slider(t("attn.head"), 1, nh, "attn.head", container=c2)
     stage = control(c3.segmented_control, t("attn.stage"), "attn.stage", "softmax", kind="choice",
@@ -63,7 +63,7 @@ with first_screen(t("attn.title"), t("attn.explain")):
     mat = analysis.attention_stage(out, layer - 1, head - 1, stage)  # (T, T) float32: every answer reads this
     # the positions drawn (queries and keys): as many as fit at a readable row height, the last first
     lo, hi = window_slider(t("attn.start"), T, "attn.start", HEATMAP_PX,
-                           help=t("attn.start_help", n=rows_that_fit(HEATMAP_PX)))
+                           help=t("attn.start_help", n=rows_that_fit(HEATMAP_PX)), container=c4)
     if hi - lo < T:
         st.caption(t("attn.shown", q0=lo, q1=hi - 1, k0=lo, k1=hi - 1, T=T - 1))
     df = pd.DataFrame(mat[lo:hi, lo:hi], index=labels[lo:hi], columns=labels[lo:hi])

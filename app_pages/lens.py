@@ -17,6 +17,7 @@ from ui.controls import index_slider, window_slider
 from ui.figures.lens import lens_heatmap
 from ui.figures.tokenizers import token_chips_html, tokens_bar
 from ui.i18n import t
+from ui.presenter import pairs
 from ui.sidebar import explorer, tokenizer_for, trace
 from ui.tokens import label, phrase
 from ui.widgets import chart, explain, first_screen, real_model_notice, revealed
@@ -56,13 +57,14 @@ with first_screen(t("lens.title"), t("lens.explain")):
     input_labels = ctx.tokens
     depth_labels = [t("lens.embed")] + [t("lens.block", n=i) for i in range(1, L + 1)]
     start = 0
+    c1, c2 = pairs("lens.windows").columns(2)  # one row: the first screen has no line to spare
     if T > WINDOW:
         start = index_slider(t("lens.window"), 0, T - WINDOW, "lens.start", default=T - WINDOW,
-                             help=t("lens.window_help", n=WINDOW))
+                             help=t("lens.window_help", n=WINDOW), container=c1)
     stop = min(T, start + WINDOW)
     # the depths drawn: as many as fit the chart at a readable row height, the deepest first (a slider moves them)
     d0, d1 = window_slider(t("lens.depth_window"), L + 1, "lens.depth_start", DEPTHS_PX,
-                           help=t("lens.depth_window_help", n=rows_that_fit(DEPTHS_PX)))
+                           help=t("lens.depth_window_help", n=rows_that_fit(DEPTHS_PX)), container=c2)
     st.caption(t("lens.shown", d0=d0, d1=d1 - 1, L=L, first=depth_labels[d0], last=depth_labels[d1 - 1],
                  p0=start, p1=stop - 1, T=T - 1))
     shown = table[table["position"].between(start, stop - 1) & table["depth"].between(d0, d1 - 1)].copy()

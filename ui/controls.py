@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.figures.common import PRESENTER_FILL_PX, PRESENTER_PLOT_PX
 from ui.i18n import t
 from ui.presenter import presenter_mode
 from ui.state import control
-from ui.window import rows_that_fit, window
+from ui.window import PRESENTER_HEATMAP_PX, rows_that_fit, window
 
 
 def clamp_state(key: str, lo, hi, label: str, container=None) -> None:
@@ -54,9 +53,9 @@ def window_slider(label: str, n: int, key: str, own_px: float, help: str | None 
                   container=None) -> tuple[int, int]:
     """The rows ``[lo, hi)`` of ``n`` a tall heatmap draws: as many as fit its plot height at the readable
     minimum (``ui.window``); when not all fit, a slider moves the window (default: the last rows). The height
-    is the presenter screen's main chart's (``PRESENTER_FILL_PX`` less the figure's margins) in presenter mode,
-    else ``own_px`` (the figure's own plot height at its tallest)."""
-    px = PRESENTER_FILL_PX - PRESENTER_PLOT_PX[1] if presenter_mode() else own_px
+    is the presenter screen's main heatmap's (``PRESENTER_HEATMAP_PX``, measured) in presenter mode, else
+    ``own_px`` (the figure's own plot height at its tallest)."""
+    px = PRESENTER_HEATMAP_PX if presenter_mode() else own_px
     size = rows_that_fit(px)
     if n <= size:
         return 0, n

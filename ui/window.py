@@ -6,6 +6,11 @@ queries and keys); pure functions, no Streamlit.
 from __future__ import annotations
 
 READABLE_CELL_PX = 16  # a labelled heatmap cell is never thinner than this (1280 x 720 projector, 390 x 844 phone)
+# The plot area (figure less its title, tick labels and margins) a page's main heatmap gets in presenter mode on a
+# 1280 x 720 screen, measured with SmolLM2 on the lens and attention pages (tests/browser/
+# test_browser_heatmap_rows.py): 63-64 px, the rest of the screen goes to the page's head, controls and the figure's
+# two-line title and slanted token labels. Three rows fit at 16 px.
+PRESENTER_HEATMAP_PX = 60
 
 
 def rows_that_fit(available_px: float, min_px: float = READABLE_CELL_PX) -> int:
