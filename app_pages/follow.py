@@ -14,8 +14,8 @@ from analysis.follow import attribution_defined, capped, first_top_step, heads_s
 from ui.caches.views import attribution_view, follow_view
 from ui.examples import language_notice
 from ui.figures.follow import attribution_bar, flow_chart
-from ui.follow import (EXAMPLE, SMOLLM2, attribution_labels, attribution_sentence, step_label, step_sentence,
-                       use_smollm2)
+from ui.follow import (EXAMPLE, SMOLLM2, attribution_labels, attribution_sentence, slider_keys_to_steps, step_label,
+                       step_sentence, use_smollm2)
 from ui.format import DASH, number, percent
 from ui.i18n import t
 from ui.sidebar import explorer, trace
@@ -25,6 +25,7 @@ from ui.tokens import label, phrase
 from ui.widgets import chart, explain, first_screen, real_model_notice, revealed
 
 HEAD_BARS = 20  # heads shown when attention is split into heads (the largest by |share|)
+POSITION_PX = 240  # the token slider's width beside the step buttons
 
 ctx = explorer()
 cfg = ctx.config
@@ -36,8 +37,12 @@ with first_screen(t("follow.title"), t("follow.explain")):
     if ctx.model_key != f"checkpoint:{SMOLLM2}":
         st.button(t("follow.use_smollm2"), key="follow.use_smollm2", on_click=use_smollm2, icon="🗼",
                   help=t("follow.use_smollm2_help", text=EXAMPLE))
-    position = control(st.pills, t("follow.position"), "follow.position", T - 1, kind="choice",
-                       options=list(range(T)), format_func=lambda p: ctx.tokens[p], help=t("follow.position_help"))
+    # one row: the token (a select slider: one line on a 720 px projector whatever the text's length, dragged on a
+    # phone), Previous, Next, the step
+    controls = st.container(horizontal=True, vertical_alignment="bottom")
+    position = control(controls.select_slider, t("follow.position"), "follow.position", T - 1, kind="choice",
+                       options=list(range(T)), format_func=lambda p: ctx.tokens[p], help=t("follow.position_help"),
+                       width=POSITION_PX)
     bar = st.progress(0.0, text=t("follow.progress", L=L))
     trace(ctx)  # the shared forward (cached)
     bar.progress(0.5, text=t("follow.progress", L=L))
@@ -51,12 +56,12 @@ with first_screen(t("follow.title"), t("follow.explain")):
         st.session_state["follow.step"] = min(max(1, st.session_state["follow.step"] + delta), n)
 
     names = [step_label(r, cfg.norm_position) for _, r in steps.iterrows()]
-    controls = st.container(horizontal=True, vertical_alignment="center")
     controls.button(t("follow.prev"), on_click=_move, args=(-1,), key="follow.prev", shortcut=page_shortcut("PageUp"),
                     disabled=st.session_state["follow.step"] == 1)
     controls.button(t("follow.next"), on_click=_move, args=(1,), key="follow.next",
                     shortcut=page_shortcut("PageDown"), disabled=st.session_state["follow.step"] == n)
     step = st.session_state["follow.step"]
+    slider_keys_to_steps("follow.position", "follow.prev", "follow.next", on=page_shortcut("PageDown") is not None)
     controls.markdown(t("follow.step_now" if page_shortcut("PageDown") else "follow.step_now_lesson", step=step, n=n,
                         name=names[step - 1]))
 
@@ -65,10 +70,6 @@ with first_screen(t("follow.title"), t("follow.explain")):
     pieces = dict(zip(shown_ids, ctx.pieces_after(prefix, shown_ids)))
     input_pieces = ctx.pieces
     answer_step = first_top_step(steps)
-    if revealed("follow.flow"):
-        st.markdown(step_sentence(steps, step - 1, cfg.norm_position, lambda i: phrase(pieces[i]),
-                                  lambda p: phrase(input_pieces[p]), phrase(input_pieces[position]), answer_step,
-                                  cfg.vocab_size))
     per = len(steps[steps["layer"] == 0])
     fig = flow_chart(steps, step - 1, names, {g: t(f"follow.group.{g}") for g in
                                               ("line", "stream", "norm", "attn", "mlp", "head")},
@@ -92,7 +93,10 @@ with first_screen(t("follow.title"), t("follow.explain")):
                                           zip(steps["experts"], steps["expert_weights"])]
     chart(fig, table, "follow.flow", view={"position": position}, fill_screen=True)
 
-if revealed("follow.flow"):
+if revealed("follow.flow"):  # below the chart: on a 720 px projector the chart keeps the first screen
+    st.markdown(step_sentence(steps, step - 1, cfg.norm_position, lambda i: phrase(pieces[i]),
+                              lambda p: phrase(input_pieces[p]), phrase(input_pieces[position]), answer_step,
+                              cfg.vocab_size))
     st.markdown(t("follow.answer_at", final=phrase(pieces[int(steps["top_ids"].iloc[-1][0])]), step=answer_step + 1,
                   name=names[answer_step]))
     with st.expander(t("follow.table_title")):

@@ -9,6 +9,7 @@ example :data:`EXAMPLE` (a lesson step sets them the same way).
 
 from __future__ import annotations
 
+import json
 from typing import Callable
 
 import pandas as pd
@@ -17,6 +18,7 @@ import streamlit as st
 from analysis.follow import Attribution, summed
 from ui.format import number, percent
 from ui.i18n import t
+from ui.presenter import css_class
 from ui.state import VALUES_KEY
 
 SMOLLM2 = "smollm2-135m"
@@ -30,6 +32,31 @@ def use_smollm2() -> None:
     for key, value in values.items():
         st.session_state[key] = value
         store[key] = value
+
+
+# Streamlit's shortcuts ignore navigation keys while an input has the focus, and a slider is an input: after the
+# token slider is dragged, the clicker's PageDown would move the slider (the browser's own key), not the step.
+# This bridge (installed once per browser tab) hands PageUp / PageDown on that slider to the step buttons.
+_KEYS_JS = """<script>(() => {{ window.__sliderKeys = window.__sliderKeys || {{}};
+window.__sliderKeys[{slider}] = {on} ? [{prev}, {next}] : null;
+if (window.__sliderKeysOn) return; window.__sliderKeysOn = true;
+document.addEventListener("keydown", (e) => {{
+  if (e.key !== "PageDown" && e.key !== "PageUp") return;
+  for (const [slider, buttons] of Object.entries(window.__sliderKeys)) {{
+    if (!buttons || !e.target.closest || !e.target.closest(`[class*="${{slider}}"]`)) continue;
+    e.preventDefault(); e.stopPropagation();
+    const b = document.querySelector(`.${{buttons[e.key === "PageDown" ? 1 : 0]}} button`);
+    if (b && !b.disabled) b.click();
+    return;
+  }}
+}}, true); }})();</script>"""
+
+
+def slider_keys_to_steps(slider: str, prev: str, next_: str, on: bool) -> None:
+    """PageUp / PageDown pressed on the slider ``slider`` (a widget key) click the buttons ``prev`` / ``next_``
+    (keys) while ``on`` (the page's own shortcuts are active: not inside a lesson, whose clicker moves the lesson)."""
+    st.html(_KEYS_JS.format(slider=json.dumps(css_class(slider)), on=json.dumps(on), prev=json.dumps(css_class(prev)),
+                            next=json.dumps(css_class(next_))), unsafe_allow_javascript=True)
 
 
 def step_label(row, norm_position: str) -> str:

@@ -1,5 +1,5 @@
 """Real-browser flow of "Follow a token" on SmolLM2, at projector size in presenter mode (1280 × 720) and on a phone
-(390 × 844), in English and Chinese: open the page by its address, press "Use SmolLM2 with the example", click a token,
+(390 × 844), in English and Chinese: open the page by its address, press "Use SmolLM2 with the example", move the token slider,
 PageDown through five sub-steps (the phone clicks "Next step", as a thumb does), read the step's sentence, switch to
 another token. Screenshots: ``screenshots/follow-<lang>-<presenter|phone>.png``."""
 
@@ -29,8 +29,18 @@ def _wait_text(page, text: str, timeout: int = 300_000) -> None:
     settle(page, timeout=timeout)
 
 
-def _token(page, text: str):
-    return page.locator('[data-testid="stMain"] [data-testid="stButtonGroup"] button', has_text=text).first
+def _follow(page, text: str, key: str) -> None:
+    """Move the token slider to the token ``text`` with the arrow key ``key`` (ArrowLeft, ArrowRight), as a
+    keyboard user does (the slider keeps the focus: the presenter's PageDown below must still move the step)."""
+    slider = page.locator('[data-testid="stMain"] [data-testid="stSlider"]').first
+    handle = slider.locator('input[type="range"]').first
+    for _ in range(40):
+        if slider.locator('[data-testid="stSliderThumbValue"]').inner_text().strip() == text:
+            return
+        handle.focus()
+        handle.press(key)
+        settle(page, ms=300)
+    raise AssertionError(f"the token slider never showed {text!r}")
 
 
 @pytest.mark.parametrize("lang, mode, width, height", CASES)
@@ -47,7 +57,7 @@ def test_follow_a_token(server, browser, lang, mode, width, height):
         page.get_by_role("button", name=s["follow.use_smollm2"]).click()
         _wait_text(page, "Paris")  # SmolLM2 on the example: the lens names the answer
         assert_clean(page)
-        _token(page, FIRST_TOKEN).click()
+        _follow(page, FIRST_TOKEN, "ArrowLeft")  # the slider starts on the last token
         _wait_text(page, "Tower")
         for _ in range(5):
             if mode == "presenter":
@@ -58,7 +68,7 @@ def test_follow_a_token(server, browser, lang, mode, width, height):
         _wait_text(page, STEP_LINE[lang])
         assert STEP6[lang] in _main_text(page)  # the step's sentence, computed from its row
         page.screenshot(path=str(SHOTS / f"follow-{lang}-{mode}.png"), full_page=mode == "phone")
-        _token(page, SECOND_TOKEN).click()  # another token: the same step, its own numbers
+        _follow(page, SECOND_TOKEN, "ArrowRight")  # another token: the same step, its own numbers
         settle(page)
         _wait_text(page, STEP_LINE[lang])
         assert STEP6[lang] in _main_text(page)

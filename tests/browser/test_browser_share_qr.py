@@ -80,7 +80,14 @@ def full_screen(page, lang: str, shot: str) -> str:
     assert box["x"] >= 0 and box["y"] >= 0 and box["x"] + box["width"] <= view["width"]
     assert box["y"] + box["height"] <= view["height"], (box, view)  # the whole code on the first screen
     side = min(view["width"], view["height"])
-    assert box["width"] >= 0.5 * side and abs(box["width"] - box["height"]) <= 1, (box, view)
+    # a loopback link (these tests' server) puts a warning above the code, which then takes 42 % of the
+    # height, not 55 %, so the warning, the code and the link fit one 720 px screen
+    warning = page.locator(f"{DIALOG} [data-testid='stAlert']")
+    local = urlsplit(link).hostname in ("127.0.0.1", "localhost", "::1")
+    assert warning.count() == (1 if local else 0), link
+    if local:
+        assert warning.bounding_box()["y"] + warning.bounding_box()["height"] <= box["y"] + 1, "warning above the code"
+    assert box["width"] >= (0.4 if local else 0.5) * side and abs(box["width"] - box["height"]) <= 1, (box, view)
     text = page.locator(f"{DIALOG} .share-qr-link")
     tbox = text.bounding_box()
     assert tbox["y"] + min(tbox["height"], 40) <= view["height"]  # its first line visible too

@@ -12,11 +12,11 @@ EN = {
     "follow.use_smollm2_help": "Switches the sidebar to SmolLM2-135M and the text to “{text}” (the answer forms "
                                "late in the model's depth). The sidebar is shared by every page, so this page does "
                                "not change the model by itself.",
-    "follow.position": "Token to follow (click one)",
+    "follow.position": "Token to follow (drag)",
     "follow.position_help": "The last token is followed unless you pick another; its row predicts the next token.",
     "follow.prev": "◀ Previous step",
     "follow.next": "Next step ▶",
-    "follow.step_now": "**Step {step} of {n}: {name}** (keys: PageUp / PageDown)",
+    "follow.step_now": "**Step {step} of {n}: {name}**",
     "follow.step_now_lesson": "**Step {step} of {n}: {name}** (PageUp / PageDown move the lesson: click these buttons)",
     "follow.step.embed": "embedding",
     "follow.step.ln1": "block {block}: input_layernorm",
@@ -54,7 +54,7 @@ EN = {
     "follow.list_sep": ", ",
     "follow.flow_title": "{tok} down the model",
     "follow.flow_x": "sub-step ({per} per block × {L} blocks)",
-    "follow.flow_y": "length of the vector, L2 (log)",
+    "follow.flow_y": "length, L2 (log)",
     "follow.group.line": "residual stream ‖x‖",
     "follow.group.stream": "residual stream",
     "follow.group.norm": "norm output",
@@ -132,11 +132,11 @@ ZH = {
     "follow.use_smollm2": "使用 SmolLM2 和示例",
     "follow.use_smollm2_help": "把侧边栏切换到 SmolLM2-135M，文本换成“{text}”（答案在模型深处很晚才形成）。侧边栏由所有页面共用，"
                                "所以本页不会自己更换模型。",
-    "follow.position": "要跟踪的 token（点击一个）",
+    "follow.position": "要跟踪的 token（拖动）",
     "follow.position_help": "默认跟踪最后一个 token；它这一行预测的是下一个 token。",
     "follow.prev": "◀ 上一步",
     "follow.next": "下一步 ▶",
-    "follow.step_now": "**第 {step} / {n} 步：{name}**（按键：PageUp / PageDown）",
+    "follow.step_now": "**第 {step} / {n} 步：{name}**",
     "follow.step_now_lesson": "**第 {step} / {n} 步：{name}**（PageUp / PageDown 用于翻动课程：请点击这两个按钮）",
     "follow.step.embed": "词嵌入",
     "follow.step.ln1": "第 {block} 层：input_layernorm",
@@ -170,7 +170,7 @@ ZH = {
     "follow.list_sep": "、",
     "follow.flow_title": "{tok} 穿过模型",
     "follow.flow_x": "子步骤（每层 {per} 步 × {L} 层）",
-    "follow.flow_y": "向量长度 L2（对数）",
+    "follow.flow_y": "长度 L2（对数）",
     "follow.group.line": "残差流 ‖x‖",
     "follow.group.stream": "残差流",
     "follow.group.norm": "归一化输出",
@@ -200,8 +200,8 @@ ZH = {
     "follow.attr.heads": "把注意力拆成各个头",
     "follow.attr.frozen": "最后的归一化固定在这个 token 上：缩放因子 1 / {what}(x) = {scale}（x 是第 {L} 层之后的残差流）。"
                           "下面各份额之和为 {total}；输出头算出的是 {logit}。",
-    "follow.attr.rms": "rms",
-    "follow.attr.std": "std",
+    "follow.attr.rms": "均方根",
+    "follow.attr.std": "标准差",
     "follow.attr.softcap": "这个模型对 logits 做软上限（{cap} · tanh(z / {cap})）；这里拆分的是上限之前的 z（上限之后为 {logit}）。",
     "follow.attr.post": "后归一化（Post-Norm）：每个块都以 x + 子层(x) 的归一化结束，它在每一层以不同的比例重新缩放前面的一切，"
                         "所以最后的残差流不是各子层输出之和，任何拆分都加不回去。归因只在有定义的地方显示（前归一化、"
