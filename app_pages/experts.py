@@ -16,7 +16,7 @@ from ui.format import number, percent
 from ui.i18n import t
 from settings.schema import preset_values
 from ui.sidebar import explorer, trace
-from ui.state import FIXED_KEY, VALUES_KEY, control, repair
+from ui.state import FIXED_KEY, control, repair, set_controls
 from ui.widgets import chart, first_screen, revealed
 
 MOE_PRESET = "minimind_moe"
@@ -30,10 +30,7 @@ def _use_moe_preset() -> None:
     values = {k: v for k, v in preset_values(MOE_PRESET).items() if not k.startswith("input.")}
     fixed = values.pop(FIXED_KEY)
     values.update({"cfg.preset": MOE_PRESET, "model.source": "random"})
-    store = st.session_state.setdefault(VALUES_KEY, {})
-    for key, value in values.items():
-        repair(key, value)
-        store[key] = value
+    set_controls(values)
     repair(FIXED_KEY, fixed)
 
 

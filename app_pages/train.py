@@ -10,7 +10,7 @@ switches to "trained in this session", so every page shows it. The trained model
 import streamlit as st
 
 from ui.caches.training import corpus_ids
-from ui.state import control
+from ui.state import control, set_controls
 from ui.i18n import t
 from server.jobs import prepare
 from ui.race_panel import race_view
@@ -25,6 +25,8 @@ ctx = explorer()
 with first_screen(t("train.title"), t("train.explain")):  # the live charts fill what the controls leave
     if ctx.source == "checkpoint":
         st.info(t("train.checkpoint"))
+        st.button(t("train.use_sliders"), key="train.use_sliders", on_click=set_controls,
+                  args=({"model.source": "random"},), type="primary", icon=":material/model_training:")
         n_params = ctx.model.num_parameters()
         st.caption(t("train.checkpoint_cost", params=f"{n_params / 1e6:.1f} M", weights=f"{4 * n_params / 2**30:.2f}",
                      extra=f"{12 * n_params / 2**30:.1f}", layers=ctx.config.num_hidden_layers))

@@ -96,6 +96,15 @@ def repair(key: str, value: Any, message: str | None = None) -> None:
         add_message(message)
 
 
+def set_controls(values: dict[str, Any]) -> None:
+    """A callback's new values for the session's controls (``{widget key: value}``): written as repairs (applied
+    before any widget of the next run) and as the session's control values, so every page draws them."""
+    store = st.session_state.setdefault(VALUES_KEY, {})
+    for key, value in values.items():
+        repair(key, value)
+        store[key] = value
+
+
 def apply_pending() -> None:
     """Start of a run: write the repairs asked for by the previous run, before any widget is created."""
     for key, value in st.session_state.pop(PENDING_KEY, {}).items():

@@ -11,6 +11,7 @@ EN = {
     "train.checkpoint": "The Training lab trains models built from the sidebar's sliders (or continues one trained in "
                         "this session). A loaded checkpoint is not trained here: switch the sidebar's model to "
                         "“random init (sliders)” to use this page.",
+    "train.use_sliders": "Train the sliders' model instead",
     "train.checkpoint_cost": "Why not this model: it has {params} parameters ({weights} GiB of float32 weights). Training "
                              "it would hold about {extra} GiB more for this session alone (a gradient and Adam's two "
                              "moments: 12 bytes per parameter), and every step would run all {layers} blocks forward "
@@ -191,6 +192,7 @@ ZH = {
                      "下降，梯度图显示每一步各个 Block 受到多大的训练信号。训练结束后，训练好的模型成为侧边栏的模型，"
                      "“训练前后”部分对比你输入文本上的注意力和逐位置损失。在唐诗上训练后，模型会学到“，”和“。”的位置；"
                      "“竞赛”部分则让 Pre-Norm 与 Post-Norm 从同一组权重出发、在同样的批次上训练。",
+    "train.use_sliders": "改为训练滑块构建的模型",
     "train.checkpoint": "训练实验室只训练由侧边栏滑块构建的模型（或继续训练本会话中训练过的模型），不在这里训练已加载的检查点。"
                         "请把侧边栏的模型切换为“随机初始化（滑块）”后再使用本页。",
     "train.checkpoint_cost": "为什么不训练这个模型：它有 {params} 个参数（单精度浮点（float32）权重共 {weights} GiB）。训练它仅这一个会话就要"

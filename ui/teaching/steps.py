@@ -30,8 +30,8 @@ from settings.build import sidebar_values
 from ui.caches.steps import step_key
 from ui.checkpoint_picker import TRAINED_KEY
 from ui.train_common import JOB_KEY, RACE_KEY
-from ui.state import (FIXED_KEY, VALUES_KEY, apply_pending, current, page_controls_at_default, register_params,
-                      repair)
+from ui.state import (FIXED_KEY, apply_pending, current, page_controls_at_default, register_params, repair,
+                      set_controls)
 
 SEAT_KEY = "lessons.seat"  # this session's LessonSeat: its place in a lesson and its progress, under one key
 COOKIE = "explorer_lessons"
@@ -155,10 +155,7 @@ def apply_settings(step: Step) -> None:
     widget has been drawn yet: :func:`lesson_hook` applies them at once)."""
     values, fixed = step_values(step)
     page_controls_at_default(keep=set(values))  # a step is its declaration: nothing of the step before stays
-    store = st.session_state.setdefault(VALUES_KEY, {})
-    for key, value in values.items():
-        repair(key, value)
-        store[key] = value
+    set_controls(values)
     if fixed:
         repair(FIXED_KEY, fixed)
     else:
