@@ -62,7 +62,7 @@ with first_screen(t("attn.title"), t("attn.explain")):
     st.latex(FORMULAS[stage].replace("HD", width))
     mat = analysis.attention_stage(out, layer - 1, head - 1, stage)  # (T, T) float32: every answer reads this
     # the positions drawn (queries and keys): as many as fit at a readable row height, the last first
-    lo, hi = window_slider(t("attn.start"), T, "attn.start", HEATMAP_PX,
+    lo, hi = window_slider(t("attn.start"), T, "attn.start", HEATMAP_PX, "attn.heatmap",
                            help=t("attn.start_help", n=rows_that_fit(HEATMAP_PX)), container=c4)
     if hi - lo < T:
         st.caption(t("attn.shown", q0=lo, q1=hi - 1, k0=lo, k1=hi - 1, T=T - 1))

@@ -63,7 +63,7 @@ with first_screen(t("lens.title"), t("lens.explain")):
                              help=t("lens.window_help", n=WINDOW), container=c1)
     stop = min(T, start + WINDOW)
     # the depths drawn: as many as fit the chart at a readable row height, the deepest first (a slider moves them)
-    d0, d1 = window_slider(t("lens.depth_window"), L + 1, "lens.depth_start", DEPTHS_PX,
+    d0, d1 = window_slider(t("lens.depth_window"), L + 1, "lens.depth_start", DEPTHS_PX, "lens.heatmap",
                            help=t("lens.depth_window_help", n=rows_that_fit(DEPTHS_PX)), container=c2)
     st.caption(t("lens.shown", d0=d0, d1=d1 - 1, L=L, first=depth_labels[d0], last=depth_labels[d1 - 1],
                  p0=start, p1=stop - 1, T=T - 1))

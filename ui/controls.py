@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.focus import FOCUS_HEATMAP_PX, in_focus
 from ui.i18n import t
 from ui.presenter import presenter_mode
 from ui.state import control
@@ -49,13 +50,14 @@ def index_slider(label: str, lo: int, hi: int, key: str, default: int | None = N
     return int(control(box.slider, label, key, start, kind="int", lo=lo, hi=hi, bind=bind, help=help))
 
 
-def window_slider(label: str, n: int, key: str, own_px: float, help: str | None = None,
+def window_slider(label: str, n: int, key: str, own_px: float, chart: str, help: str | None = None,
                   container=None) -> tuple[int, int]:
-    """The rows ``[lo, hi)`` of ``n`` a tall heatmap draws: as many as fit its plot height at the readable
-    minimum (``ui.window``); when not all fit, a slider moves the window (default: the last rows). The height
-    is the presenter screen's main heatmap's (``PRESENTER_HEATMAP_PX``, measured) in presenter mode, else
+    """The rows ``[lo, hi)`` of ``n`` a tall heatmap (the page's main chart ``chart``) draws: as many as fit its
+    plot height at the readable minimum (``ui.window``); when not all fit, a slider moves the window (default:
+    the last rows). The height is the focus view's (``ui.focus.FOCUS_HEATMAP_PX``) when the chart is in focus,
+    the presenter screen's main heatmap's (``PRESENTER_HEATMAP_PX``, measured) in presenter mode, else
     ``own_px`` (the figure's own plot height at its tallest)."""
-    px = PRESENTER_HEATMAP_PX if presenter_mode() else own_px
+    px = FOCUS_HEATMAP_PX if in_focus(chart, main=True) else PRESENTER_HEATMAP_PX if presenter_mode() else own_px
     size = rows_that_fit(px)
     if n <= size:
         return 0, n

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 
 import pandas as pd
@@ -12,6 +12,7 @@ import streamlit as st
 
 from ui.figures.common import PRESENTER_CHART_PX, PRESENTER_FILL_PX, readable_colorbars, scale_fonts, wrap_title
 from ui.teaching.highlight import highlight
+from ui.focus import FOCUS_FIG_PX, FOCUS_PLOT_W, focus_button, focus_view, in_focus, page_explanation
 from ui.i18n import t
 from ui.teaching.gate import chart_gate, hidden, placeholder_for, predict_first
 from ui.teaching.phone.view import share_chart
@@ -19,20 +20,26 @@ from ui.presenter import EXPLAIN_KEY, HEADING_KEY, PRESENTER_SCALE, fill, presen
 
 PLOTLY_CONFIG = {"displaylogo": False}
 _BELOW_SCREEN: ContextVar = ContextVar("below_first_screen", default=None)  # see first_screen
+_FOCUS_SLOT: ContextVar = ContextVar("focus_slot", default=None)  # presenter mode: the heading row's Focus button
 
 
-def show_figure(fig: go.Figure, key: str, on_select=None, columns: int = 1, fill_screen: bool = False) -> None:
+def show_figure(fig: go.Figure, key: str, on_select=None, columns: int = 1, fill_screen: bool = False,
+                focus: bool = False) -> None:
     """Draw a figure without exports (live charts); fonts scaled in presenter mode. With ``on_select`` (a
     callback) a click on a point selects it (``st.session_state[key].selection``). ``columns``: the figure is
     one of that many side by side (its title is wrapped to that share of the screen's width). ``fill_screen``:
     the page's main chart, drawn inside :func:`first_screen`; in presenter mode it takes the height the page's
-    head leaves on the screen (the figure's own height then does not apply)."""
-    if presenter_mode() and not getattr(fig, "_presenter_scaled", False):  # every font readable from the back
-        scale_fonts(fig, PRESENTER_SCALE, height=PRESENTER_FILL_PX if fill_screen else None)
+    head leaves on the screen (the figure's own height then does not apply). ``focus``: drawn in the focus
+    view (``ui.focus``): presenter-size fonts, the height of the screen."""
+    if (presenter_mode() or focus) and not getattr(fig, "_presenter_scaled", False):  # readable from the back
+        scale_fonts(fig, PRESENTER_SCALE, height=FOCUS_FIG_PX if focus else PRESENTER_FILL_PX if fill_screen else None,
+                    width=FOCUS_PLOT_W if focus else None)
         wrap_title(fig, PRESENTER_CHART_PX / columns)  # a long title at presenter size would run off the screen
         fig._presenter_scaled = True  # a figure shown again (the live panels' between rebuilds) is scaled once
     select = dict(on_select=on_select, selection_mode="points") if on_select is not None else {}
-    if fill_screen and presenter_mode():
+    if focus:
+        st.plotly_chart(fig, key=key, config=PLOTLY_CONFIG, height="stretch", **select)
+    elif fill_screen and presenter_mode():
         with fill(key):
             st.plotly_chart(fig, key=key, config=PLOTLY_CONFIG, height="stretch", **select)
     else:
@@ -93,11 +100,17 @@ def chart(fig: go.Figure, data: pd.DataFrame | None, key: str, on_select=None, c
     if spot:
         highlight(fig, spot, data)
     share_chart(key, fig)  # a class's revealed step: the phones draw this very figure
-    show_figure(fig, f"{key}.chart", on_select, columns, fill_screen)
-    if data is None:
-        return
+    main = fill_screen and columns == 1
+    focus = in_focus(key, main)
+    with focus_view(_hint) if focus else nullcontext():
+        show_figure(fig, f"{key}.chart", on_select, columns, fill_screen, focus)
     below = _BELOW_SCREEN.get() if fill_screen and presenter_mode() else None  # the main chart's: below the screen
     row = (below or st).container(horizontal=True, gap="small")  # buttons keep their width, even in narrow columns
+    slot = _FOCUS_SLOT.get() if main else None
+    if not focus:  # beside the title in presenter mode (the main chart's row is below the screen there)
+        focus_button(key, main, slot or row)
+    if data is None:
+        return
     row.download_button(t("common.download_csv"), lambda: csv_bytes(with_view(data, view)),
                         file_name=export_name(key, "csv", view), mime="text/csv", key=f"{key}.csv", on_click="ignore")
     row.download_button(t("common.download_html"), lambda: fig.to_html(include_plotlyjs=True, full_html=True),
@@ -113,11 +126,13 @@ def first_screen(title: str, explanation: str):
     open explanation, the block (on a phone the explanation is shown after the main chart: ``ui.presenter``)."""
     screen = stage()
     token = _BELOW_SCREEN.set(st.container() if presenter_mode() else None)  # drawn after the stage
+    slot = _FOCUS_SLOT.set(None)
     try:
-        with screen:
+        with screen, page_explanation(explanation):
             if presenter_mode():
                 row = st.container(horizontal=True, vertical_alignment="center", gap="medium", key=HEADING_KEY)
                 row.title(title)
+                _FOCUS_SLOT.set(row.empty())  # the main chart's Focus button
                 with row.popover(t("common.what_to_look_for"), icon="💡"):
                     st.markdown(_hint(explanation))
             else:
@@ -127,6 +142,7 @@ def first_screen(title: str, explanation: str):
             yield
     finally:
         _BELOW_SCREEN.reset(token)
+        _FOCUS_SLOT.reset(slot)
 
 
 def screen_heading(text: str) -> None:

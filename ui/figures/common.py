@@ -143,7 +143,7 @@ def wrap_title(fig: go.Figure, width_px: float = PRESENTER_CHART_PX) -> go.Figur
     return fig
 
 
-def scale_fonts(fig: go.Figure, factor: float, height: int | None = None) -> go.Figure:
+def scale_fonts(fig: go.Figure, factor: float, height: int | None = None, width: int | None = None) -> go.Figure:
     """Multiply every font size of ``fig`` by ``factor`` (presenter mode); returns the same figure.
 
     Covers the base font, the title, axis tick labels and titles, legend, hover labels, colour bars (of
@@ -151,7 +151,9 @@ def scale_fonts(fig: go.Figure, factor: float, height: int | None = None) -> go.
     far as it still fits its cell). Tick labels of an axis with one label per token (or other category) grow
     only as far as each still fits its row or column. The height grows by half the factor so the larger labels
     do not squeeze the plot area, or becomes ``height``; a legend row above the plot moves below the title's row.
+    ``width``: the plot area's width when it is not a presenter page's (``PRESENTER_PLOT_PX``; the focus view's).
     """
+    plot_width = width or PRESENTER_PLOT_PX[0]
     def up(size, default) -> int:
         return round((size or default) * factor)
 
@@ -183,7 +185,7 @@ def scale_fonts(fig: go.Figure, factor: float, height: int | None = None) -> go.
         cb.tickfont.size = up(cb.tickfont.size, THEME_TICK_PX)
         cb.title.font.size = up(cb.title.font.size, THEME_TITLE_PX)
 
-    fig.for_each_xaxis(lambda ax: axis(ax, PRESENTER_PLOT_PX[0]))
+    fig.for_each_xaxis(lambda ax: axis(ax, plot_width))
     fig.for_each_yaxis(lambda ax: axis(ax, (fig.layout.height or 450) - PRESENTER_PLOT_PX[1]))
     fig.for_each_coloraxis(lambda ca: colorbar(ca.colorbar))
     for ann in fig.layout.annotations:
@@ -196,7 +198,7 @@ def scale_fonts(fig: go.Figure, factor: float, height: int | None = None) -> go.
             size = font.size * factor
             if tr.type == "heatmap" and tr.text is not None and tr.z is not None and len(tr.z):
                 rows_fit = 0.8 * ((fig.layout.height or 450) - PRESENTER_PLOT_PX[1]) / len(tr.z)
-                fit = min(_cell_font_fit(tr), rows_fit)
+                fit = min(_cell_font_fit(tr, width or CELL_FIT_PLOT_PX), rows_fit)
                 if fit < MIN_CELL_PX:  # rows too low for readable numbers: colour only (the hover has them)
                     tr.update(texttemplate=None)
                 size = min(size, max(font.size, fit))  # numbers must still fit their cells
@@ -204,7 +206,10 @@ def scale_fonts(fig: go.Figure, factor: float, height: int | None = None) -> go.
     return fig
 
 
-def _cell_font_fit(trace, plot_width: float = 650.0) -> float:
+CELL_FIT_PLOT_PX = 650.0  # the plot width a presenter page's heatmap cells are fitted to
+
+
+def _cell_font_fit(trace, plot_width: float) -> float:
     """Largest font size (px) at which a heatmap's cell text fits its cells on a projector-wide plot."""
     cols = max(len(row) for row in trace.z)
     chars = max((len(str(v)) for row in trace.text for v in row), default=1)
