@@ -72,6 +72,27 @@ def _wait_count(page, text: str, timeout: float = 180_000) -> None:
     _wait_text(page, COUNT, text, timeout)
 
 
+def open_poll(lecturer, lang: str, question: str, options: str) -> None:
+    """The lecturer opens a quick poll as a person does (the sidebar's section, the two fields, the button), then
+    waits until the lecturer's own screen has it (its Next button reads "Close the poll"). The fields are typed
+    once the page has finished its rerun, and checked before the click (a rerun on a loaded machine must not eat
+    them); the failure says what the lecturer's screen showed."""
+    strings = ZH if lang == "zh" else EN
+    settle(lecturer)
+    lecturer.locator('[data-testid="stSidebar"]').get_by_text(strings["class.poll"]).click()
+    field = lecturer.locator(css("class.poll.question") + " input")
+    lines = lecturer.locator(css("class.poll.options") + " textarea")
+    field.fill(question)
+    lines.fill(options)
+    assert (field.input_value(), lines.input_value()) == (question, options)
+    lecturer.locator(css("class.poll.open") + " button").click()
+    try:
+        _wait_text(lecturer, css("class.next"), strings["class.close_poll"])
+    except AssertionError as err:
+        raise AssertionError(f"{err}; the poll fields hold {field.input_value()!r}, {lines.input_value()!r}; "
+                             f"the sidebar: {lecturer.locator('[data-testid=stSidebar]').inner_text()[-600:]!r}") from err
+
+
 def _start(room, lang: str, path: str = LESSON):
     """A lecturer (1280 × 720, presenter mode) opens ``path`` and starts a class: ``(page, code)``."""
     page = room.page(**LAPTOP)
@@ -237,10 +258,7 @@ def test_the_reveal_and_next_reach_every_student(room):
 
 def test_a_quick_poll_in_the_middle_of_a_question_keeps_its_answers(room):
     lecturer, students = room["lecturer"], room["students"]
-    lecturer.locator('[data-testid="stSidebar"]').get_by_text(EN["class.poll"]).click()
-    lecturer.locator(css("class.poll.question") + " input").fill("Ready?")
-    lecturer.locator(css("class.poll.options") + " textarea").fill("yes\nnot yet")
-    lecturer.locator(css("class.poll.open") + " button").click()
+    open_poll(lecturer, "en", "Ready?", "yes\nnot yet")
     for page in students[:3]:
         _wait_text(page, "#question", "Ready?", timeout=180_000)
     _answer(students[1], 0)
@@ -271,10 +289,7 @@ def test_the_lecturer_downloads_results_whose_counts_are_the_answers_given(room)
 def test_two_classes_at_once_do_not_mix(room):
     lecturer_b, code_b = _start(room, "zh", path="/overview")
     assert code_b != room["code"]
-    lecturer_b.locator('[data-testid="stSidebar"]').get_by_text(ZH["class.poll"]).click()
-    lecturer_b.locator(css("class.poll.question") + " input").fill("你最喜欢哪个页面？")
-    lecturer_b.locator(css("class.poll.options") + " textarea").fill("注意力\n损失\n生成")
-    lecturer_b.locator(css("class.poll.open") + " button").click()
+    open_poll(lecturer_b, "zh", "你最喜欢哪个页面？", "注意力\n损失\n生成")
     settle(lecturer_b)
     student_b = _phone(room, code_b, lang="zh")
     _wait_text(student_b, "#question", "你最喜欢哪个页面")

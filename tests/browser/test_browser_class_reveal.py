@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from teaching.classroom import AnswerClosed, ClassStore
-from tests.browser.test_browser_class import COUNT, _answer, _phone, _start, _wait_count, _wait_text, css
+from tests.browser.test_browser_class import COUNT, _answer, _phone, _start, _wait_count, _wait_text, css, open_poll
 from tests.browser_support import Room, assert_clean, settle
 from ui.strings.classroom import EN, ZH
 from ui.strings.phone import EN as PHONE_EN, ZH as PHONE_ZH
@@ -100,10 +100,7 @@ def test_a_reveal_holds_through_a_poll_a_changed_answer_and_a_racing_next(room, 
     settle(lecturer)
     lecturer.locator(css("class.reveal") + " button").click()
     _revealed_everywhere(lecturers, phones, 1)
-    lecturer.locator('[data-testid="stSidebar"]').get_by_text(S["class.poll"]).click()
-    lecturer.locator(css("class.poll.question") + " input").fill("Ready?")
-    lecturer.locator(css("class.poll.options") + " textarea").fill("yes\nnot yet")
-    lecturer.locator(css("class.poll.open") + " button").click()
+    open_poll(lecturer, LANG, "Ready?", "yes\nnot yet")
     for page in phones:
         _wait_text(page, "#question", "Ready?")  # the lecturer's rerun opens it: minutes on a loaded 2-core CI machine
         page.wait_for_selector("#options button")
