@@ -11,7 +11,7 @@ import streamlit as st
 import analysis
 from ui.examples import language_notice
 from ui.caches.views import attention_grid
-from ui.controls import index_slider, window_slider
+from ui.controls import column_window, index_slider, window_slider
 from ui.figures.attention import attention_heatmap, entropy_bar, entropy_heatmap, heads_grid
 from ui.format import number, scientific
 from ui.i18n import current_lang, labeler, t
@@ -26,6 +26,8 @@ GRID_MAX_CELLS = 144  # layers x heads small heatmaps drawn at most (GPT-2 small
 GRID_MAX_TOKENS = 32  # tokens per small heatmap in the overview grid
 HEADS_MAX_TOKENS = 64  # tokens per small heatmap in the all-heads view
 HEATMAP_PX = 600  # the one-head heatmap's plot height at its tallest outside presenter mode (ui/figures/attention.py)
+HEATMAP_W = 800  # and about its plot width on a laptop screen (1440 px, the sidebar open)
+HEATMAP_PRESENTER_W = 560  # and on a presenter page (measured with SmolLM2: its token labels and colour bar leave 575)
 ROW_SUM_TOL = 1e-5  # float32 softmax rows sum to 1 within a few ulps
 FORMULAS = {  # math, not words: the same in every language (HD = head_dim, filled in below)
     "raw": r"S = Q K^\top, \quad S_{ij} = q_i \cdot k_j",
@@ -64,14 +66,16 @@ with first_screen(t("attn.title"), t("attn.explain")):
     # the positions drawn (queries and keys): as many as fit at a readable row height, the last first
     lo, hi = window_slider(t("attn.start"), T, "attn.start", HEATMAP_PX, "attn.heatmap",
                            help=t("attn.start_help", n=rows_that_fit(HEATMAP_PX)), container=c4)
-    if hi - lo < T:
-        st.caption(t("attn.shown", q0=lo, q1=hi - 1, k0=lo, k1=hi - 1, T=T - 1))
-    df = pd.DataFrame(mat[lo:hi, lo:hi], index=labels[lo:hi], columns=labels[lo:hi])
+    k0, k1 = column_window(hi, HEATMAP_W, "attn.heatmap", HEATMAP_PRESENTER_W)  # the keys those queries see
+    if (lo, hi, k0, k1) != (0, T, 0, T):
+        st.caption(t("attn.shown", q0=lo, q1=hi - 1, k0=k0, k1=k1 - 1, T=T - 1))
+    df = pd.DataFrame(mat[lo:hi, k0:k1], index=labels[lo:hi], columns=labels[k0:k1])  # (queries, keys) shown
     sink = analysis.attention_sink(out, layer - 1, head - 1) if stage == "softmax" else None  # (T,) or None
     unit = t("attn.unit_prob") if stage == "softmax" else t("attn.unit_score")
     fig = attention_heatmap(df, labels[lo:hi], stage, t("attn.heatmap_title", stage=t(f"attn.stage.{stage}"), layer=layer,
                                                           head=head), t("attn.x"), t("attn.y"), unit,
-                            sink=None if sink is None else sink[lo:hi], sink_label=t("attn.sink_col"))
+                            sink=None if sink is None else sink[lo:hi], sink_label=t("attn.sink_col"),
+                            key_labels=labels[k0:k1], first=(lo, k0))
     full = pd.DataFrame(mat, index=labels, columns=labels)  # the download: every position, not the window
     table = full if sink is None else full.assign(**{t("attn.sink_col"): sink})
     chart(fig, table.reset_index(names=t("attn.y")), "attn.heatmap", view={"layer": layer, "head": head, "stage": stage},

@@ -9,8 +9,9 @@ import streamlit as st
 
 from analysis.experts import expert_load, load_summary, moe_layers, routed_expert_parameters, router_table
 from engine.cost import active_parameter_count, parameter_count
-from ui.controls import index_slider
+from ui.controls import index_slider, window_slider
 from ui.examples import language_notice
+from ui.figures.common import mark_window
 from ui.figures.experts import load_bar, router_heatmap
 from ui.format import number, percent
 from ui.i18n import t
@@ -18,8 +19,11 @@ from settings.schema import preset_values
 from ui.sidebar import explorer, trace
 from ui.state import FIXED_KEY, control, repair, set_controls
 from ui.widgets import chart, first_screen, revealed
+from ui.window import rows_that_fit
 
 MOE_PRESET = "minimind_moe"
+ROUTER_PX = 600  # the router heatmap's plot height at its tallest outside presenter mode (ui/figures/experts.py)
+ROUTER_PRESENTER_PX = 120  # and in presenter mode, under a lesson's banner (the page's head is its title and a row)
 
 
 def _use_moe_preset() -> None:
@@ -53,8 +57,17 @@ with first_screen(t("experts.title"), t("experts.explain")):
                          help=t("experts.layer_help"))
     layer = layers[shown - 1]  # 0-based block of the shown router
     table = router_table(out, layer)
-    fig = router_heatmap(table, ctx.tick_labels(), t("experts.heat_title", layer=layer + 1, n=n, k=k),
+    T = int(ctx.input_ids.shape[1])
+    # the tokens drawn: as many rows as fit at a readable height (numbers in the cells), the last first
+    lo, hi = window_slider(t("experts.start"), T, "experts.start", ROUTER_PX, "experts.router",
+                           help=t("experts.start_help", n=rows_that_fit(ROUTER_PX)), container=c2,
+                           presenter_px=ROUTER_PRESENTER_PX)
+    if hi - lo < T:
+        st.caption(t("experts.shown", p0=lo, p1=hi - 1, T=T - 1))
+    shown_rows = table[table["position"].between(lo, hi - 1)].assign(position=lambda d: d["position"] - lo)
+    fig = router_heatmap(shown_rows, ctx.tick_labels()[lo:hi], t("experts.heat_title", layer=layer + 1, n=n, k=k),
                          t("experts.heat_x", k=k), t("experts.heat_y"), t("experts.colorbar"), t("experts.chosen", k=k))
+    mark_window(fig, y0=lo)  # a lesson's outline names a position: counted from the window's first row
     chart(fig, table, "experts.router", fill_screen=True, view={"layer": layer + 1})
 
 how = t("experts.how.renorm") if config.norm_topk_prob else t("experts.how.raw")

@@ -71,7 +71,7 @@ with first_screen(t("lens.title"), t("lens.explain")):
     shown["depth"] -= d0  # the figure's rows are the window's
     pos_labels = [f"{p} {input_labels[p]}" for p in range(start, stop)]
     fig = lens_heatmap(shown, labels, depth_labels[d0:d1], pos_labels, t("lens.chart_title"), t("lens.x"), t("lens.y"),
-                       t("lens.unit"), t("lens.hover"))
+                       t("lens.unit"), t("lens.hover"), first=(d0, start))
     data = pd.DataFrame({
         t("lens.col.depth"): [depth_labels[d] for d in table["depth"]], t("lens.col.position"): table["position"],
         t("lens.col.input"): [input_labels[p] for p in table["position"]],

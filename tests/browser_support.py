@@ -28,6 +28,45 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
         "--disable-sync", "--no-first-run", "--disable-quic",
         "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1, EXCLUDE localhost"]
 CHART = '[data-testid="stPlotlyChart"] .main-svg'
+# JavaScript for a drawn Plotly figure. ``cellPx(gd)``: the thinnest heatmap cell (px) it shows, measured against
+# each axis's drawn range (an outline stretched off the map widens the range and counts): ``text`` for heatmaps with
+# text in their cells, ``colour`` for colour-only ones (null without). ``textOverlaps(el)``: the pairs of its
+# title, subplot titles, axis titles and legend whose boxes overlap, those running past the screen's edges, and
+# how many pairs of its tick labels overlap.
+CELL_PX_JS = """const cellPx = (gd) => {
+  const out = {text: null, colour: null};
+  for (const tr of (gd && gd._fullData) || []) {
+    if (tr.type !== 'heatmap' || !tr.z || tr.visible !== true) continue;
+    const xa = gd._fullLayout[(tr.xaxis || 'x').replace('x', 'xaxis')], ya = gd._fullLayout[(tr.yaxis || 'y').replace('y', 'yaxis')];
+    const px = Math.min(ya._length / Math.abs(ya.range[1] - ya.range[0]), xa._length / Math.abs(xa.range[1] - xa.range[0]));
+    const kind = tr.texttemplate && tr.text ? 'text' : 'colour';
+    out[kind] = out[kind] === null ? px : Math.min(out[kind], px);
+  }
+  return out;
+};
+const textOverlaps = (el) => {
+  const boxes = [...el.querySelectorAll('.gtitle, .annotation, .g-xtitle, .g-ytitle, .g-y2title, .legend')]
+    .map(e => ({t: e.textContent.slice(0, 40), r: e.getBoundingClientRect()})).filter(b => b.r.width && b.r.height);
+  const over = [];
+  for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+    const a = boxes[i].r, b = boxes[j].r;
+    if (Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1)
+      over.push([boxes[i].t, boxes[j].t]);
+  }
+  // tick labels over one another (an axis labelling more rows than its height holds)
+  const ticks = [...el.querySelectorAll('.xtick text, .ytick text')]  // level ones (a slanted label's box is no outline)
+    .filter(e => !(e.getAttribute('transform') || '').includes('rotate')).map(e => e.getBoundingClientRect())
+    .filter(r => r.width && r.height);
+  let crowded = 0;
+  for (let i = 0; i < ticks.length; i++) for (let j = i + 1; j < ticks.length; j++) {
+    const a = ticks[i], b = ticks[j];
+    // the glyphs, not the line boxes: more than a quarter of the smaller label covered (rows 20 px apart at a
+    // 20 px font touch by their boxes' line spacing and read well)
+    const w = Math.min(a.right, b.right) - Math.max(a.left, b.left), h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+    if (w > 0 && h > 0 && w * h > 0.25 * Math.min(a.width * a.height, b.width * b.height)) crowded++;
+  }
+  return {over, crowded, cut: boxes.filter(b => b.r.left < -1 || b.r.right > innerWidth + 1).map(b => b.t)};
+};"""
 
 
 def free_port() -> int:

@@ -7,12 +7,16 @@ A range with a single value is shown as a caption instead of a slider (Streamlit
 
 from __future__ import annotations
 
+import numbers
+
 import streamlit as st
 
-from ui.focus import FOCUS_HEATMAP_PX, in_focus
+from ui.figures.common import PRESENTER_PLOT_PX
+from ui.focus import FOCUS_HEATMAP_PX, FOCUS_PLOT_W, in_focus
 from ui.i18n import t
 from ui.presenter import presenter_mode
 from ui.state import control
+from ui.teaching.gate import chart_gate
 from ui.window import PRESENTER_HEATMAP_PX, rows_that_fit, window
 
 
@@ -51,15 +55,42 @@ def index_slider(label: str, lo: int, hi: int, key: str, default: int | None = N
 
 
 def window_slider(label: str, n: int, key: str, own_px: float, chart: str, help: str | None = None,
-                  container=None) -> tuple[int, int]:
+                  container=None, presenter_px: float = PRESENTER_HEATMAP_PX) -> tuple[int, int]:
     """The rows ``[lo, hi)`` of ``n`` a tall heatmap (the page's main chart ``chart``) draws: as many as fit its
     plot height at the readable minimum (``ui.window``); when not all fit, a slider moves the window (default:
     the last rows). The height is the focus view's (``ui.focus.FOCUS_HEATMAP_PX``) when the chart is in focus,
-    the presenter screen's main heatmap's (``PRESENTER_HEATMAP_PX``, measured) in presenter mode, else
-    ``own_px`` (the figure's own plot height at its tallest)."""
-    px = FOCUS_HEATMAP_PX if in_focus(chart, main=True) else PRESENTER_HEATMAP_PX if presenter_mode() else own_px
+    the presenter screen's main heatmap's in presenter mode (``presenter_px``; by default
+    ``PRESENTER_HEATMAP_PX``, measured on the tallest page heads), else ``own_px`` (the figure's own plot height at
+    its tallest). A lesson's revealed row (its outline) is always inside the window."""
+    px = FOCUS_HEATMAP_PX if in_focus(chart, main=True) else presenter_px if presenter_mode() else own_px
     size = rows_that_fit(px)
     if n <= size:
         return 0, n
+    row = spot_at(chart, "y")
+    if row is not None and 0 <= row < n:  # a lesson's revealed row: the window moves to show it (as a clamp would)
+        lo, hi = window(n, size, st.session_state.get(key, n - size))
+        if not lo <= row < hi:
+            st.session_state[key] = row if row < lo else row - size + 1
     start = index_slider(label, 0, n - size, key, default=n - size, help=help, container=container)
     return window(n, size, start)
+
+
+def spot_at(chart: str, axis: str) -> int | None:
+    """The row (``axis="y"``) or column (``"x"``) a lesson's revealed answer outlines in ``chart``, as a whole
+    number (a position, a depth), or None: nothing revealed, or a part named otherwise."""
+    _hide, spot = chart_gate(chart)
+    value = (spot or {}).get(axis)
+    return int(value) if isinstance(value, numbers.Number) and float(value).is_integer() else None
+
+
+def column_window(end: int, own_px: float, chart: str, presenter_px: float = PRESENTER_PLOT_PX[0]) -> tuple[int, int]:
+    """The columns ``[lo, hi)`` of ``0..end`` the page's main heatmap ``chart`` draws at the readable minimum, on a
+    plot as wide as the focus view's, a presenter screen's (``presenter_px``) or ``own_px``: the last ones (the
+    keys the window's last query sees nearest), moved to show the column a revealed lesson answer outlines."""
+    px = FOCUS_PLOT_W if in_focus(chart, main=True) else presenter_px if presenter_mode() else own_px
+    size = min(end, rows_that_fit(px))
+    lo = end - size
+    col = spot_at(chart, "x")
+    if col is not None and 0 <= col < lo:
+        lo = col
+    return lo, min(lo + size, end)

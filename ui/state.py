@@ -207,6 +207,7 @@ LINK_PARAMS: set[str] = {
     "cfg.tie_word_embeddings", "cfg.initializer_range", "cfg.seed",
     "input.mode", "input.random_len", "input.text",
     "attn.layer", "attn.head", "attn.stage", "heads.layer", "heads.head", "lens.start", "lens.depth_start", "attn.start",
+    "experts.start",
     "loss.prompt_len",
     "loss.masked", "next.position", "prepost.depth", "train.layer", "train.head",
     "gen.sample", "gen.temperature", "gen.top_k", "gen.top_p", "gen.min_p", "gen.seed", "gen.steps",

@@ -6,6 +6,11 @@ queries and keys); pure functions, no Streamlit.
 from __future__ import annotations
 
 READABLE_CELL_PX = 16  # a labelled heatmap cell is never thinner than this (1280 x 720 projector, 390 x 844 phone)
+# A colour-only cell (no text in it: a layers x heads map of the whole model, SmolLM2's 30 x 9 at 7-12 px rows on a
+# projector page; its numbers, when a cell is too low for them, are in the hover) is read by its colour as a stripe
+# and by its tick labels, which are thinned (ui.figures.common.layer_ticks) to stay 16 px or more apart: it is
+# never thinner than this.
+COLOUR_CELL_PX = 6
 # The plot area (figure less its title, tick labels and margins) a page's main heatmap gets in presenter mode on a
 # 1280 x 720 screen, measured with SmolLM2 on the lens and attention pages (tests/browser/
 # test_browser_heatmap_rows.py): 63-64 px, the rest of the screen goes to the page's head, controls and the figure's

@@ -110,3 +110,20 @@ def test_wrapped_titles_fit_and_break_like_text(lang, width):
             assert text_width(line, px) <= width or " " not in line.strip(), (title, lines)  # or one long word
             assert not (i and line[:1] in CLOSING), (title, lines)
             assert not (i < len(lines) - 1 and line[-1:] in OPENING), (title, lines)
+
+
+@pytest.mark.parametrize("text", ["query (position and token)", "查询（位置与 token）", "depth (output of)", "loss",
+                                  "深度（哪一层的输出）"])
+def test_an_axis_title_in_two_even_lines(text):
+    """halves(): the same words in at most two lines, the longer no wider than any other split's longer line,
+    no line starting with a closing mark or ending with an opening one."""
+    from ui.figures.common import CLOSING, OPENING, halves, text_width
+
+    lines = halves(text)
+    assert 1 <= len(lines) <= 2 and "".join(lines).replace(" ", "") == text.replace(" ", "")
+    if len(lines) == 2:
+        assert not lines[1][0] in CLOSING and not lines[0][-1] in OPENING
+        longest = max(text_width(line, 1) for line in lines)
+        cuts = [i for i in range(1, len(text)) if text[i - 1] == " "]
+        assert all(longest <= max(text_width(text[:i].rstrip(), 1), text_width(text[i:].lstrip(), 1)) + 1e-9
+                   for i in cuts)

@@ -16,7 +16,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ui.figures.common import (
-    CELL_TEXT_MAX_TOKENS, DIVERGING, base_layout, column_tickangle, f32, position_axis, token_pairs,
+    CELL_TEXT_MAX_TOKENS, DIVERGING, base_layout, column_tickangle, f32, layer_ticks, mark_window, position_axis,
+    token_pairs,
 )
 from ui.format import cells, number
 from ui.i18n import t
@@ -26,7 +27,8 @@ SEQUENTIAL = "Blues"  # probabilities 0..1
 
 
 def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title: str, x_title: str, y_title: str,
-                      colorbar_title: str, sink: np.ndarray | None = None, sink_label: str = "") -> go.Figure:
+                      colorbar_title: str, sink: np.ndarray | None = None, sink_label: str = "",
+                      key_labels: list[str] | None = None, first: tuple[int, int] = (0, 0)) -> go.Figure:
     """Heatmap of one head's ``[T, T]`` attention matrix at one stage (queries = rows, keys = columns).
 
     Args:
@@ -35,6 +37,9 @@ def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title
         stage: "raw", "scaled", "masked" (diverging scale centred at 0) or "softmax" (sequential, 0..1).
         sink: ``[T]`` each row's share of the learned sink (gpt-oss), drawn as one more column at x = T, labelled
             ``sink_label``: the key weights of a row and its sink cell sum to 1.
+        key_labels: the columns' labels when they are other positions than the rows' (a window: the last queries
+            and the keys they see); ``first``: the (query, key) position of the top-left cell, so that a lesson's
+            highlight, given in positions, lands on its cell (``ui.figures.common.mark_window``).
     Returns:
         A figure with one ``go.Heatmap`` on integer positions; y reversed so query 0 is at the top; NaN cells
         show the light-grey background. Every token labelled on both axes up to ``LABEL_EVERY_TOKEN`` (smaller
@@ -42,28 +47,30 @@ def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title
         ``customdata``) at any length. Per-cell text only when ``T <= CELL_TEXT_MAX_TOKENS`` (half that for
         scores, whose labels are wider).
     """
-    z = f32(matrix.to_numpy())
-    T = z.shape[0]
+    z = f32(matrix.to_numpy())  # (queries, keys)
+    T, K = z.shape
+    cols = list(labels[:T]) if key_labels is None else list(key_labels[:K])
     if sink is not None:  # one more column: the sink's share of each row (a softmax column with no value)
-        z = np.concatenate([z, f32(np.asarray(sink, dtype=np.float32)[:T, None])], axis=1)  # (T, T + 1)
+        z = np.concatenate([z, f32(np.asarray(sink, dtype=np.float32)[:T, None])], axis=1)  # (T, K + 1)
     probs = stage == "softmax"
     scale = dict(colorscale=SEQUENTIAL, zmin=0.0, zmax=1.0) if probs else dict(colorscale=DIVERGING, zmid=0.0)
     trace = go.Heatmap(
         z=z, x=np.arange(z.shape[1]), y=np.arange(T), hoverongaps=False, colorbar=dict(title=dict(text=colorbar_title)),
-        customdata=token_pairs(labels[:T], labels[:T] + ([sink_label] if sink is not None else [])),
+        customdata=token_pairs(labels[:T], cols + ([sink_label] if sink is not None else [])),
         meta=dict(token_fields=["customdata"]),  # tokens, not UI text
         hovertemplate=t("fig.query_key_tokens") + ": %{z:.4g}<extra></extra>", **scale,
     )
-    if T <= (CELL_TEXT_MAX_TOKENS if probs else CELL_TEXT_MAX_TOKENS // 2):  # scores need wider labels
+    if max(T, K) <= (CELL_TEXT_MAX_TOKENS if probs else CELL_TEXT_MAX_TOKENS // 2):  # scores need wider labels
         trace.update(text=cells(z, ".2f" if probs else ".2g"), texttemplate="%{text}", textfont=dict(size=10))
     fig = go.Figure(trace)
     base_layout(fig, title, x_title, y_title, height=max(420, min(760, 160 + 22 * T)))
     fig.update_layout(plot_bgcolor=MASKED_BG)
-    x_axis = position_axis(labels[:T])
+    mark_window(fig, x0=first[1], y0=first[0])
+    x_axis = position_axis(cols)
     if sink is not None:
-        x_axis.update(tickvals=[*x_axis["tickvals"], T], ticktext=[*x_axis["ticktext"], sink_label])
-        fig.add_vline(x=T - 0.5, line=dict(color="black", width=2))  # the sink column apart from the keys
-    fig.update_xaxes(**x_axis, showgrid=False, zeroline=False, tickangle=column_tickangle(T))
+        x_axis.update(tickvals=[*x_axis["tickvals"], K], ticktext=[*x_axis["ticktext"], sink_label])
+        fig.add_vline(x=K - 0.5, line=dict(color="black", width=2))  # the sink column apart from the keys
+    fig.update_xaxes(**x_axis, showgrid=False, zeroline=False, tickangle=column_tickangle(K, x_axis["ticktext"]))
     fig.update_yaxes(**position_axis(labels), showgrid=False, zeroline=False, autorange="reversed")
     return fig
 
@@ -165,6 +172,6 @@ def entropy_heatmap(df: pd.DataFrame, title: str, x_title: str, y_title: str, co
         trace.update(text=cells(z, ".2f"), texttemplate="%{text}", textfont=dict(size=10))
     fig = go.Figure(trace)
     base_layout(fig, title, x_title, y_title, height=max(300, min(900, 120 + 26 * L)))
-    fig.update_yaxes(autorange="reversed", dtick=1 if L <= 24 else 4, showgrid=False)
-    fig.update_xaxes(dtick=1 if nh <= 24 else 4, showgrid=False)
+    fig.update_yaxes(autorange="reversed", **layer_ticks(L), showgrid=False)
+    fig.update_xaxes(**layer_ticks(nh), showgrid=False)
     return fig

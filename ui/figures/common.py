@@ -65,9 +65,30 @@ def dense_tick_px(n: int, axis_px: float, most: float = THEME_TICK_PX) -> int:
     return int(max(MIN_TICK_PX, min(most, 0.85 * axis_px / max(n, 1))))
 
 
-def column_tickangle(n: int) -> int:
-    """Tick label angle of a column axis with ``n`` token labels: level when few, slanted, upright when dense."""
-    return 0 if n <= 12 else -60 if n <= DENSE_TICKS else -90
+def mark_window(fig: go.Figure, x0: int = 0, y0: int = 0) -> go.Figure:
+    """Record that a heatmap drawn on integer coordinates shows a window whose first column is position (or
+    depth) ``x0`` and first row ``y0`` (``layout.meta["window"]``): a lesson's highlight names cells by position,
+    and ``ui.teaching.highlight`` moves them by these offsets. Returns the same figure."""
+    meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, dict) else {}
+    meta["window"] = {"x": int(x0), "y": int(y0)}
+    fig.update_layout(meta=meta)
+    return fig
+
+
+def layer_ticks(n: int) -> dict:
+    """Ticks of an axis numbering ``n`` layers (or heads) from 1: every one up to 12, every 2nd up to 24, every
+    5th above (5, 10, … 30 for SmolLM2's 30 layers: labels at least 16 px apart on a projector's fill chart)."""
+    if n <= 12:
+        return dict(tick0=1, dtick=1)
+    return dict(tick0=1, dtick=2) if n <= 24 else dict(tick0=0, dtick=5)
+
+
+def column_tickangle(n: int, labels: list[str] | None = None) -> int:
+    """Tick label angle of a column axis with ``n`` token labels: level when few (and, given the ``labels``, when
+    they fit side by side at presenter size on a presenter plot's width), slanted, upright when dense."""
+    level = n <= 12 and (labels is None or sum(text_width(str(s), PRESENTER_TICK_PX) + 8 for s in labels)
+                         <= PRESENTER_PLOT_PX[0])
+    return 0 if level else -60 if n <= DENSE_TICKS else -90
 
 
 def token_pairs(row_labels: list[str], col_labels: list[str]) -> list[list[list[str]]]:
@@ -76,6 +97,7 @@ def token_pairs(row_labels: list[str], col_labels: list[str]) -> list[list[list[
     return [[[r, c] for c in col_labels] for r in row_labels]
 
 
+PRESENTER_TICK_PX = 20  # a tick label's size in presenter mode (13 px x 1.5)
 CLOSING = "）)」』，。、：；！？,.;:!?"
 OPENING = "（(「『《“"
 PRESENTER_CHART_PX = 840  # a chart's width on a 1280-pixel projector screen, next to the open sidebar
@@ -112,16 +134,11 @@ def text_width(text: str, font_px: float) -> float:
     return sum(font_px if "\u2e80" <= ch <= "\uffef" else 0.55 * font_px for ch in text)
 
 
-def wrap_title(fig: go.Figure, width_px: float = PRESENTER_CHART_PX) -> go.Figure:
-    """Break a title wider than ``width_px`` into lines (Plotly never wraps a title; it runs off the chart) and
-    give the title's lines their room above the plot (the height stays: a presenter chart must fit the screen).
-    Returns the same figure."""
-    title = fig.layout.title.text
-    if not title or "<br>" in title:
-        return fig
-    px = fig.layout.title.font.size or round((fig.layout.font.size or THEME_TITLE_PX) * 1.3)
+def wrap_lines(text: str, px: float, width_px: float) -> list[str]:
+    """``text`` at ``px`` broken into lines no wider than ``width_px`` (after spaces; Chinese anywhere), no line
+    starting with a closing mark ("）", "，") or ending with an opening one ("（")."""
     lines, line = [], ""
-    for word in re.split(r"(?<= )", title):  # break after spaces; a Chinese title may break anywhere
+    for word in re.split(r"(?<= )", text):
         wide = text_width(word, px) > width_px or any("\u2e80" <= ch <= "\uffef" for ch in word)
         pieces = list(word) if wide else [word]
         for piece in pieces:
@@ -135,7 +152,35 @@ def wrap_title(fig: go.Figure, width_px: float = PRESENTER_CHART_PX) -> go.Figur
                 line = carry
             line += piece
     lines.append(line.rstrip())
+    return lines
+
+
+def halves(text: str) -> list[str]:
+    """``text`` in two lines as even as can be, broken after a space or beside a Chinese character (no line
+    starting with a closing mark or ending with an opening one); one line when it has no such place."""
+    cjk = lambda ch: "\u2e80" <= ch <= "\uffef"  # noqa: E731
+    cuts = [i for i in range(1, len(text)) if (text[i - 1] == " " or cjk(text[i - 1]) or cjk(text[i]))
+            and text[i] not in CLOSING and text[i - 1] not in OPENING]
+    if not cuts:
+        return [text]
+    i = min(cuts, key=lambda i: max(text_width(text[:i], 1), text_width(text[i:], 1)))
+    return [text[:i].rstrip(), text[i:].lstrip()]
+
+
+def wrap_title(fig: go.Figure, width_px: float = PRESENTER_CHART_PX) -> go.Figure:
+    """Break a title wider than ``width_px`` into lines (Plotly never wraps a title; it runs off the chart) and
+    give the title's lines their room above the plot (the height stays: a presenter chart must fit the screen).
+    Returns the same figure."""
+    title = fig.layout.title.text
+    if not title or "<br>" in title:
+        return fig
+    px = fig.layout.title.font.size or round((fig.layout.font.size or THEME_TITLE_PX) * 1.3)
+    lines = wrap_lines(title, px, width_px)
     if len(lines) == 1:
+        return fig
+    if fig.layout.title.yref == "container":  # a title in its own row above a legend (legend_under_title)
+        top = (fig.layout.margin.t or 0) + round(1.3 * px * (len(lines) - 1))
+        fig.update_layout(title_text="<br>".join(lines), margin_t=top)
         return fig
     # above the plot area, which Plotly moves down as far as the lines need (automargin)
     fig.update_layout(title=dict(text="<br>".join(lines), yref="paper", y=1.0, yanchor="bottom", automargin=True,
@@ -168,25 +213,33 @@ def scale_fonts(fig: go.Figure, factor: float, height: int | None = None, width:
     legend = fig.layout.legend
     shown = [tr for tr in fig.data if tr.showlegend is not False and tr.name]
     if fig.layout.showlegend is not False and len(shown) > 1 and legend.orientation == "h" and (legend.y or 0) >= 1:
-        # the enlarged title and the legend row above the plot would overlap: the title gets its own row on top
-        title_px, legend_px = fig.layout.title.font.size, fig.layout.legend.font.size
-        fig.update_layout(title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=8)),
-                          margin=dict(t=round(1.4 * title_px + 1.6 * legend_px + 20)))
+        # the enlarged title and the legend rows above the plot would overlap: the title gets its own row on top,
+        # the legend as many rows as its enlarged entries need on the presenter plot's width
+        legend_under_title(fig, plot_width)
 
-    def axis(ax, length_px: float) -> None:
+    def axis(ax, length_px: float, title_room: float | None = None) -> None:
         size = up(ax.tickfont.size, THEME_TICK_PX)
         n = len(ax.tickvals) if ax.tickmode == "array" and ax.tickvals is not None else 0
         if n > FIT_TICKS_ABOVE:  # one label per row or column (tokens): no larger than the row or column
             size = dense_tick_px(n, length_px, most=size)
         ax.tickfont.size = size
+        if ax.tickmode in (None, "auto", "linear") and ax.dtick is None and ax.tickvals is None and not ax.nticks:
+            # Plotly spaces automatic ticks for its own font size: at presenter size as many as the enlarged labels
+            # hold (a log axis then labels 1-2-5 or whole decades, never every digit on top of each other)
+            ax.nticks = max(3, int(length_px // (TICK_ROOM_EM * size)))
         ax.title.font.size = up(ax.title.font.size, THEME_TITLE_PX)
+        text = ax.title.text
+        if text and "<br>" not in text and text_width(text, ax.title.font.size) > (title_room or length_px):
+            ax.title.text = "<br>".join(halves(text))  # longer than its axis (a low heatmap window's): two lines
 
     def colorbar(cb) -> None:
         cb.tickfont.size = up(cb.tickfont.size, THEME_TICK_PX)
         cb.title.font.size = up(cb.title.font.size, THEME_TITLE_PX)
 
     fig.for_each_xaxis(lambda ax: axis(ax, plot_width))
-    fig.for_each_yaxis(lambda ax: axis(ax, (fig.layout.height or 450) - PRESENTER_PLOT_PX[1]))
+    # a page's main chart (``height`` given: it fills what the page's head leaves) may get as little as
+    # FILL_PLOT_PX of plot height under a lesson's banner: its axis titles are fitted to that
+    fig.for_each_yaxis(lambda ax: axis(ax, (fig.layout.height or 450) - PRESENTER_PLOT_PX[1], FILL_PLOT_PX if height else None))
     fig.for_each_coloraxis(lambda ca: colorbar(ca.colorbar))
     for ann in fig.layout.annotations:
         ann.font.size = up(ann.font.size, base)
@@ -206,6 +259,8 @@ def scale_fonts(fig: go.Figure, factor: float, height: int | None = None, width:
     return fig
 
 
+TICK_ROOM_EM = 2.5  # the room (in font sizes) an automatic tick label gets along its axis in presenter mode
+FILL_PLOT_PX = 150  # the least plot height of a page's main chart in presenter mode (a lesson's banner above it)
 CELL_FIT_PLOT_PX = 650.0  # the plot width a presenter page's heatmap cells are fitted to
 
 

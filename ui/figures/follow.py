@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -47,7 +48,11 @@ def flow_chart(steps: pd.DataFrame, current: int, labels: list[str], group_names
                              marker=dict(size=18, color="rgba(0,0,0,0)", line=dict(color=HIGHLIGHT, width=3)),
                              customdata=[labels[current]], hovertemplate="%{customdata}<extra></extra>"))
     fig.add_vline(x=int(row["step"]), line=dict(color=HIGHLIGHT, width=2, dash="dot"))
-    fig.update_yaxes(type="log")
+    values = np.concatenate([steps["norm"].to_numpy(float), steps["resid_norm"].to_numpy(float)])
+    values = values[np.isfinite(values) & (values > 0)]
+    decades = np.log10(values.max() / values.min()) if len(values) else 0.0
+    # powers of ten only, once the data spans one: Plotly draws the 2s and 5s between them at 3/4 of the font
+    fig.update_yaxes(type="log", **(dict(dtick=1) if decades >= 1 else {}))
     fig.update_xaxes(range=[-1, len(steps)])
     return legend_under_title(base_layout(fig, title, x_title, y_title, height=420))  # a phone: never onto the title
 

@@ -38,7 +38,7 @@ def query_row_heatmap(row: pd.DataFrame, labels: list[str], prefill_len: int, ti
         trace.update(text=[[f"{v:.2f}" for v in w[0]]], texttemplate="%{text}", textfont=dict(size=11))
     fig = go.Figure(trace)
     base_layout(fig, title, x_title, "", height=260)
-    fig.update_xaxes(**position_axis(labels), tickangle=column_tickangle(S))
+    fig.update_xaxes(**position_axis(labels), tickangle=column_tickangle(S, labels))
     fig.update_yaxes(tickmode="array", tickvals=[0], ticktext=[y_label])
     if 0 < prefill_len < S:
         fig.add_vline(x=prefill_len - 0.5, line_dash="dash", line_color="#ff7f0e")

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.figures.common import base_layout, f32
+from ui.figures.common import base_layout, f32, layer_ticks
 from ui.format import cells, number
 
 SELECT_TRACE = 1  # index of the clickable scatter trace in :func:`role_map`
@@ -38,7 +38,7 @@ def layers_heads_heatmap(z: np.ndarray, colorscale: str, zmax: float, title: str
     base_layout(fig, title, x_title, y_title, height=max(320, min(900, 130 + 24 * L)))
     # explicit ranges (layer 1 at the top): the clickable markers of role_map would pad the axes to a phantom
     # layer 0 / head 0 tick
-    fig.update_yaxes(range=[L + 0.5, 0.5], tick0=1, dtick=1 if L <= 24 else 2, showgrid=False)
+    fig.update_yaxes(range=[L + 0.5, 0.5], **layer_ticks(L), showgrid=False)
     fig.update_xaxes(range=[0.5, nh + 0.5], tick0=1, dtick=1, showgrid=False)
     return fig
 

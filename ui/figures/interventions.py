@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.figures.common import DIVERGING, base_layout, f32
+from ui.figures.common import DIVERGING, base_layout, f32, layer_ticks
 from ui.format import cells, number
 
 SELECT_TRACE = 1  # index of the clickable scatter trace in :func:`effect_map`
@@ -60,7 +60,7 @@ def effect_map(frame: pd.DataFrame, column: str, value: str, col_labels: list[st
     fig.update_xaxes(tickmode="array", tickvals=list(range(len(cols))), ticktext=ticks, range=[-0.5, len(cols) - 0.5],
                      showgrid=False, zeroline=False, tickangle=-45 if len(cols) > 12 else 0)
     fig.update_yaxes(range=[layers.max() + 1.5, layers.min() + 0.5], showgrid=False, zeroline=False,
-                     dtick=1 if len(layers) <= 24 else 2)
+                     **layer_ticks(len(layers)))
     if selected is not None:
         lay, col = selected
         where = np.flatnonzero(cols == col)

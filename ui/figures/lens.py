@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.figures.common import base_layout, f32
+from ui.figures.common import base_layout, f32, mark_window
 
 LENS_TEXT_MAX_CELLS = 31 * 24  # per-cell token text up to this many cells (SmolLM2: 31 depths x 24 positions)
 LENS_CELL_WIDTH = 6  # display columns of token text per cell (20 positions across a 1280-pixel screen; CJK = 2)
@@ -53,7 +53,8 @@ def cell_label(label: str, width: int = LENS_CELL_WIDTH) -> str:
 
 
 def lens_heatmap(df: pd.DataFrame, top_labels: dict[tuple[int, int], str], depth_labels: list[str], position_labels: list[str],
-                 title: str, x_title: str, y_title: str, colorbar_title: str, hover: str) -> go.Figure:
+                 title: str, x_title: str, y_title: str, colorbar_title: str, hover: str,
+                 first: tuple[int, int] = (0, 0)) -> go.Figure:
     """Depth x position heatmap of the logit lens: colour = lens probability of the model's final prediction,
     text = the lens's top token, shortened to its cell (:func:`cell_label`); the hover shows the whole label.
 
@@ -64,6 +65,8 @@ def lens_heatmap(df: pd.DataFrame, top_labels: dict[tuple[int, int], str], depth
             position (``Explorer.strings_after``), unescaped.
         depth_labels: one label per depth ("embed", "block 1", ...); position_labels: one per drawn position.
         hover: format string with ``{top}``, ``{top_prob}``, ``{final}``, ``{p_final}`` placeholders.
+        first: the (depth, position) of the first row and column drawn (a window; ``df``'s depths count from it),
+            so that a lesson's outline of a depth lands on its row.
     Returns:
         One ``go.Heatmap`` on integer coordinates (its ``meta.token_fields`` names the fields that hold model
         tokens: the zh-page test reads interface text only) (x = column index of the drawn positions, y = depth), the last
@@ -90,6 +93,7 @@ def lens_heatmap(df: pd.DataFrame, top_labels: dict[tuple[int, int], str], depth
         trace.update(text=text, texttemplate="%{text}", textfont=dict(size=10))
     fig = go.Figure(trace)
     base_layout(fig, title, x_title, y_title, height=max(360, min(1000, 140 + 24 * D)))
+    mark_window(fig, x0=first[1], y0=first[0])
     fig.update_xaxes(tickmode="array", tickvals=list(range(P)), ticktext=[plotly_text(s) for s in position_labels],
                      tickangle=-60 if P > 12 else 0, showgrid=False)
     step = max(1, -(-D // 32))

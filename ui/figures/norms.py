@@ -176,6 +176,6 @@ def residual_norm_heatmap(df: pd.DataFrame, depth_labels: list[str], tick_labels
         textfont=dict(size=10),
     ))
     base_layout(fig, title, x_title, y_title, height=max(320, min(900, 40 + 22 * z.shape[0])))
-    fig.update_xaxes(**position_axis(tick_labels[:n]), tickangle=column_tickangle(n))
+    fig.update_xaxes(**position_axis(tick_labels[:n]), tickangle=column_tickangle(n, tick_labels[:n]))
     fig.update_yaxes(**{**depth_axis(depth_labels, max_ticks=30), "tickangle": 0}, autorange="reversed")
     return fig

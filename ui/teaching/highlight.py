@@ -63,6 +63,14 @@ def highlight(fig: go.Figure, spec: dict, data: pd.DataFrame | None = None) -> g
     z, xs, ys = (getattr(tr, a, None) for a in ("z", "x", "y"))
     nx = len(z[0]) if z is not None and len(z) else (len(xs) if xs is not None else 0)
     ny = len(z) if z is not None else (len(ys) if ys is not None else 0)
+    shift = meta.get("window")  # a window of a heatmap: the spec's positions counted from its first cell
+    if shift:
+        spec = {a: v - shift[a] if isinstance(v, numbers.Number) and a in shift else v for a, v in spec.items()}
+        for a, vals, n in (("x", xs, nx), ("y", ys, ny)):
+            v = spec.get(a)
+            drawn = [float(u) for u in vals if isinstance(u, numbers.Number)] if vals is not None else [0, n - 1]
+            if isinstance(v, numbers.Number) and drawn and not min(drawn) - 0.5 <= v <= max(drawn) + 0.5:
+                return fig  # the cell is outside the window drawn: no outline stretched off the map
     x = _coord(xs, spec["x"], data, nx) if "x" in spec else None
     y = _coord(ys, spec["y"], data, ny) if "y" in spec else None
     xref, yref = (getattr(tr, "xaxis", None) or "x"), (getattr(tr, "yaxis", None) or "y")

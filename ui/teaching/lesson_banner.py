@@ -65,6 +65,7 @@ def banner(here: str) -> None:
     if step.page != here:
         _paused(lesson, n)
         return
+    scroll_to_step(lesson, step)
     box = st.container(border=True, key="lessons.banner")
     box.progress(n / len(lesson.steps), text=t("lessons.progress", title=lesson.title[lang], n=n, total=len(lesson.steps)))
     box.markdown(step.text[lang])
@@ -161,16 +162,38 @@ def _picked_text(key: Key, done: dict, lang: str) -> str:
     return f"{picked:g}" if isinstance(picked, (int, float)) else "?"
 
 
+def _chart_css(step: Step) -> str:
+    return ".st-key-" + re.sub(r"[^a-zA-Z0-9_-]", "-", f"{step.chart[0]}.chart")
+
+
 def scroll_to_chart(lesson: Lesson, step: Step) -> None:
     """Once per answer: bring the revealed chart into view (on a 1280 × 720 projector it sits below the banner)."""
     flag = (lesson.id, step.number)
     if not step.chart or flag in seat().shown:
         return
     seat().shown.add(flag)
-    css = "st-key-" + re.sub(r"[^a-zA-Z0-9_-]", "-", f"{step.chart[0]}.chart")
+    _scroll_into_view(_chart_css(step), "center")
+
+
+def scroll_to_step(lesson: Lesson, step: Step) -> None:
+    """Once per step entered: what the step is about into view. A question: the page's top, so the step's text
+    and question are on the first screen (the next step on the same page would otherwise open where the last
+    reveal scrolled to, its question above the screen); no question: the step's chart, as little scrolled as
+    shows it (it may sit below the first screen)."""
+    if seat().topped == (lesson.id, step.number):
+        return
+    seat().topped = (lesson.id, step.number)
+    if step.question is None and step.chart:
+        _scroll_into_view(_chart_css(step), "nearest")
+    else:
+        _scroll_into_view('[data-testid="stMainBlockContainer"]', "start")
+
+
+def _scroll_into_view(selector: str, block: str) -> None:
+    """Scroll the first element matching ``selector`` into view once it is drawn (tried for 15 s)."""
     st.html(f"""<script>(() => {{ let n = 0; const t = setInterval(() => {{
-      const el = document.querySelector('.{css}');
-      if (el || ++n > 60) {{ clearInterval(t); if (el) el.scrollIntoView({{behavior: 'smooth', block: 'center'}}); }}
+      const el = document.querySelector({selector!r});
+      if (el || ++n > 60) {{ clearInterval(t); if (el) el.scrollIntoView({{behavior: 'smooth', block: {block!r}}}); }}
     }}, 250); }})();</script>""", unsafe_allow_javascript=True)
 
 

@@ -72,6 +72,7 @@ class LessonSeat:
     ran: bool = False  # the lesson hook ran in this session before (a link's first run carries its values along)
     history: bool = False  # the script that keeps one browser history entry per step was sent (lesson_banner)
     shown: set = field(default_factory=set)  # {(lesson id, n)}: revealed charts already scrolled into view
+    topped: tuple | None = None  # (lesson id, n): the step whose first screen was last scrolled to (lesson_banner)
 
 
 def seat() -> LessonSeat:
