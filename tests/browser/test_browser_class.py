@@ -6,7 +6,8 @@ One class, in order (the tests share the server, the browser contexts and the cl
 1. the lecturer opens lesson "A GPT decoder, the NumPy way" and clicks "Start a class"; the QR code's link is the
    phone page; three phones open it, one types the code into ``/join`` (Chinese), one opens an old-style join
    link ``/?class=CODE`` in the full app and is sent on to the phone page; each sees the step's question and its
-   options (large enough to tap, nothing wider than the phone);
+   options (large enough to tap, nothing wider than the phone); on the lecturer's 1280 × 720 screen the live bar
+   takes at most about a third and the step's question is whole below it (issue 35);
 2. they answer (one changes her mind): the lecturer's count and chart follow, with the numbers given; the
    lesson's chart stays hidden ("predict first") on every screen; the lecturer can keep the answers off the
    projector;
@@ -17,7 +18,8 @@ One class, in order (the tests share the server, the browser contexts and the cl
    the phone and arrives after the restart; every phone is back in the class with its answer marked, the
    lecturer's count is the same;
 5. the lecturer reveals: every phone shows the right answer and its own, the class's answers and the lesson's
-   chart (drawn by the app's own plotly.js); "Next" moves everyone to steps 2 and 3, then to step 5, an estimate,
+   chart (drawn by the app's own plotly.js) within the phone's width, no title over another, its heatmap cells
+   readable, in English and Chinese; "Next" moves everyone to steps 2 and 3, then to step 5, an estimate,
    typed on a phone and counted;
 6. a quick poll in the middle of that question: the phones show the poll; closing it brings the question back
    with the phone's estimate kept;
@@ -35,9 +37,10 @@ import subprocess
 
 import pytest
 
-from tests.browser_support import LAPTOP, PHONE, SHOTS, Room, assert_clean, key_css, server_log, settle
+from tests.browser_support import CELL_PX_JS, LAPTOP, PHONE, SHOTS, Room, assert_clean, key_css, server_log, settle
 from ui.strings.classroom import EN, ZH
 from ui.strings.phone import EN as PHONE_EN, ZH as PHONE_ZH
+from ui.window import COLOUR_CELL_PX, READABLE_CELL_PX
 
 pytestmark = pytest.mark.browser
 
@@ -120,6 +123,32 @@ def _answer(page, i: int) -> None:
     page.wait_for_function("() => /Sent|已发送/.test(document.querySelector('#status').innerText)", timeout=180_000)
 
 
+# The lesson's chart on a phone: its box, the thinnest heatmap cell against the axis's drawn range, and which of
+# its titles, subplot titles, axis titles and legend overlap one another or run past the screen's edges.
+PHONE_CHART = """() => {
+  """ + CELL_PX_JS + """
+  const c = document.querySelector('#chart'), gd = c.querySelector('.js-plotly-plot');
+  const {over, cut, crowded} = textOverlaps(c);
+  const cell = cellPx(gd);
+  const r = c.getBoundingClientRect();
+  return {over, cut, crowded, cell,
+          left: r.left, right: r.right, width: document.documentElement.scrollWidth};
+}"""
+
+
+def _phone_chart_fits(page) -> dict:
+    """The revealed lesson chart on a 390-pixel phone: nothing past the edges, no title over another, cells at
+    least the readable minimum."""
+    page.wait_for_selector("#chart .main-svg", timeout=120_000)
+    page.wait_for_timeout(800)  # the responsive figure has taken the screen's width
+    m = page.evaluate(PHONE_CHART)
+    assert m["over"] == [] and m["cut"] == [] and m["crowded"] == 0, m
+    assert m["left"] >= 0 and m["right"] <= 390 and m["width"] <= 390, m
+    assert m["cell"]["text"] is None or m["cell"]["text"] >= READABLE_CELL_PX - 0.5, m  # numbers in the cells
+    assert m["cell"]["colour"] is None or m["cell"]["colour"] >= COLOUR_CELL_PX, m
+    return m
+
+
 def _shot(page, name: str) -> None:
     SHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SHOTS / f"class-{name}.png"), full_page=page.viewport_size["width"] < 500)
@@ -130,6 +159,10 @@ def test_a_class_joins_by_link_and_by_code_and_sees_the_question_first(room):
     lecturer, code = _start(room, "en")
     room.update(lecturer=lecturer, code=code)
     assert "step 1 of 9" in lecturer.locator(css("class.question")).inner_text()
+    # a 1280 x 720 projector: the live bar takes about a third of the screen, the step's question is whole below it
+    bar, question = (lecturer.locator(css(k)).bounding_box() for k in ("class.bar", "class.question"))
+    assert bar["height"] <= 720 / 3 + 8, bar
+    assert bar["y"] + bar["height"] <= question["y"] and question["y"] + question["height"] <= 720, question
     link = lecturer.locator('[data-testid="stSidebar"] .share-qr-link').filter(has_text="/join/").first.inner_text()
     assert link.replace("\n", "").endswith(f"/join/{code}")  # the QR code's link: the light page
     phones = [_phone(room, code) for _ in range(3)]
@@ -232,6 +265,8 @@ def test_the_reveal_and_next_reach_every_student(room):
     assert students[3].locator(".verdict").inner_text().startswith(("✅", "❌"))
     assert "答案是" in students[3].inner_text("body") or "答对了" in students[3].inner_text("body")
     assert "√" in students[0].locator("#reveal").inner_text()  # the explanation names the scale
+    for page in (students[0], students[3]):  # English and Chinese
+        _phone_chart_fits(page)
     _shot(students[0], "phone-reveal-en")
     _shot(students[3], "phone-reveal-zh")
     _shot(lecturer, "lecturer-reveal-en")

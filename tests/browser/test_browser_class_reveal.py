@@ -7,7 +7,9 @@
    id is refused by the store and the lecturer's count does not move;
 2. Reveal (tab A) and Next (tab B) clicked together, in both orders, from steps 2 and 3: each time the class ends
    on the next step with its question open and the step it left revealed (Back finds it revealed on the lecturer's
-   screen and on the phones), never unrevealed.
+   screen and on the phones), never unrevealed;
+3. on to step 5 and its reveal: the Layer norms chart (two panels, a legend, a long title) fits both phones: nothing
+   past the edges, no title over another (issue 35).
 
 Helpers are test_browser_class.py's. Screenshots of the lecturer and a phone after reveal -> poll -> close go to
 ``$CLASS_REVEAL_SHOTS`` when it names a folder (English; ``CLASS_REVEAL_LANG=zh`` for Chinese).
@@ -21,7 +23,9 @@ from pathlib import Path
 import pytest
 
 from teaching.classroom import AnswerClosed, ClassStore
-from tests.browser.test_browser_class import COUNT, _answer, _phone, _start, _wait_count, _wait_text, css, open_poll
+from tests.browser.test_browser_class import (
+    COUNT, _answer, _phone, _phone_chart_fits, _start, _wait_count, _wait_text, css, open_poll,
+)
 from tests.browser_support import Room, assert_clean, settle
 from ui.strings.classroom import EN, ZH
 from ui.strings.phone import EN as PHONE_EN, ZH as PHONE_ZH
@@ -149,5 +153,17 @@ def test_a_reveal_holds_through_a_poll_a_changed_answer_and_a_racing_next(room, 
         _revealed_everywhere(lecturers, phones, 3)
         for page in lecturers:
             assert_clean(page)
+
+        # 3. on to step 5 (Layer norms) and its reveal: the chart's two panels, legend and long title fit a phone
+        for n in (4, 5):
+            settle(tab_b)
+            tab_b.locator(css("class.next") + " button").click()
+            _step_is(tab_b, n)
+        settle(tab_b)
+        tab_b.locator(css("class.reveal") + " button").click()
+        for page in phones:
+            _phone_step_is(page, 5)
+            _phone_chart_fits(page)
+        _shoot({"phone": phones[0]}, "reveal-norms")
     finally:
         store.close()

@@ -11,7 +11,7 @@ import sqlalchemy.exc
 import streamlit as st
 
 from teaching.classroom import ClassError
-from ui.teaching.lesson_banner import nav_buttons, scroll_to_chart
+from ui.teaching.lesson_banner import nav_buttons, scroll_to_chart, scroll_to_step
 from ui.teaching.gate import GATE_TEXT_KEY
 from ui.escape import md
 from ui.i18n import current_lang, t
@@ -106,6 +106,7 @@ def _poll_banner(step: dict) -> None:
 def _lesson_banner(lesson, s, state: dict, lang: str) -> None:
     """A class's lesson step with a question: its text, then the options until the reveal; after it the answer and
     the explanation (the class's answers are in the live bar, the step's chart below)."""
+    scroll_to_step(lesson, s)  # once per step: the bar and the question on the first screen
     box = st.container(border=True, key=QUESTION_BOX)
     n = s.number
     box.progress(n / len(lesson.steps), text=t("lessons.progress", title=lesson.title[lang], n=n,

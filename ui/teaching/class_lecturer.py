@@ -136,7 +136,7 @@ def draw_distribution(box, words, table, joined: int, revealed: bool, key: str) 
         seat().figure = cached
     with box:
         show_figure(cached[1], key)
-    words.markdown(("" if current_lang() == "zh" else " ").join(parts))
+    words.markdown(f"**{t('class.dist_title')}** · " + ("" if current_lang() == "zh" else " ").join(parts))
 
 
 def page_hash() -> str | None:
@@ -193,19 +193,21 @@ def lecturer_live() -> None:
     label = t("class.close_poll") if poll else t("class.next")
     row.button(label, key="class.next", disabled=not poll and lesson_ui.active() is None, on_click=_next,
                args=(step.get("question") if poll else lesson_ui.seat().active,))
-    # the lecturer's screen is often the room's: the answers so far can be kept off it until the reveal
-    hidden = bool(q) and not state["revealed"] and not row.toggle(
-        t("class.show_answers"), value=seat().show_answers, key="class.show_answers",
-        on_change=_remember_show)  # the choice outlives the widget (drawn only while a question is open)
-    if hidden:
-        bar.caption(t("class.answers_hidden"))
-    table = answers_table(step, counts, state["revealed"], lang) if q and not hidden else None
-    if table is None:
+    if not q:
         _roster(bar, c)
         return
-    # the chart beside the numbers: on a 1280 x 720 projector the lesson's text and chart stay in view below
-    chart_col, words_col = bar.columns([3, 2], vertical_alignment="center")
-    draw_distribution(chart_col, words_col, table, counts["joined"], state["revealed"], "class.distribution")
+    # the compact chart beside the numbers and the switches: on a 1280 x 720 projector the bar takes about a
+    # third of the screen, the step's question and chart stay in view below
+    chart_col, words_col = bar.columns([3, 2], vertical_alignment="top")
+    # the lecturer's screen is often the room's: the answers so far can be kept off it until the reveal
+    hidden = not state["revealed"] and not words_col.toggle(
+        t("class.show_answers"), value=seat().show_answers, key="class.show_answers",
+        on_change=_remember_show)  # the choice outlives the widget (drawn only while a question is open)
+    table = None if hidden else answers_table(step, counts, state["revealed"], lang)
+    if hidden:
+        chart_col.caption(t("class.answers_hidden"))
+    elif table is not None:
+        draw_distribution(chart_col, words_col, table, counts["joined"], state["revealed"], "class.distribution")
     _roster(words_col, c)
 
 

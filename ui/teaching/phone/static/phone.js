@@ -223,6 +223,54 @@
     status("");
   }
 
+  // ---- the lecturer's figure on a phone's width: titles in lines, subplot titles within their column ----------
+  const CJK = /[\u2e80-\uffef]/;
+  const textWidth = (text, px) => [...text].reduce((w, ch) => w + (CJK.test(ch) ? px : 0.55 * px), 0);
+  function wrapText(text, px, width) {
+    // break after spaces (Chinese anywhere) into lines no wider than width; Plotly never wraps a title
+    const lines = []; let line = "";
+    for (const word of String(text).replace(/<br>/g, " ").split(/(?<= )/)) {
+      for (const piece of (textWidth(word, px) > width || CJK.test(word)) ? [...word] : [word]) {
+        if (line && textWidth(line + piece, px) > width) { lines.push(line.trimEnd()); line = ""; }
+        line += piece;
+      }
+    }
+    lines.push(line.trimEnd());
+    return lines;
+  }
+  function fitToPhone(src, width, data) {
+    const M = {l: 48, r: 12, b: 48}, TITLE_PX = 15, NOTE_PX = 12;
+    const plotW = width - M.l - M.r;
+    const title = (src.title && src.title.text) || "";
+    const lines = title ? wrapText(title, TITLE_PX, width - 16) : [];
+    // subplot titles (annotations above a column): within the column's share of the plot's width
+    const notes = (src.annotations || []).map((a) => ({...a}));
+    const perRow = {};
+    for (const a of notes) if (a.text && a.yref === "paper") perRow[a.y] = (perRow[a.y] || 0) + 1;
+    let noteLines = 1;
+    for (const a of notes) {
+      if (!a.text || a.yref !== "paper") continue;
+      const px = Math.min((a.font && a.font.size) || NOTE_PX, NOTE_PX);
+      const parts = wrapText(a.text, px, plotW / (perRow[a.y] || 1) - 8);
+      a.text = parts.join("<br>"); a.font = {...(a.font || {}), size: px};
+      noteLines = Math.max(noteLines, parts.length);
+    }
+    // the legend in rows of its own above the plot (inside it, it would cover the lines on a narrow plot)
+    const named = (data || []).filter((tr) => tr.name && tr.showlegend !== false).length;
+    const legendRows = src.showlegend === false || named < 2 ? 0 : named;
+    const legendPx = legendRows * 20;
+    const titlePx = Math.round(lines.length * TITLE_PX * 1.35);
+    const notesPx = notes.length ? Math.round((noteLines - 1) * NOTE_PX * 1.3) : 0;
+    const top = 12 + titlePx + legendPx + notesPx + (notes.length ? 18 : 0);
+    return {...src, autosize: true, width: undefined, height: Math.min(src.height || 420, 460) + top - 56,
+            margin: {...M, t: top}, font: {...(src.font || {}), size: 13}, annotations: notes,
+            legend: {...(src.legend || {}), orientation: "h", x: 0, xanchor: "left", y: 1, yanchor: "bottom",
+                     yref: "paper", font: {size: 12}, bgcolor: "rgba(0,0,0,0)"},
+            title: {...(src.title || {}), text: lines.join("<br>"), font: {...((src.title || {}).font || {}), size: TITLE_PX},
+                    x: 0, xanchor: "left", xref: "container", y: 1, yanchor: "top", yref: "container",
+                    pad: {t: 8 + Math.round(TITLE_PX * 0.35 * lines.length), l: 4}}};
+  }
+
   let plotlyLoading = null, drawnChart = null;
   function loadPlotly() {
     if (window.Plotly) return Promise.resolve();
@@ -243,8 +291,7 @@
     const [st, fig] = await call(`/join/api/${encodeURIComponent(code)}/figure/${encodeURIComponent(q.id)}`);
     if (st !== 200 || !fig) return;
     try { await loadPlotly(); } catch (e) { return; }
-    const layout = {...fig.layout, autosize: true, width: undefined, height: Math.min(fig.layout.height || 420, 460),
-      margin: {l: 48, r: 12, t: 56, b: 48}, font: {...(fig.layout.font || {}), size: 13}};
+    const layout = fitToPhone(fig.layout, $("chart").clientWidth || 358, fig.data);
     $("chart").innerHTML = "";
     await window.Plotly.newPlot($("chart"), fig.data, layout, {displayModeBar: false, responsive: true});
     $("chart-note").textContent = ""; drawnChart = q.id;
