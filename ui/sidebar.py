@@ -33,6 +33,7 @@ from ui.escape import md_code
 from ui.examples import declared_languages, example_buttons
 from ui.i18n import LANGS, browser_lang, labeler, t
 from ui.input_notes import random_input_tokens, tokenizer_note, unknown_note
+from ui.memory import memory_readout
 from ui.presenter import presenter_mode, presenter_toggle
 from ui.variant_controls import variant_widgets
 from ui.share import export_json, parse_config_upload, parse_upload, share_widgets
@@ -242,6 +243,7 @@ def explorer() -> Explorer:
             seed = int(st.session_state["cfg.seed"])
             model = build_model(config_json, seed)
         key = random_model_key(config_json, seed)
+    memory_readout()  # the lecturer's view of the server's memory, folded at the sidebar's foot
     return Explorer(config=config, model=model, model_key=key, input_ids=input_ids, tokens=tokens,
                     tokenizer=tok, source=source, notes=notes, languages=languages,
                     model_title=title)
