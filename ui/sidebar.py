@@ -15,6 +15,8 @@ other modules import from here are re-exported below.
 
 from __future__ import annotations
 
+import sys
+
 import streamlit as st
 import torch
 
@@ -34,6 +36,7 @@ from ui.examples import declared_languages, example_buttons
 from ui.i18n import LANGS, browser_lang, labeler, t
 from ui.input_notes import random_input_tokens, tokenizer_note, unknown_note
 from ui.memory import memory_readout
+from ui.page_scope import remember_page
 from ui.presenter import presenter_mode, presenter_toggle
 from ui.variant_controls import variant_widgets
 from ui.share import export_json, parse_config_upload, parse_upload, share_widgets
@@ -207,7 +210,9 @@ def input_widgets(config: ModelConfig, notes: list[str], tokenizer: TextTokenize
 
 
 def explorer() -> Explorer:
-    """Render the shared sidebar and return the page context (see module docstring)."""
+    """Render the shared sidebar and return the page context (see module docstring). Call it at the page's top
+    level: its namespace is noted, to be released after the run (:mod:`ui.page_scope`)."""
+    remember_page(sys._getframe(1).f_globals)
     apply_pending()
     drop_unknown_params()
     language_picker()
