@@ -32,6 +32,7 @@ import time
 from collections import OrderedDict
 from typing import Any, Callable, Hashable
 
+import numpy as np
 import torch
 
 from engine.kv_cache import KVCache
@@ -59,9 +60,10 @@ def tensor_bytes(obj: Any) -> int:
         elif isinstance(x, torch.nn.Module):
             for t in list(x.parameters()) + list(x.buffers()):
                 visit(t, depth + 1)
-        elif callable(getattr(x, "memory_usage", None)) and hasattr(x, "columns"):  # a pandas DataFrame
-            seen[id(x)] = int(x.memory_usage(deep=True).sum())
-        elif hasattr(x, "nbytes") and hasattr(x, "dtype") and hasattr(x, "shape"):  # a NumPy array
+        elif type(x).__module__.split(".")[0] == "pandas" and hasattr(x, "memory_usage"):  # a DataFrame or Series
+            used = x.memory_usage(deep=True)
+            seen[id(x)] = int(used.sum() if hasattr(used, "sum") else used)
+        elif isinstance(x, np.ndarray):
             seen[id(x)] = int(x.nbytes)
         elif isinstance(x, KVCache):  # a decode run's cache (ui/stepper.py)
             for t in list(x.key_cache) + list(x.value_cache):

@@ -198,3 +198,17 @@ def test_the_budget_holds_under_a_stream_of_distinct_views_and_evicted_views_rec
     assert build_model.peek(config.to_json(), 0) == (False, None)
     for old, new in zip(first, open_view(0)):  # seed 0 was evicted long ago: computed again, the same
         pd.testing.assert_frame_equal(old, new, check_exact=True)
+
+
+def test_tables_and_arrays_are_measured_and_other_objects_are_not():
+    import numpy as np
+    import pandas as pd
+
+    class Anything:  # answers every attribute, as Streamlit's element containers do
+        def __getattr__(self, name):
+            raise AttributeError(name) if name.startswith("__") else RuntimeError(name)
+
+    frame = pd.DataFrame({"x": np.arange(100.0), "name": ["a"] * 100})
+    assert tensor_bytes(frame) == frame.memory_usage(deep=True).sum()
+    assert tensor_bytes({"a": np.zeros(10), "f": frame["x"]}) == 80 + frame["x"].memory_usage(deep=True)
+    assert tensor_bytes([Anything(), "text", 3]) == 0
