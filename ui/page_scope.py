@@ -10,8 +10,8 @@ tabs closed.
 
 :func:`remember_page` (from the sidebar's ``explorer()``, which every page calls at its top level) notes the
 namespace; :func:`release_page` (explorer.py, after the page ran, also when it stopped early) then replaces the
-page context by a copy without the model and drops every other value holding more than ``HEAVY_BYTES`` of tensors,
-arrays or tables (a model, a trace, a large table). What a stored callback may still read stays: the input's
+page context by a copy without the model and drops the figures (already sent) and every other value holding more
+than ``HEAVY_BYTES`` of tensors, arrays or tables (a model, a trace, a large table). What a stored callback may still read stays: the input's
 tokens and ids, labels, counts, keys, small tables.
 """
 
@@ -46,7 +46,7 @@ def release_page() -> int:
             light.model = None  # its tokens and ids stay for the callbacks
             namespace[name] = light
             changed += 1
-        elif tensor_bytes(value) > HEAVY_BYTES:
+        elif type(value).__module__.split(".")[0] == "plotly" or tensor_bytes(value) > HEAVY_BYTES:
             del namespace[name]
             changed += 1
     return changed

@@ -8,6 +8,7 @@ import math
 import weakref
 
 import pandas as pd
+import plotly.graph_objects as go
 import torch
 
 from engine import CausalLM, ModelConfig
@@ -26,9 +27,9 @@ def test_release_drops_the_model_and_large_data_and_keeps_what_callbacks_read():
     big = torch.zeros(HEAVY_BYTES // 4 + 1)
     namespace = {"__name__": "__main__", "math": math, "step": len, "n": 7, "labels": ["a", "b"], "names": {"p": "P"},
                  "small": pd.DataFrame({"x": [1.0]}), "Frame": pd.DataFrame, "ctx": ctx, "model": model,
-                 "out": {"hidden": big}, "ids": torch.tensor([[1, 2, 3]])}
+                 "out": {"hidden": big}, "ids": torch.tensor([[1, 2, 3]]), "fig": go.Figure()}
     remember_page(namespace)
-    assert release_page() == 3
+    assert release_page() == 4
     assert set(namespace) == {"__name__", "math", "step", "n", "labels", "names", "small", "Frame", "ctx", "ids"}
     assert namespace["ctx"].model is None and namespace["ctx"].tokens == ["a", "b", "c"]
     assert ctx.model is model  # the run's own object is untouched: a copy replaces it
