@@ -8,6 +8,7 @@ import streamlit as st
 
 from server.startup import warm_up  # first: it makes ast.parse thread-safe before the heavy imports
 from ui.i18n import t  # noqa: E402
+from ui.page_scope import release_page  # noqa: E402
 from ui.share import refresh_qr  # noqa: E402
 from ui.smollm2 import start_background_conversions  # noqa: E402
 from ui.teaching import teaching_hooks  # noqa: E402
@@ -61,5 +62,8 @@ nav = st.navigation([st.Page(_root, title=t(PAGES[0][1]), url_path="home", defau
 note_page(nav.url_path)  # before the page: control() tells a reopened page's stale widget value from an edit
 by_url = {url: page for page, (_, _, url, _) in zip(pages, PAGES)}
 teaching_hooks(by_url, nav.url_path)  # classes and lessons, in their one order (ui/teaching.py)
-nav.run()
+try:
+    nav.run()
+finally:  # the page's callbacks outlive its run: they must not keep its model and tables (ui/page_scope.py)
+    release_page()
 refresh_qr()  # the share panel's QR code with the link as the page left it (a page may write to it)

@@ -16,7 +16,7 @@ from engine import ModelConfig
 from server.budget import verdict
 from ui.budget import refuse_over_budget
 from analysis.prepost import NORM_SLOTS, PLACEMENTS, norms_at_init
-from ui.caches.views import gradients, last_block_gradient, placement_comparison
+from ui.caches.views import depth_sweep, gradients, placement_comparison
 from ui.figures.prepost import depth_scaling_lines, divergence_lines, gradient_norm_lines, placement_norm_lines
 from ui.format import number
 from ui.i18n import t
@@ -29,15 +29,23 @@ from ui.widgets import chart, first_screen, revealed
 SCALING_DEPTHS = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48)  # the scaling chart's L values (log-spaced)
 
 
-def depth_scaling(config: ModelConfig, seed: int, ids: tuple[int, ...], depths: tuple[int, ...]) -> pd.DataFrame:
-    """The last block's gradient norm at every depth, four placements per depth (cached), with a progress bar."""
+def depth_scaling(config: ModelConfig, seed: int, ids: tuple[int, ...], depths: tuple[int, ...]) -> pd.DataFrame | None:
+    """The last block's gradient norm at every depth, four placements per depth, shared by every session: drawn
+    at once when some session computed it, else computed (with a progress bar) only once this session asked
+    for it: a button, so that the page's other charts never wait for its dozens of models. None: not yet."""
+    args = (config.to_json(), seed, ids, depths)
+    found, table = depth_sweep.peek(*args)
+    if found:
+        return table
+    if not st.session_state.get("prepost.scaling_asked"):  # once asked, later settings' sweeps follow by themselves
+        st.caption(t("prepost.scaling_on_request", n=len(depths), lo=depths[0], hi=depths[-1]))
+        st.button(t("prepost.scaling_run", n=len(depths)), key="prepost.scaling_run",
+                  on_click=lambda: st.session_state.update({"prepost.scaling_asked": True}))
+        return None
     bar = st.progress(0.0, text=t("prepost.scaling_computing", n=len(depths)))
-    parts = []
-    for k, L in enumerate(depths):
-        parts.append(last_block_gradient(config.to_json(), seed, ids, L))
-        bar.progress((k + 1) / len(depths), text=t("prepost.scaling_computing", n=len(depths)))
+    table = depth_sweep(*args, _progress=lambda f: bar.progress(f, text=t("prepost.scaling_computing", n=len(depths))))
     bar.empty()
-    return pd.concat(parts, ignore_index=True)
+    return table
 
 
 def scaling_depths(config: ModelConfig, tokens: int) -> tuple[int, ...]:
@@ -82,17 +90,11 @@ with first_screen(t("prepost.title"), t("prepost.explain")):
             model = ctx.model
         else:  # same config and seed, other depth: the sidebar's cached builder (never mutated)
             model = build_model(ctx.config.replace(num_hidden_layers=depth).to_json(), int(ss["cfg.seed"]))
-        norms, drift = placement_comparison(model, ids)  # the four placements on the model's weights
-        grads = gradients(model, ids) if T >= 2 else None
+        norms, drift = placement_comparison(model, ids)  # the four placements on the model's weights: one forward each
 
-    bad = []
     if not (np.isfinite(norms.drop(columns="depth").to_numpy()).all()
             and np.isfinite(drift[["cosine", "rel_l2"]].to_numpy()).all()):
-        bad.append(t("prepost.part.divergence"))
-    if grads is not None and not np.isfinite(grads["grad_norm"].to_numpy()).all():
-        bad.append(t("prepost.part.gradients"))
-    if bad:
-        st.warning(t("prepost.nonfinite", parts=", ".join(bad)))
+        st.warning(t("prepost.nonfinite", parts=t("prepost.part.divergence")))
 
     # ---- 1. norm by depth, every placement ----
     depth_labels = [t("prepost.tick.embed")] + [t("prepost.tick.block", i=i) for i in range(1, depth + 1)]
@@ -145,10 +147,14 @@ if revealed("prepost.divergence") and len(cosines) >= 2 and all(math.isfinite(v)
                   near_cos=number(cosines[near], ".3f"), far_cos=number(cosines[far], ".3f"),
                   near_rel=number(at_last.loc[near, "rel_l2"], ".3g"), far_rel=number(at_last.loc[far, "rel_l2"], ".3g")))
 
-# ---- 3. gradient norms per layer (Xiong et al. 2020) ----
-if grads is None:
+# ---- 3. gradient norms per layer (Xiong et al. 2020): after the charts of the forwards are drawn ----
+if T < 2:
     st.info(t("prepost.need_two"))
 else:
+    with st.spinner(t("prepost.computing_grads", depth=depth)):
+        grads = gradients(model, ids)
+    if not np.isfinite(grads["grad_norm"].to_numpy()).all():
+        st.warning(t("prepost.nonfinite", parts=t("prepost.part.gradients")))
     group_labels = ([t("prepost.tick.embed")] + [t("prepost.tick.block", i=i) for i in range(1, depth + 1)]
                     + [t("prepost.tick.final_head")])
     fig = gradient_norm_lines(grads, group_labels, legend, t("prepost.grad_title"), t("prepost.grad_x"),
@@ -183,6 +189,8 @@ def scaling_section() -> None:
         return
     seed = int(ss["cfg.seed"])
     scaling = depth_scaling(ctx.config, seed, ids, depths)
+    if scaling is None:  # not computed yet: the button waits for the lecturer or student to ask
+        return
     pts = {k: scaling[scaling["placement"] == k].sort_values("layers") for k in names}
     c = analysis.inverse_sqrt_reference(pts["pre"]["layers"], pts["pre"]["grad_norm"])
     fig = depth_scaling_lines(scaling, legend, c, t("prepost.scaling_ref", c=number(c, ".3g")),

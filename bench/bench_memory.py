@@ -15,6 +15,15 @@ Also printed: the bytes of the largest config's model and trace, to size the wor
 Target: <= 1.5 GB after the rounds.
 
 Usage: ``python bench/bench_memory.py [--sessions 20]`` -> bench/results/bench_memory.md
+
+``--class [--smollm2 20] [--sessions 20] [--settle 60] [--code-root DIR ...]``: memory that comes back, on a real
+``streamlit run`` per code root (``OMP_NUM_THREADS=1``), with simulated students (bench/loadsim.py). First one
+student opens the Attention page on SmolLM2 and closes the tab; ``--settle`` s later the server's RSS is the
+reference, "SmolLM2 loaded, no session". Then ``--smollm2`` students open Attention on SmolLM2, each with a text
+new to the server, and ``--sessions`` students open Attention and the Overview on a medium config each (the
+configs above), arriving 0.5 s apart and all kept open until every one has finished; then every tab closes.
+Reported: the peak RSS (sampled every 0.25 s; target <= 2.5 GB) and the RSS ``--settle`` s after the tabs
+closed, against the reference (target <= 1.3x).
 """
 
 from __future__ import annotations
@@ -127,12 +136,104 @@ def main_server(n: int) -> None:
     out.write_text((out.read_text() if out.exists() else "") + text)
 
 
+def class_memory(root: Path, n_smol: int, n_medium: int, settle: float) -> dict:
+    """RSS of a server of ``root``: SmolLM2 loaded and no session, the peak under the class, after it left."""
+    import asyncio
+
+    from bench.bench_class import CHECKPOINT, SOURCE_LABEL, fresh_text
+    from bench.loadsim import Server, Student
+
+    async def smollm2(s: Student, text: str) -> bool:
+        first = await s.run({"ui.lang": "English", "input.text": text}, "attention", timeout=1800)
+        v, _ = await s.pick(SOURCE_LABEL, CHECKPOINT, first, timeout=1800)
+        return v.finished and not v.exceptions
+
+    async def medium(s: Student, i: int) -> bool:
+        ok = True
+        for page in ("attention", "overview"):
+            v = await s.run({"ui.lang": "English", **config_state(i)}, page, timeout=1800)
+            ok &= v.finished and not v.exceptions
+        return ok
+
+    async def first_tab(port: int) -> None:
+        async with Student(port) as s:
+            await smollm2(s, fresh_text())
+
+    async def the_class(port: int) -> list[bool]:
+        students = []
+
+        async def arrive(k: int) -> bool:
+            await asyncio.sleep(0.5 * k)
+            s = Student(port)
+            await s.__aenter__()
+            students.append(s)
+            return await (smollm2(s, fresh_text()) if k < n_smol else medium(s, k - n_smol))
+
+        try:
+            return list(await asyncio.gather(*[arrive(k) for k in range(n_smol + n_medium)]))
+        finally:
+            for s in students:  # every tab closes
+                await s.__aexit__(None, None, None)
+
+    server = Server(env={"OMP_NUM_THREADS": "1"}, root=root)
+    t0 = time.time()
+    try:
+        asyncio.run(first_tab(server.port))
+        time.sleep(settle)
+        base = server.rss()
+        server.peak_rss = base
+        oks = asyncio.run(the_class(server.port))
+        seconds = time.time() - t0
+        closed = server.rss()
+        time.sleep(settle)
+        return {"base": base, "peak": server.peak_rss, "closed": closed, "after": server.rss(),
+                "ok": sum(oks), "views": len(oks), "seconds": seconds}
+    finally:
+        server.close()
+
+
+def main_class(args) -> None:
+    import os
+    import subprocess
+
+    lines = ["", f"## Memory that comes back: {args.smollm2} SmolLM2 + {args.sessions} medium sessions on a real "
+             f"server ({time.strftime('%Y-%m-%d %H:%M')})", "",
+             f"`python bench/bench_memory.py --class --smollm2 {args.smollm2} --sessions {args.sessions} --settle "
+             f"{args.settle:.0f}`; load average {os.getloadavg()[0]:.1f} at the start. Reference: the server's RSS "
+             f"{args.settle:.0f} s after one SmolLM2 tab closed (SmolLM2 loaded, no session).", "",
+             "| code | reference MiB | peak MiB (target <= 2,560) | when the tabs closed MiB | "
+             f"{args.settle:.0f} s later MiB | later / reference (target <= 1.3x) | students ok |",
+             "|---|---:|---:|---:|---:|---:|---|"]
+    for root in args.code_root or [ROOT]:
+        r = class_memory(root.resolve(), args.smollm2, args.sessions, args.settle)
+        rev = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%h"], capture_output=True, text=True)
+        m = {k: r[k] / 2**20 for k in ("base", "peak", "closed", "after")}
+        lines.append(f"| `{rev.stdout.strip() or root.name}` | {m['base']:,.0f} | {m['peak']:,.0f} | "
+                     f"{m['closed']:,.0f} | {m['after']:,.0f} | **{m['after'] / m['base']:.2f}x** | "
+                     f"{r['ok']} / {r['views']} ({r['seconds']:.0f} s) |")
+        print(lines[-1], flush=True)
+    lines.append(f"\nLoad average at the end {os.getloadavg()[0]:.1f}.")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if not args.no_write:
+        out = RESULTS / "bench_memory.md"
+        out.write_text((out.read_text() if out.exists() else "") + text)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sessions", type=int, default=20)
     ap.add_argument("--server", action="store_true", help="measure a real streamlit server instead of AppTest")
+    ap.add_argument("--class", dest="klass", action="store_true", help="memory that comes back (see the docstring)")
+    ap.add_argument("--smollm2", type=int, default=20)
+    ap.add_argument("--settle", type=float, default=60.0)
+    ap.add_argument("--code-root", action="append", type=Path)
+    ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     n = args.sessions
+    if args.klass:
+        main_class(args)
+        return
     if args.server:
         main_server(n)
         return

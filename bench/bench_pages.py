@@ -12,11 +12,20 @@ Bytes: the sum of ``ByteSize()`` of the ForwardMsgs a rerun produces (the deltas
 browser benchmark measures the websocket frames for real). Targets: rerun median <= 150 ms, bytes <= 2 MB.
 
 Usage: ``python bench/bench_pages.py [--repeats 15] [--threads 2]`` -> bench/results/bench_pages.md
+
+``--whole [--rounds 3] [--code-root DIR ...]``: a whole page, cold, on a real server instead. One ``streamlit run``
+per code root (``OMP_NUM_THREADS=1``; another checkout's app measures the code before a change the same way), one
+simulated student per view (bench/loadsim.py) opening ``--whole-pages`` (default: Norm placement and the Overview,
+its reference) at the defaults with a seed new to the server, so each view builds its model and computes every
+chart; timed from the request until the script finished, i.e. every chart drawn. Pages interleaved, the order
+rotating per round; reported: each page's median and its ratio to the Overview's in the same run (target for
+Norm placement <= 2x). Appends to bench/results/bench_pages.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import statistics
 import tempfile
@@ -61,11 +70,73 @@ def _session(page: str | None, script: Path | None = None) -> AppTest:
     return at
 
 
+def whole_pages(root: Path, pages: list[str], rounds: int) -> dict[str, list[float]]:
+    """Seconds from request to script finished of each page, cold (a new seed per view), on a server of ``root``."""
+    import asyncio
+
+    from bench.loadsim import Server, Student
+
+    async def view(port: int, page: str, seed: int) -> float:
+        async with Student(port) as s:
+            v = await s.run({"ui.lang": "English", "cfg.seed": seed}, page, timeout=900)
+        assert v.finished and not v.exceptions and v.charts > 0, (page, v.exceptions)
+        return v.seconds
+
+    server = Server(env={"OMP_NUM_THREADS": "1"}, root=root)
+    times: dict[str, list[float]] = {p: [] for p in pages}
+    try:
+        asyncio.run(view(server.port, pages[-1], 999))  # imports and first-use costs: not timed
+        seed = 1000
+        for r in range(rounds):
+            for page in pages[r % len(pages):] + pages[: r % len(pages)]:
+                seed += 1
+                times[page].append(asyncio.run(view(server.port, page, seed)))
+    finally:
+        server.close()
+    return times
+
+
+def main_whole(args) -> None:
+    import subprocess
+
+    lines = ["", f"## Whole pages, cold, on a real server ({time.strftime('%Y-%m-%d %H:%M')})", "",
+             f"`python bench/bench_pages.py --whole --rounds {args.rounds}`: each view a new seed at the defaults "
+             "(model built, every chart computed), request -> script finished, `OMP_NUM_THREADS=1`, pages "
+             f"interleaved; load average {os.getloadavg()[0]:.1f} at the start.", "",
+             "| code | " + " | ".join(f"{p or 'overview'} median s (x overview)" for p in args.whole_pages) + " |",
+             "|---|" + "---|" * len(args.whole_pages)]
+    for root in args.code_root or [ROOT]:
+        times = whole_pages(root.resolve(), args.whole_pages, args.rounds)
+        med = {p: statistics.median(ts) for p, ts in times.items()}
+        ref = med[args.whole_pages[-1]]
+        rev = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%h"], capture_output=True, text=True)
+        label = rev.stdout.strip() or root.name
+        lines.append(f"| `{label}` | " + " | ".join(f"{med[p]:.2f} ({med[p] / ref:.2f}x)" for p in args.whole_pages)
+                     + " |")
+        print(lines[-1], {p: [round(x, 2) for x in ts] for p, ts in times.items()}, flush=True)
+    lines.append(f"\nLoad average at the end {os.getloadavg()[0]:.1f}.")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if not args.no_write:
+        RESULTS.mkdir(exist_ok=True)
+        out = RESULTS / "bench_pages.md"
+        out.write_text((out.read_text() if out.exists() else "") + text)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--threads", type=int, default=torch.get_num_threads())
+    ap.add_argument("--whole", action="store_true", help="whole pages, cold, on a real server (see the docstring)")
+    ap.add_argument("--whole-pages", nargs="+", default=["pre-vs-post", "overview"],
+                    help="url paths; the last one is the reference")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--code-root", action="append", type=Path)
+    ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
+    if args.whole:
+        main_whole(args)
+        return
     torch.set_num_threads(args.threads)
 
     tmp = Path(tempfile.mkdtemp())

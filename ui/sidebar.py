@@ -15,6 +15,8 @@ other modules import from here are re-exported below.
 
 from __future__ import annotations
 
+import sys
+
 import streamlit as st
 import torch
 
@@ -33,6 +35,8 @@ from ui.escape import md_code
 from ui.examples import declared_languages, example_buttons
 from ui.i18n import LANGS, browser_lang, labeler, t
 from ui.input_notes import random_input_tokens, tokenizer_note, unknown_note
+from ui.memory import memory_readout
+from ui.page_scope import remember_page
 from ui.presenter import presenter_mode, presenter_toggle
 from ui.variant_controls import variant_widgets
 from ui.share import export_json, parse_config_upload, parse_upload, share_widgets
@@ -206,7 +210,9 @@ def input_widgets(config: ModelConfig, notes: list[str], tokenizer: TextTokenize
 
 
 def explorer() -> Explorer:
-    """Render the shared sidebar and return the page context (see module docstring)."""
+    """Render the shared sidebar and return the page context (see module docstring). Call it at the page's top
+    level: its namespace is noted, to be released after the run (:mod:`ui.page_scope`)."""
+    remember_page(sys._getframe(1).f_globals)
     apply_pending()
     drop_unknown_params()
     language_picker()
@@ -242,6 +248,7 @@ def explorer() -> Explorer:
             seed = int(st.session_state["cfg.seed"])
             model = build_model(config_json, seed)
         key = random_model_key(config_json, seed)
+    memory_readout()  # the lecturer's view of the server's memory, folded at the sidebar's foot
     return Explorer(config=config, model=model, model_key=key, input_ids=input_ids, tokens=tokens,
                     tokenizer=tok, source=source, notes=notes, languages=languages,
                     model_title=title)

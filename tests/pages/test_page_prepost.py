@@ -246,8 +246,11 @@ def test_empty_text_is_a_message():
     assert not at.get("plotly_chart")
 
 
+ASKED = {"prepost.scaling_asked": True}  # a session that pressed the depth sweep's button: its sweeps follow
+
+
 def test_chinese(charts):
-    at = run_page(**{"ui.lang": "zh"})
+    at = run_page(**{"ui.lang": "zh"}, **ASKED)
     check_against_engine(at, charts, {}, lang="zh")
     n = norm_sentence_numbers(charts.data(placement_norm_lines), NAMES["zh"])
     assert f"{n['top']} 随深度增长最多，从嵌入起增大到 {n['growth']} 倍" in texts(at)
@@ -265,7 +268,7 @@ def test_chinese(charts):
 def test_sandwich_and_olmo2_models_are_compared_too(state, lang, charts):
     """A model placed as the sandwich or in OLMo-2's order no longer stops: all four placements on its weights,
     its own first and highlighted, every chart's table against independently built models."""
-    at = run_page(**state, **{"ui.lang": lang})
+    at = run_page(**state, **{"ui.lang": lang}, **ASKED)
     check_against_engine(at, charts, state, lang=lang)
     own = state["cfg.norm_position"]
     assert not at.info or all("Pre" not in i.value for i in at.info)  # no "cannot compare" box
@@ -354,11 +357,33 @@ def test_gradient_sentences_say_what_the_chart_shows_at_depth_12(charts):
             in text)
 
 
-def test_xiong_scaling_chart_against_an_independent_computation(charts):
-    """The last block's gradient for L = 2 .. 48 (small model), the 1/sqrt(L) reference and the fitted slopes."""
+def test_xiong_scaling_chart_against_an_independent_computation(charts, monkeypatch):
+    """The last block's gradient for L = 2 .. 48 (small model), the 1/sqrt(L) reference and the fitted slopes.
+    The sweep (40 models) waits for its button, after the page's other charts are drawn, and is computed once
+    for every session: a second session with the same settings draws it without a button or a computation."""
+    import ui.widgets
+    from server.bytecache import shared_cache
+
+    shared_cache().clear()  # not computed by an earlier test of this process
+    events = []
+    real_chart, real_sweep = ui.widgets.chart, analysis.last_block_gradient_by_depth
+    monkeypatch.setattr(ui.widgets, "chart", lambda fig, data, key, *a, **kw: (events.append(key),
+                                                                               real_chart(fig, data, key, *a, **kw)))
+    monkeypatch.setattr(analysis, "last_block_gradient_by_depth",
+                        lambda *a, **kw: (events.append("sweep"), real_sweep(*a, **kw))[1])
     state = {"cfg.hidden_size": 16, "cfg.num_attention_heads": 2, "cfg.num_key_value_heads": 2,
              "cfg.intermediate_size": 32, "cfg.vocab_size": 256, "input.text": "床前明月光，疑是地上霜。"}
     at = run_page_slow(state)
+    first = ["prepost.norms", "prepost.divergence", "prepost.gradients"]
+    assert events == first  # every chart but the sweep's, which has not started
+    assert not any(e.type == "plotly_chart" and "scaling" in str(e.proto) for e in at.main)
+    assert "computed when asked for" in texts(at)
+    at.button(key="prepost.scaling_run").click().run()
+    assert not at.exception, at.exception
+    assert events[:3] == first and events[3:6] == first  # the click's rerun draws the first charts first ...
+    assert events[6:] == ["sweep"] * 10 + ["prepost.scaling"]  # ... then the 10 depths, then their chart
+    again = run_page_slow(state)  # another session, same settings: the chart at once, nothing computed
+    assert "prepost.scaling_run" not in [b.key for b in again.button] and events.count("sweep") == 10 and events[-1] == "prepost.scaling"
     scaling = charts(depth_scaling_lines)
     assert scaling.layout["xaxis"]["type"] == "log" and scaling.layout["yaxis"]["type"] == "log"
     shown = placements(scaling.data, "layers")

@@ -103,3 +103,112 @@ def test_sidebar_models_and_traces_share_one_byte_budget(monkeypatch):
     assert len(cache) <= 3 and cache.evictions >= 6
     first = sidebar.build_model(big.to_json(), 1)
     assert sidebar.build_model(big.to_json(), 1) is first  # a hit returns the same shared object
+
+
+# ---- memory that comes back: age, closed sessions, the pages' views under the budget ---------------------------
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_sweep_drops_old_entries_and_those_whose_sessions_all_closed(monkeypatch):
+    trims = []
+    monkeypatch.setattr(bytecache, "release_memory", lambda: trims.append(1) or True)
+    clock, alive, who = Clock(), {"a", "b"}, {"session": None}
+    cache = ByteBudgetCache(budget=10**6, sizeof=lambda v: 10, max_age=100, closed_grace=20, clock=clock,
+                            session=lambda: who["session"], active=lambda s: s in alive)
+    for key, session in [("a only", "a"), ("b only", "b"), ("both", "a"), ("no session", None)]:
+        who["session"] = session
+        cache.get_or_create(key, lambda: key)
+    who["session"] = "b"
+    cache.get_or_create("both", lambda: pytest.fail("cached"))  # b uses it too
+    alive.discard("a")  # a's tab closes
+    clock.now = 15
+    assert cache.sweep() == 0 and not trims  # within the grace: kept (a reload reconnects within seconds)
+    clock.now = 25
+    assert cache.sweep() == 1 and trims == [1]
+    assert "a only" not in cache and all(k in cache for k in ("b only", "both", "no session"))
+    assert cache.bytes == 30
+    who["session"] = None
+    clock.now = 90
+    cache.get_or_create("b only", lambda: pytest.fail("cached"))  # used again: its age starts over
+    clock.now = 101
+    assert cache.sweep() == 2 and list(cache._entries) == ["b only"]  # "both" and "no session": unused for 100 s
+    assert cache.bytes == 10 and cache.evictions == 3 and trims == [1, 1]
+
+
+def test_release_memory_never_raises():
+    assert bytecache.release_memory() in (True, False)
+
+
+def test_peek_finds_a_cached_call_and_never_computes(monkeypatch):
+    monkeypatch.setattr(bytecache, "_SHARED", ByteBudgetCache(budget=10**6, sizeof=lambda v: 1))
+    calls = []
+
+    @byte_cached(hash_funcs={list: tuple})
+    def f(items, n):
+        calls.append(n)
+        return n * 2
+
+    assert f.peek([1], 3) == (False, None) and calls == []
+    assert f([1], 3) == 6 and f.peek([1], 3) == (True, 6) and calls == [3]
+    assert f.peek([2], 3) == (False, None)  # hash_funcs: the list is keyed by its items
+
+
+def rss() -> int:
+    return bytecache.process_rss()
+
+
+def test_the_budget_holds_under_a_stream_of_distinct_views_and_evicted_views_recompute_identically(monkeypatch):
+    """Forty students on forty configs open Norm placement (the model, its four placements' norms and gradients):
+    the store never holds more than its budget, the process's memory grows by far less than what was computed,
+    and a view that was evicted comes back equal to what it was."""
+    import pandas as pd
+
+    from ui.caches import build_model, views
+
+    budget = 16 * 2**20
+    cache = ByteBudgetCache(budget, max_age=3600)
+    monkeypatch.setattr(bytecache, "_SHARED", cache)
+    ids = tuple(range(1, 17))
+
+    config = ModelConfig(vocab_size=2000, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
+                         intermediate_size=512, max_position_embeddings=64)
+
+    def open_view(seed: int) -> list[pd.DataFrame]:
+        model = build_model(config.to_json(), seed)
+        return [*views.placement_comparison(model, ids), views.gradients(model, ids)]
+
+    first = [frame.copy() for frame in open_view(0)]
+    for seed in range(1, 4):  # warm: the allocator's and torch's own first-use memory
+        open_view(seed)
+    start = peak = rss()
+    for seed in range(4, 40):
+        open_view(seed)
+        assert cache.bytes <= budget
+        peak = max(peak, rss())
+    made = 36 * tensor_bytes(CausalLM(config))  # the models alone, without their views
+    assert made > 4 * budget and cache.evictions > 0
+    assert peak - start < budget + made / 2, (peak - start, made)  # generous: the evicted views were given back
+    assert build_model.peek(config.to_json(), 0) == (False, None)
+    for old, new in zip(first, open_view(0)):  # seed 0 was evicted long ago: computed again, the same
+        pd.testing.assert_frame_equal(old, new, check_exact=True)
+
+
+def test_tables_and_arrays_are_measured_and_other_objects_are_not():
+    import numpy as np
+    import pandas as pd
+
+    class Anything:  # answers every attribute, as Streamlit's element containers do
+        def __getattr__(self, name):
+            raise AttributeError(name) if name.startswith("__") else RuntimeError(name)
+
+    frame = pd.DataFrame({"x": np.arange(100.0), "name": ["a"] * 100})
+    assert tensor_bytes(frame) == frame.memory_usage(deep=True).sum()
+    assert tensor_bytes({"a": np.zeros(10), "f": frame["x"]}) == 80 + frame["x"].memory_usage(deep=True)
+    assert tensor_bytes([Anything(), "text", 3]) == 0

@@ -1,8 +1,8 @@
 """Every ``st.cache_*`` of the app, and the one key a model is cached under.
 
 This module: the key, and the sidebar's shared caches (models, tokenizers, traces, checkpoint listings);
-:mod:`ui.caches.views`: the caches of the pages' views; :mod:`ui.caches.training`: the Training lab's. Models
-and traces share one store bounded in bytes (server/bytecache.py). Everything returned here is shared by all
+:mod:`ui.caches.views`: the caches of the pages' views; :mod:`ui.caches.training`: the Training lab's. Models,
+traces and the largest views share one store bounded in bytes and by age (server/bytecache.py). Everything returned here is shared by all
 sessions: read only.
 
 **Model keys.** A cached function takes the model itself; Streamlit hashes it with :func:`model_key` (the

@@ -1,5 +1,7 @@
 """The caches of the pages' views, keyed by the model's stable key (:func:`ui.caches.model_key`, through
-``hash_funcs=HASH``) and the token ids. Shared by all sessions: read only."""
+``hash_funcs=HASH``) and the token ids. Shared by all sessions: read only. The ``byte_cached`` ones live in the
+server's byte store with the models and traces (server/bytecache.py: bounded in bytes, by age, and given back
+once their sessions closed); they return the shared object itself, not a copy as ``st.cache_data`` does."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from engine import CausalLM, ModelConfig
 from engine.parity import attention_paths_agree, reference_check
 from engine.tokenizer import TextTokenizer
 from server.budget import view_work
+from server.bytecache import byte_cached, tensor_bytes
 from ui.budget import heavy_work
 from ui.caches import HASH, cached_trace, model_key, register_model
 from ui.figures.attention import layers_heads_grid
@@ -42,7 +45,7 @@ def attention_grid(model: CausalLM, ids: tuple[int, ...], n_grid: int, lang: str
                              t("attn.grid_chart", lang=lang, L=len(grid), nh=nh), t("attn.unit_prob", lang=lang))
 
 
-@st.cache_resource(max_entries=8, show_spinner=False, hash_funcs=HASH)
+@byte_cached(hash_funcs=HASH)  # SmolLM2: 30 layers x 9 heads x 100 x 100 floats, ~11 MB
 def repeat_attentions(model: CausalLM, period: int, exclude: tuple[int, ...]) -> tuple[torch.Tensor, ...]:
     """Attention patterns of the model on ``period`` random tokens repeated once (shared: read only)."""
     ids = heads.repeated_random_tokens(model.config.vocab_size, period, seed=0, exclude=exclude)  # (1, 2n)
@@ -131,13 +134,18 @@ def pretrained_tokenizer(name: str) -> tuple[TextTokenizer | None, str]:
         return None, f"{type(err).__name__}: {err}"
 
 
-@st.cache_resource(max_entries=3, show_spinner=False, hash_funcs=HASH)
+def _twins_own_bytes(models: dict[str, CausalLM]) -> int:
+    """The bytes the twins add to the model (their norms): its shared weights are counted where it is held."""
+    return tensor_bytes(models) - tensor_bytes(next(iter(models.values())))
+
+
+@byte_cached(hash_funcs=HASH, sizeof=_twins_own_bytes)
 def placement_models(model: CausalLM) -> dict[str, CausalLM]:
     """``{placement: model}`` for the four norm placements on the model's weights, its own placement first (the
     model itself, never modified; :func:`analysis.prepost.placement_models`).
 
-    The twins share the model's tensors, but an entry keeps those tensors alive after the model cache has
-    dropped the model: few entries keep the server's memory bounded by the model cache.
+    The twins share the model's tensors (counted once, with the model); the entry is used with the model and
+    leaves the store soon after it.
     """
     models = prepost.placement_models(model)
     for placement, twin in models.items():
@@ -146,14 +154,14 @@ def placement_models(model: CausalLM) -> dict[str, CausalLM]:
     return models
 
 
-@st.cache_data(max_entries=32, show_spinner=False, hash_funcs=HASH)
+@byte_cached(hash_funcs=HASH)  # shared, not copied per session: read only
 def placement_comparison(model: CausalLM, ids: tuple[int, ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``analysis.prepost.placement_comparison`` of the four placements on ids ``[1, T]``: (norms by depth, drift
     from the model's own placement by depth)."""
     return prepost.placement_comparison(placement_models(model), torch.tensor([ids]))
 
 
-@st.cache_data(max_entries=32, show_spinner=False, hash_funcs=HASH)
+@byte_cached(hash_funcs=HASH)
 def gradients(model: CausalLM, ids: tuple[int, ...]) -> pd.DataFrame:
     """``analysis.gradient_norms`` of the LM loss (labels = input ids) for the four placements, stacked with a
     ``placement`` column (the model's own first). Uses autograd.grad: no ``.grad`` is written on the shared models."""
@@ -163,14 +171,22 @@ def gradients(model: CausalLM, ids: tuple[int, ...]) -> pd.DataFrame:
                           for p, m in placement_models(model).items()], ignore_index=True)
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
-def last_block_gradient(config_json: str, seed: int, ids: tuple[int, ...], layers: int) -> pd.DataFrame:
-    """``analysis.last_block_gradient_by_depth`` for the sidebar's config and seed at one depth: one row per
-    placement, the config's own first."""
-    config = ModelConfig.from_dict(json.loads(config_json)).replace(num_hidden_layers=layers)
-    with heavy_work("gradient", config, len(ids), show=False):  # large ones wait for a heavy-job slot
-        return analysis.last_block_gradient_by_depth(config, seed, torch.tensor([ids]), [layers],
-                                                     placements=prepost.PLACEMENTS)
+@byte_cached
+def depth_sweep(config_json: str, seed: int, ids: tuple[int, ...], depths: tuple[int, ...],
+                _progress: Callable[[float], None] | None = None) -> pd.DataFrame:
+    """``analysis.last_block_gradient_by_depth`` for the sidebar's config and seed at every depth of ``depths``:
+    one row per depth and placement, the config's own first. Computed once for every session that asks (the
+    others wait for it, then find it: ``depth_sweep.peek``); ``_progress(fraction)`` after each depth."""
+    config = ModelConfig.from_dict(json.loads(config_json))
+    parts = []
+    for k, layers in enumerate(depths):
+        deep = config.replace(num_hidden_layers=layers)
+        with heavy_work("gradient", deep, len(ids), show=False):  # large ones wait for a heavy-job slot
+            parts.append(analysis.last_block_gradient_by_depth(config, seed, torch.tensor([ids]), [layers],
+                                                               placements=prepost.PLACEMENTS))
+        if _progress is not None:
+            _progress((k + 1) / len(depths))
+    return pd.concat(parts, ignore_index=True)
 
 
 @st.cache_data(max_entries=64, show_spinner=False, hash_funcs=HASH)

@@ -17,7 +17,8 @@ EN = {
                           "It follows the sidebar until you move it.",
     "prepost.depth.note": "This page uses {depth} layers; the sidebar model has {layers}.",
     "prepost.depth.fixed": "The layer count of a loaded checkpoint or a trained model cannot be changed here; this page uses its {layers} layers.",
-    "prepost.computing": "Running the four placements with {depth} layers (forward and backward)…",
+    "prepost.computing": "Running the four placements with {depth} layers…",
+    "prepost.computing_grads": "Differentiating the four placements with {depth} layers…",
     "prepost.same_weights": "Same weights: the other three models are built from this model's state dict and share its "
                             "very tensors: the embedding, attention, feed-forward, final norm and head, and every norm "
                             "that sits in the same place (before attention, after it, before the feed-forward, after "
@@ -94,6 +95,10 @@ EN = {
                                "block that reads the raw embedding. Depths whose model would not fit the server's budget "
                                "are left out.",
     "prepost.scaling_budget": "Fewer than two depths of this model fit the server's budget, so there is no scaling to show.",
+    "prepost.scaling_run": "Compute the depth sweep ({n} depths × 4 placements)",
+    "prepost.scaling_on_request": "This chart builds and differentiates {n} models of {lo} to {hi} blocks, four placements "
+                                  "each, so it is computed when asked for; once computed, every session with the same "
+                                  "settings, seed and input sees it at once.",
     "prepost.trained_placement": "These weights were trained with {placement}: their placement is fixed by that training. The other three placements below run the very same weights (norms this model lacks at their init), which shows how much the model depends on where its norms sit — none of them is a model that was trained that way.",
     "prepost.trained_placement_short": "Trained with {placement}: the other placements run the same weights (a what-if, never trained).",
 }
@@ -111,7 +116,8 @@ ZH = {
     "prepost.depth.help": "只在本页覆盖侧边栏的层数（随机种子和其他设置不变）。在你拖动它之前，它跟随侧边栏。",
     "prepost.depth.note": "本页使用 {depth} 层；侧边栏的模型有 {layers} 层。",
     "prepost.depth.fixed": "已加载的检查点或训练好的模型不能在这里改层数；本页使用它的 {layers} 层。",
-    "prepost.computing": "正在用 {depth} 层运行四种放置方式（前向与反向）…",
+    "prepost.computing": "正在用 {depth} 层运行四种放置方式…",
+    "prepost.computing_grads": "正在用 {depth} 层对四种放置方式求梯度…",
     "prepost.same_weights": "同一组权重：另外三个模型由本模型的状态字典（state_dict）构建，直接共享同一批张量：嵌入、注意力、前馈网络、"
                             "最终归一化和输出头，以及位置相同的每个归一化层（注意力之前、之后，前馈网络之前、之后；"
                             "Post-Norm 的两个归一化层与 Pre-Norm 的对应）。本模型没有对应的归一化层从初始值开始，缩放为 1"
@@ -173,6 +179,9 @@ ZH = {
                                "不含 L = 1：那时最后一层也是第一层，而在 Post-Norm 下只有第一层直接读入原始嵌入。"
                                "超出服务器预算的深度不计算。",
     "prepost.scaling_budget": "这个模型在服务器预算内能计算的深度少于两个，因此无法显示随深度的变化。",
+    "prepost.scaling_run": "计算深度扫描（{n} 个深度 × 4 种放置方式）",
+    "prepost.scaling_on_request": "这张图要构建 {n} 个 {lo} 到 {hi} 层的模型并求梯度（每个四种放置方式），所以按需计算；"
+                                  "算好之后，设置、随机种子和输入相同的每个会话都会立即看到它。",
     "prepost.trained_placement": "这些权重是用 {placement} 训练出来的：归一化位置由训练决定。下面另外三种放置方式用的是完全相同的权重（本模型没有的归一化层取初始值），它展示模型有多依赖归一化的位置——但它们都不是用那种方式训练出来的模型。",
     "prepost.trained_placement_short": "用 {placement} 训练：其他放置方式用的是同一组权重（只是假设，从未这样训练）。",
 }
