@@ -26,7 +26,8 @@ SEQUENTIAL = "Blues"  # probabilities 0..1
 
 
 def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title: str, x_title: str, y_title: str,
-                      colorbar_title: str, sink: np.ndarray | None = None, sink_label: str = "") -> go.Figure:
+                      colorbar_title: str, sink: np.ndarray | None = None, sink_label: str = "",
+                      limit: float | None = None) -> go.Figure:
     """Heatmap of one head's ``[T, T]`` attention matrix at one stage (queries = rows, keys = columns).
 
     Args:
@@ -35,6 +36,8 @@ def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title
         stage: "raw", "scaled", "masked" (diverging scale centred at 0) or "softmax" (sequential, 0..1).
         sink: ``[T]`` each row's share of the learned sink (gpt-oss), drawn as one more column at x = T, labelled
             ``sink_label``: the key weights of a row and its sink cell sum to 1.
+        limit: a diverging scale's ends, ``-limit..limit`` (charts compared side by side share one scale); by
+            default the scale spans the matrix's own values, centred at 0.
     Returns:
         A figure with one ``go.Heatmap`` on integer positions; y reversed so query 0 is at the top; NaN cells
         show the light-grey background. Every token labelled on both axes up to ``LABEL_EVERY_TOKEN`` (smaller
@@ -47,7 +50,8 @@ def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title
     if sink is not None:  # one more column: the sink's share of each row (a softmax column with no value)
         z = np.concatenate([z, f32(np.asarray(sink, dtype=np.float32)[:T, None])], axis=1)  # (T, T + 1)
     probs = stage == "softmax"
-    scale = dict(colorscale=SEQUENTIAL, zmin=0.0, zmax=1.0) if probs else dict(colorscale=DIVERGING, zmid=0.0)
+    scale = dict(colorscale=SEQUENTIAL, zmin=0.0, zmax=1.0) if probs else dict(colorscale=DIVERGING, zmid=0.0) \
+        if not limit else dict(colorscale=DIVERGING, zmin=-limit, zmax=limit)
     trace = go.Heatmap(
         z=z, x=np.arange(z.shape[1]), y=np.arange(T), hoverongaps=False, colorbar=dict(title=dict(text=colorbar_title)),
         customdata=token_pairs(labels[:T], labels[:T] + ([sink_label] if sink is not None else [])),
