@@ -168,3 +168,16 @@ def test_the_repeated_half_agrees_where_both_sides_read_the_same_tokens():
     ta = reference()[1].shape[1]
     said = texts(at)
     assert ("agree to the digits shown" in said or "is the same in A and B" in said) and f"A reads {ta} tokens, B {2 * ta}" in said
+
+
+def test_a_lesson_step_is_one_view_again():
+    """Comparing, then Next in a lesson: the step's own settings, and no second side left from before it."""
+    from tests.lesson_scan import open_step
+    from ui.teaching.steps import SEAT_KEY
+
+    at = open_step("minimind_block", 7, "en", "app_pages/overview.py")
+    at.button(key="compare.start").click().run()
+    assert "compare.other" in at.session_state
+    at.button(key="lessons.next").click().run()
+    assert not at.exception and at.session_state[SEAT_KEY].active.step == 8
+    assert "compare.other" not in at.session_state
