@@ -127,10 +127,12 @@ with first_screen(t("attn.title"), t("attn.explain")):
     st.latex(FORMULAS[stage].replace("HD", width))
     mat = analysis.attention_stage(out, layer - 1, head - 1, stage)  # (T, T) float32: every answer reads this
     # the positions drawn (queries and keys): as many as fit at a readable row height, the last first
-    lo, hi = window_slider(t("attn.start"), T, "attn.start", HEATMAP_PX, "attn.heatmap",
+    # (comparing: over the longer side's positions, so neither side's last positions are cut without a slider)
+    span = T if pair is None else max(int(side.input_ids.shape[1]) for _, side in pair.sides())
+    lo, hi = window_slider(t("attn.start"), span, "attn.start", HEATMAP_PX, "attn.heatmap",
                            help=t("attn.start_help", n=rows_that_fit(HEATMAP_PX)), container=c4)
-    if hi - lo < T:
-        st.caption(t("attn.shown", q0=lo, q1=hi - 1, k0=lo, k1=hi - 1, T=T - 1))
+    if hi - lo < span:
+        st.caption(t("attn.shown", q0=lo, q1=hi - 1, k0=lo, k1=hi - 1, T=span - 1))
     df = pd.DataFrame(mat[lo:hi, lo:hi], index=labels[lo:hi], columns=labels[lo:hi])
     sink = analysis.attention_sink(out, layer - 1, head - 1) if stage == "softmax" else None  # (T,) or None
     unit = t("attn.unit_prob") if stage == "softmax" else t("attn.unit_score")

@@ -36,16 +36,21 @@ def _single(page: str, builder, **state) -> pd.DataFrame:
     return calls.data(builder)
 
 
-@pytest.fixture(scope="module")
-def attention():
-    """The Attention page: "Compare", then B's heads 8 (the sidebar edits B)."""
+def _compare_with(b_state: dict):
+    """The Attention page: "Compare", then ``b_state`` in the sidebar (which edits B); the page and its charts."""
     at = open_page("attention")
     at.button(key="compare.start").click().run()
-    for key, value in HEADS_8.items():
+    for key, value in b_state.items():
         at.session_state[key] = value
     with recording_charts() as calls:
         at.run()
     return at, calls
+
+
+@pytest.fixture(scope="module")
+def attention():
+    """B's heads 8."""
+    return _compare_with(HEADS_8)
 
 
 def test_each_side_is_its_single_view_and_the_panel_their_difference(attention):
@@ -125,11 +130,7 @@ def test_a_bad_side_letter_a_path_and_a_long_text_are_named():
 
 def test_mismatched_shapes_are_aligned_and_said():
     """B deeper, with 8 heads and another text; the sidebar (B) shows head 6, which A lacks."""
-    at = open_page("attention")
-    at.button(key="compare.start").click().run()
-    for key, value in {"cfg.num_hidden_layers": 3, **HEADS_8, "input.text": "白日依山尽"}.items():
-        at.session_state[key] = value
-    at.run()
+    at, _ = _compare_with({"cfg.num_hidden_layers": 3, **HEADS_8, "input.text": "白日依山尽"})
     at.session_state["attn.head"] = 6
     at.run()
     assert not at.exception
@@ -181,3 +182,22 @@ def test_a_lesson_step_is_one_view_again():
     at.button(key="lessons.next").click().run()
     assert not at.exception and at.session_state[SEAT_KEY].active.step == 8
     assert "compare.other" not in at.session_state
+
+
+def test_a_checkpoint_side_is_its_single_view_and_travels_under_its_letter():
+    """B on the Tang-poem model (another vocabulary, depth and tokens), then Swap: A is the checkpoint, its link
+    names it under ``a.``, and a fresh session opens both again."""
+    poem = {"model.source": "checkpoint", "model.checkpoint": "tang-poems-small"}
+    at, calls = _compare_with(poem)
+    assert not at.exception
+    pd.testing.assert_frame_equal(_heatmaps(calls)["B ·"], _single("attention", attention_heatmap, **poem),
+                                  check_exact=True)
+    said = texts(at)
+    assert "A's vocabulary has 4,000 tokens, B's 2,579" in said and "read different tokens" in said
+    at.button(key="compare.swap").click().run()
+    query = dict(at.query_params)
+    assert query["a.model.source"] == "checkpoint" and query["a.model.checkpoint"] == "tang-poems-small"
+    with recording_charts() as again:
+        fresh = open_page("attention", via="switch", query=query, defaults=False, lang=None)
+    assert not fresh.exception
+    pd.testing.assert_frame_equal(_heatmaps(again)["A ·"], _heatmaps(calls)["B ·"], check_exact=True)
