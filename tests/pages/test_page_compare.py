@@ -84,6 +84,25 @@ def test_the_link_reopens_both_sides_in_a_fresh_session(attention):
         pd.testing.assert_frame_equal(_heatmaps(again)[side], _heatmaps(calls)[side], check_exact=True)
 
 
+def test_both_sides_share_one_colour_scale_and_the_difference_is_centred(attention):
+    """Raw scores: A's and B's heatmaps span -m..m with m the largest |score| of the two single views; A − B is
+    centred at 0 on its own largest |difference|."""
+    at, _ = attention
+    at.session_state["attn.stage"] = "raw"
+    with recording_charts() as calls:
+        at.run()
+    shown = {side: call for side, call in zip(("A ·", "B ·", "A −"), [
+        next(c for c in calls.all(attention_heatmap) if c.arguments["title"].startswith(p)) for p in ("A ·", "B ·", "A −")])}
+    singles = [_single("attention", attention_heatmap, **{"attn.stage": "raw", **s}).to_numpy() for s in ({}, HEADS_8)]
+    m = max(float(np.abs(x).max()) for x in singles)
+    for side in ("A ·", "B ·"):
+        heatmap = shown[side].figure.data[0]
+        assert (heatmap.zmin, heatmap.zmax) == pytest.approx((-m, m))
+    diff = shown["A −"].figure.data[0]
+    d = float(np.abs(singles[0] - singles[1]).max())
+    assert (diff.zmin, diff.zmax) == pytest.approx((-d, d)) and d > 0
+
+
 def test_swap_and_stop(attention):
     at, _ = attention
     at.button(key="compare.swap").click().run()  # the sidebar still edits B, which is now the 4-head view
@@ -149,7 +168,12 @@ def test_norms_sides_are_their_single_views_and_the_ratio_theirs():
     with recording_charts() as calls:
         at.button(key="compare.preset.norm").click().run()
     assert not at.exception and at.session_state["cfg.norm_type"] == "rmsnorm"  # B, the sidebar's
-    lines = {c.arguments["title"][:1]: c.data for c in calls.all(residual_norm_lines) if c.arguments["title"][1:3] == " ·"}
+    drawn = {c.arguments["title"][:1]: c for c in calls.all(residual_norm_lines) if c.arguments["title"][1:3] == " ·"}
+    lines = {side: call.data for side, call in drawn.items()}
+    for axis in ("xaxis", "yaxis", "yaxis2"):  # shared axes: equal values at the same place on both sides
+        assert drawn["A"].layout[axis]["range"] == drawn["B"].layout[axis]["range"], axis
+    top = max(float(df[df["depth"] < df["depth"].max()]["norm"].max()) for df in lines.values())
+    assert drawn["A"].layout["yaxis"]["range"][1] >= top
     single = {"A": _single("norms", residual_norm_lines), "B": _single("norms", residual_norm_lines,
                                                                        **{"cfg.norm_type": "rmsnorm"})}
     for side in "AB":
@@ -201,3 +225,4 @@ def test_a_checkpoint_side_is_its_single_view_and_travels_under_its_letter():
         fresh = open_page("attention", via="switch", query=query, defaults=False, lang=None)
     assert not fresh.exception
     pd.testing.assert_frame_equal(_heatmaps(again)["A ·"], _heatmaps(calls)["B ·"], check_exact=True)
+
