@@ -21,12 +21,13 @@ from dataclasses import dataclass
 import streamlit as st
 
 from engine import ModelConfig
+from server import budget
 from analysis.compare import unaligned
 from settings.build import build_parts
 from settings.schema import FIXED_KEY, LEGACY_LABELS, fixed_label, link_id
 from settings.sides import (COMPARE_PARAM, LINK_SPECS, PRESETS, SIDE_DEFAULTS, SIDE_KEYS, SIDES, all_side_params,
                             clamp_heads, other, preset_sides, side_param, side_params)
-from ui.budget import refuse_over_budget
+from ui.budget import refusal
 from ui.caches import build_model, checkpoint_menu, load_checkpoint, model_key, named_models, tokenizer_for
 from ui.checkpoint_picker import TRAINED_KEY
 from ui.context import Explorer
@@ -217,18 +218,27 @@ def sync_link() -> None:
 
 
 # ---- the other side's view --------------------------------------------------------------------------------
+class _Refused(Exception):
+    """The other side's model is over the budget (its message: :func:`ui.budget.refusal`)."""
+
+
 def _other_view(values: dict, letter: str) -> Explorer | None:
     """The page context of the side the sidebar does not show, built as the sidebar builds a single view (the same
     cached model, tokenizer and checkpoint); None, with a message, where it cannot be built."""
     trained = st.session_state.get(TRAINED_KEY)
 
     def model_for(config_json: str, seed: int):
-        refuse_over_budget("build", ModelConfig.from_dict(json.loads(config_json)))  # the sidebar's refusal
+        verdict = budget.verdict("build", ModelConfig.from_dict(json.loads(config_json)))
+        if not verdict.ok:  # the sidebar's refusal, said for this side: the sidebar's side is still drawn
+            raise _Refused(refusal(verdict))
         return build_model(config_json, seed)
 
     try:
         config, model, ids, tokens, tok = build_parts(
             values, model_for, tokenizer_for, load_checkpoint, (lambda: trained["model"]) if trained else None)
+    except _Refused as refused:
+        st.error(t("compare.side_note", side=letter.upper(), note=str(refused)))
+        return None
     except Exception as err:  # noqa: BLE001  an impossible combination, a checkpoint gone: said, never raised
         st.warning(t("compare.side_failed", side=letter.upper(), error=str(err)))
         return None

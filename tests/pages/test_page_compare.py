@@ -147,6 +147,17 @@ def test_a_bad_side_letter_a_path_and_a_long_text_are_named():
     assert other["model.checkpoint"] == "" and len(other["input.text"]) == 20_000
 
 
+def test_a_b_over_the_budget_gets_the_refusal_and_a_is_still_drawn():
+    query = {"b.cfg.vocab_size": "50257", "b.cfg.hidden_size": "768", "b.cfg.num_hidden_layers": "48",
+             "b.cfg.intermediate_size": "3072"}
+    with recording_charts() as calls:
+        at = open_page("attention", via="switch", query=query, defaults=False, lang=None)
+    assert not at.exception
+    assert any(e.value.startswith("Side B: Not started: building this model would need") for e in at.error)
+    pd.testing.assert_frame_equal(_heatmaps(calls)["single"], _single("attention", attention_heatmap),
+                                  check_exact=True)  # A, the sidebar's side, as a single view
+
+
 def test_mismatched_shapes_are_aligned_and_said():
     """B deeper, with 8 heads and another text; the sidebar (B) shows head 6, which A lacks."""
     at, _ = _compare_with({"cfg.num_hidden_layers": 3, **HEADS_8, "input.text": "白日依山尽"})
