@@ -9,6 +9,8 @@ import pandas as pd
 import streamlit as st
 
 import analysis
+from analysis import compare
+from ui.compare import compared, unaligned_notes
 from ui.examples import language_notice
 from ui.caches.views import attention_grid
 from ui.controls import column_window, index_slider, window_slider
@@ -36,7 +38,70 @@ FORMULAS = {  # math, not words: the same in every language (HD = head_dim, fill
     "softmax": r"A_{ij} = \frac{\exp \tilde S_{ij}}{\sum_{j' \le i} \exp \tilde S_{ij'}}, \quad \sum_j A_{ij} = 1",
 }
 
+
+
+def side_matrix(side, layer: int, head: int, stage: str) -> np.ndarray | None:
+    """One side's matrix of this head and stage (the single view's), None where the side lacks the head."""
+    if layer > side.config.num_hidden_layers or head > side.config.num_attention_heads:
+        return None
+    return analysis.attention_stage(trace(side), layer - 1, head - 1, stage)
+
+
+def window(n: int, lo: int, hi: int) -> tuple[int, int]:
+    """The sidebar's window of positions ``lo..hi-1`` on a side of ``n`` tokens (as many rows, the last ones when
+    it is shorter)."""
+    start = min(lo, max(n - (hi - lo), 0))
+    return start, min(start + hi - lo, n)
+
+
+def compare_heads(pair, layer: int, head: int, stage: str, lo: int, hi: int, unit: str) -> None:
+    """Sides A and B of this head side by side on one colour scale, the sentence, then A − B where both have it."""
+    mats = {letter: side_matrix(side, layer, head, stage) for letter, side in pair.sides()}
+    drawn = [m for m in mats.values() if m is not None]
+    limit = None if stage == "softmax" else compare.symmetric_limit(*drawn)  # softmax: 0..1 on both already
+    view = {"layer": layer, "head": head, "stage": stage}
+    title = t("attn.heatmap_title", stage=t(f"attn.stage.{stage}"), layer=layer, head=head)
+    for column, (letter, side) in zip(st.columns(2), pair.sides()):
+        with column:
+            m = mats[letter]
+            if m is None:
+                st.info(t("compare.no_head", side=letter.upper(), layer=layer, head=head,
+                          L=side.config.num_hidden_layers, nh=side.config.num_attention_heads))
+                continue
+            a, b = window(m.shape[0], lo, hi)
+            names = side.tick_labels()
+            fig = attention_heatmap(pd.DataFrame(m[a:b, a:b], index=names[a:b], columns=names[a:b]), names[a:b], stage,
+                                    t("compare.title", side=letter.upper(), title=title), t("attn.x"), t("attn.y"),
+                                    unit, limit=limit or None)
+            table = pd.DataFrame(m, index=names, columns=names).reset_index(names=t("attn.y"))
+            chart(fig, table, f"attn.heatmap.{letter}", columns=2, view={"side": letter.upper(), **view})
+    change = compare.largest_attention_change(trace(pair.a).attentions, trace(pair.b).attentions)
+    where = {} if change is None else dict(layer=change.layer + 1, head=change.head + 1, q=change.query, k=change.key)
+    said = [t("compare.attn_same")] if change is None or change.a == change.b else \
+        [t("compare.attn_close", delta=scientific(abs(change.a - change.b)), **where)] \
+        if number(change.a) == number(change.b) else [t("compare.attn_sentence", a=number(change.a), b=number(change.b),
+                                                        **where)]
+    st.info(" ".join(said + unaligned_notes(pair)))
+    if len(drawn) < 2:
+        st.caption(t("compare.diff_none"))
+        return
+    diff = compare.attention_difference(mats["a"], mats["b"])
+    n = diff.shape[0]
+    same_tokens = pair.a.tokens[:n] == pair.b.tokens[:n]
+    names = pair.a.tick_labels()[:n] if same_tokens else [str(i) for i in range(n)]
+    a, b = window(n, lo, hi)
+    fig = attention_heatmap(pd.DataFrame(diff[a:b, a:b], index=names[a:b], columns=names[a:b]), names[a:b], "scaled",
+                            t("compare.diff_title", stage=t(f"attn.stage.{stage}"), layer=layer, head=head),
+                            t("attn.x"), t("attn.y"), t("compare.diff_unit"), limit=compare.symmetric_limit(diff) or None)
+    chart(fig, pd.DataFrame(diff, index=names, columns=names).reset_index(names=t("attn.y")), "attn.diff", view=view)
+    if not same_tokens:
+        st.caption(t("compare.other_tokens"))
+    if n < max(mats["a"].shape[0], mats["b"].shape[0]):
+        st.caption(t("compare.diff_cut", last=n - 1, ta=mats["a"].shape[0], tb=mats["b"].shape[0]))
+
+
 ctx = explorer()
+pair = compared(ctx)
 with first_screen(t("attn.title"), t("attn.explain")):
     language_notice(ctx)
 
@@ -64,11 +129,14 @@ with first_screen(t("attn.title"), t("attn.explain")):
     st.latex(FORMULAS[stage].replace("HD", width))
     mat = analysis.attention_stage(out, layer - 1, head - 1, stage)  # (T, T) float32: every answer reads this
     # the positions drawn (queries and keys): as many as fit at a readable row height, the last first
-    lo, hi = window_slider(t("attn.start"), T, "attn.start", HEATMAP_PX, "attn.heatmap",
+    # (comparing: over the longer side's positions, so neither side's last positions are cut without a slider)
+    span = T if pair is None else max(int(side.input_ids.shape[1]) for _, side in pair.sides())
+    lo, hi = window_slider(t("attn.start"), span, "attn.start", HEATMAP_PX, "attn.heatmap",
                            help=t("attn.start_help", n=rows_that_fit(HEATMAP_PX)), container=c4)
-    k0, k1 = column_window(hi, HEATMAP_W, "attn.heatmap", HEATMAP_PRESENTER_W)  # the keys those queries see
-    if (lo, hi, k0, k1) != (0, T, 0, T):
-        st.caption(t("attn.shown", q0=lo, q1=hi - 1, k0=k0, k1=k1 - 1, T=T - 1))
+    # the keys those queries see, as many as fit across (comparing: the square window both sides share)
+    k0, k1 = column_window(min(hi, T), HEATMAP_W, "attn.heatmap", HEATMAP_PRESENTER_W) if pair is None else (lo, hi)
+    if (lo, hi, k0, k1) != (0, span, 0, span):
+        st.caption(t("attn.shown", q0=lo, q1=hi - 1, k0=k0, k1=k1 - 1, T=span - 1))
     df = pd.DataFrame(mat[lo:hi, k0:k1], index=labels[lo:hi], columns=labels[k0:k1])  # (queries, keys) shown
     sink = analysis.attention_sink(out, layer - 1, head - 1) if stage == "softmax" else None  # (T,) or None
     unit = t("attn.unit_prob") if stage == "softmax" else t("attn.unit_score")
@@ -78,8 +146,11 @@ with first_screen(t("attn.title"), t("attn.explain")):
                             key_labels=labels[k0:k1], first=(lo, k0))
     full = pd.DataFrame(mat, index=labels, columns=labels)  # the download: every position, not the window
     table = full if sink is None else full.assign(**{t("attn.sink_col"): sink})
-    chart(fig, table.reset_index(names=t("attn.y")), "attn.heatmap", view={"layer": layer, "head": head, "stage": stage},
-          fill_screen=True)
+    if pair is None:
+        chart(fig, table.reset_index(names=t("attn.y")), "attn.heatmap",
+              view={"layer": layer, "head": head, "stage": stage}, fill_screen=True)
+    else:
+        compare_heads(pair, layer, head, stage, lo, hi, unit)
 st.caption(t("attn.caption_masked") if stage in ("masked", "softmax") else t("attn.caption_unmasked"))
 masked = analysis.masked_cells(out, layer - 1)[head - 1]  # (T, T): the layer's mask, read from the run
 if revealed("attn.heatmap"):  # it reads the chart out: it waits with it while a lesson asks
@@ -100,6 +171,8 @@ if revealed("attn.heatmap"):  # it reads the chart out: it waits with it while a
                        else t("attn.row0_measured", tok=phrase(ctx.pieces[0]), w=number(w0)))
 
 # ---- all heads of this layer ----
+if pair is not None:
+    st.caption(t("compare.below", side=pair.edited.upper()))
 st.subheader(t("attn.heads_title", layer=layer))
 n_small = min(T, HEADS_MAX_TOKENS)
 if n_small < T:

@@ -41,7 +41,8 @@ def random_tokens(preset: str | None, ids: list[int]) -> list[str]:
 
 def sidebar_values(settings: dict) -> tuple[dict, dict]:
     """``(sidebar values, fixed config fields)`` a step's settings give: the app's defaults, the preset's values
-    (as picking it does), then the named keys."""
+    (as picking it does), then the named keys; the fixed fields are the preset's, or ``settings[FIXED_KEY]``
+    where given (a side of a comparison holds the sidebar's)."""
     values = {**DEFAULTS, "model.source": "random", "cfg.preset": ""}
     fixed: dict = {}
     preset = settings.get("preset") or settings.get("cfg.preset")
@@ -50,7 +51,9 @@ def sidebar_values(settings: dict) -> tuple[dict, dict]:
         fixed = pv.pop(FIXED_KEY, {})
         values.update(pv)
         values["cfg.preset"] = preset
-    values.update({k: v for k, v in settings.items() if k not in ("preset", "cfg.preset")})
+    values.update({k: v for k, v in settings.items() if k not in ("preset", "cfg.preset", FIXED_KEY)})
+    if FIXED_KEY in settings:  # a whole view's fields without a slider (a side of a comparison): as they are
+        fixed = dict(settings[FIXED_KEY] or {})
     return values, fixed
 
 

@@ -141,6 +141,17 @@ def divisors(n: int, limit: int = 64) -> list[int]:
     return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
 
 
+def heads_options(hidden: int, rope: bool) -> list[int]:
+    """The head counts the sidebar offers at width ``hidden``: its divisors, and under RoPE only those whose
+    head width is even (RoPE rotates pairs of dimensions)."""
+    return [d for d in divisors(hidden) if not rope or (hidden // d) % 2 == 0] or [1]
+
+
+def link_id(value: Any) -> str:
+    """How a link writes a choice's value: the option itself (an id such as ``rmsnorm``, a number as ``0.02``)."""
+    return f"{value:g}" if isinstance(value, float) else str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def nearest(options: list, value):
     return min(options, key=lambda o: (abs(o - value), o))
 

@@ -24,12 +24,14 @@ from settings.build import input_limit, random_ids
 from settings.schema import (DEFAULT_TEXT, DEFAULTS, FFN_KINDS, FFN_OPTIONS, HIDDEN_OPTIONS, INIT_OPTIONS, LEGACY_LABELS,
                              MAX_LAYERS, MAX_TOKENS, NORM_POSITION_OPTIONS, NORM_TYPE_OPTIONS, POSITION_OPTIONS,
                              VOCAB_OPTIONS, Clamped, all_presets, config_to_widgets, divisors, fixed_label, init_label,
+                             heads_options as heads_options_for,
                              nearest, preset_values, variant_fields, widgets_to_config)
 from engine import PRESET_SOURCES, VARIANT_PRESET_SOURCES, ModelConfig
 from engine.tokenizer import TextTokenizer
 from ui.budget import refuse_over_budget
 from ui.caches import build_model, random_model_key, tokenizer_for
 from ui.checkpoint_picker import TRAINED_KEY, checkpoint_model, readonly_config, source_widgets
+from ui.compare import compare_widgets, read_link
 from ui.context import Explorer, trace
 from ui.escape import md_code
 from ui.examples import declared_languages, example_buttons
@@ -104,7 +106,7 @@ def config_widgets(notes: list[str]) -> ModelConfig:
                                  DEFAULTS["cfg.position_embedding"], POSITION_OPTIONS,
                                  labeler("cfg.position_embedding."), url=True, aliases=LEGACY_LABELS)
     rope = position == "rope"
-    heads_options = [d for d in divisors(hidden) if not rope or (hidden // d) % 2 == 0] or [1]
+    heads_options = heads_options_for(hidden, rope)
     _clamp("cfg.num_attention_heads", heads_options, notes)
     heads = choice(sb.select_slider, "cfg.num_attention_heads", heads_options,
                    nearest(heads_options, DEFAULTS["cfg.num_attention_heads"]), help=t("cfg.num_attention_heads.help"))
@@ -217,7 +219,9 @@ def explorer() -> Explorer:
     drop_unknown_params()
     language_picker()
     presenter_toggle()
+    read_link()  # a link's comparison: its messages join the box below
     show_messages()
+    compare_widgets()
     notes: list[str] = []
     source = source_widgets()
     tok: TextTokenizer | None = None

@@ -41,7 +41,7 @@ from typing import Any, Callable
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from settings.schema import FIXED_DEFAULTS, FIXED_KEY, Clamped
+from settings.schema import FIXED_DEFAULTS, FIXED_KEY, Clamped, link_id  # noqa: F401  (link_id: re-exported)
 from ui.escape import md, md_code
 from ui.i18n import LANGS, current_lang, t
 
@@ -328,11 +328,6 @@ def current(key: str, default: Any) -> Any:
     return st.session_state.get(VALUES_KEY, {}).get(key, default)
 
 
-def link_id(value: Any) -> str:
-    """How a link writes a choice's value: the option itself (an id such as ``rmsnorm``, a number as ``0.02``)."""
-    return f"{value:g}" if isinstance(value, float) else str(value).lower() if isinstance(value, bool) else str(value)
-
-
 def translated_choice(widget: Callable, label: str, key: str, default: Any, options: list,
                       format_func: Callable[[Any], str] = str, on_pick: Callable[[], None] | None = None,
                       url: bool = False, aliases: dict[str, Any] | None = None, always_linked: bool = False,
@@ -403,6 +398,20 @@ def _numeric(raw: str, options: list) -> Any:
                  and math.isclose(o, x, rel_tol=1e-9, abs_tol=0.0)), _MISSING)
 
 
+def read_choice(raw: list[str], options: list, format_func: Callable[[Any], str] = str,
+                aliases: dict[str, Any] | None = None) -> tuple[Any, str | None]:
+    """``(option, None)`` for a link's values ``raw`` of a choice (one id, label or alias), else ``(None, why
+    not)`` in the sidebar's words."""
+    value = choice_aliases(options, format_func, aliases or {}).get(raw[-1], _MISSING)
+    if value is _MISSING:
+        value = _numeric(raw[-1], options)
+    if len(raw) == 1 and value is not _MISSING:
+        return value, None
+    ids = [link_id(o) for o in options]
+    return None, t("state.link.repeated") if len(raw) > 1 else \
+        t("state.link.choice", options=", ".join(ids[:12]) + (" …" if len(ids) > 12 else ""))
+
+
 def link_choice(key: str, label: str, default: Any, options: list, format_func: Callable[[Any], str],
                 aliases: dict[str, Any]) -> None:
     """Once per session: take the link's value for ``key`` (an id or an alias) into the session, or name it and
@@ -414,15 +423,10 @@ def link_choice(key: str, label: str, default: Any, options: list, format_func: 
     raw = st.query_params.get_all(key)
     if not raw:
         return
-    value = choice_aliases(options, format_func, aliases).get(raw[-1], _MISSING)
-    if value is _MISSING:
-        value = _numeric(raw[-1], options)
-    if len(raw) == 1 and value is not _MISSING:
+    value, problem = read_choice(raw, options, format_func, aliases)
+    if problem is None:
         st.session_state[key] = value
         return
-    ids = [link_id(o) for o in options]
-    problem = t("state.link.repeated") if len(raw) > 1 else \
-        t("state.link.choice", options=", ".join(ids[:12]) + (" …" if len(ids) > 12 else ""))
     add_message(t("state.link.bad", name=label, param=key, value=md(show(raw[-1])), why=problem,
                   default=md(show(link_id(default)))))
     del st.query_params[key]

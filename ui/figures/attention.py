@@ -28,7 +28,8 @@ SEQUENTIAL = "Blues"  # probabilities 0..1
 
 def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title: str, x_title: str, y_title: str,
                       colorbar_title: str, sink: np.ndarray | None = None, sink_label: str = "",
-                      key_labels: list[str] | None = None, first: tuple[int, int] = (0, 0)) -> go.Figure:
+                      key_labels: list[str] | None = None, first: tuple[int, int] = (0, 0),
+                      limit: float | None = None) -> go.Figure:
     """Heatmap of one head's ``[T, T]`` attention matrix at one stage (queries = rows, keys = columns).
 
     Args:
@@ -40,6 +41,8 @@ def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title
         key_labels: the columns' labels when they are other positions than the rows' (a window: the last queries
             and the keys they see); ``first``: the (query, key) position of the top-left cell, so that a lesson's
             highlight, given in positions, lands on its cell (``ui.figures.common.mark_window``).
+        limit: a diverging scale's ends, ``-limit..limit`` (charts compared side by side share one scale); by
+            default the scale spans the matrix's own values, centred at 0.
     Returns:
         A figure with one ``go.Heatmap`` on integer positions; y reversed so query 0 is at the top; NaN cells
         show the light-grey background. Every token labelled on both axes up to ``LABEL_EVERY_TOKEN`` (smaller
@@ -53,7 +56,8 @@ def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title
     if sink is not None:  # one more column: the sink's share of each row (a softmax column with no value)
         z = np.concatenate([z, f32(np.asarray(sink, dtype=np.float32)[:T, None])], axis=1)  # (T, K + 1)
     probs = stage == "softmax"
-    scale = dict(colorscale=SEQUENTIAL, zmin=0.0, zmax=1.0) if probs else dict(colorscale=DIVERGING, zmid=0.0)
+    scale = dict(colorscale=SEQUENTIAL, zmin=0.0, zmax=1.0) if probs else dict(colorscale=DIVERGING, zmid=0.0) \
+        if not limit else dict(colorscale=DIVERGING, zmin=-limit, zmax=limit)
     trace = go.Heatmap(
         z=z, x=np.arange(z.shape[1]), y=np.arange(T), hoverongaps=False, colorbar=dict(title=dict(text=colorbar_title)),
         customdata=token_pairs(labels[:T], cols + ([sink_label] if sink is not None else [])),

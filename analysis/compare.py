@@ -1,0 +1,92 @@
+"""Comparing two views, A and B (the "Compare" sidebar): their differences, aligned where their shapes differ,
+and the numbers of the sentence under each compared chart.
+
+Every function takes what a single view computes (an attention matrix of ``attention_stage``, the attentions of a
+trace, the ``residual_norms`` table) for each side, so a side's numbers are the single view's. Where the shapes
+differ (another vocabulary, depth, head count or length) what both have is aligned by index from the start
+(positions 0..n-1, blocks 1..L, heads 1..n) and :func:`unaligned` says what is left over.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+
+class Change(NamedTuple):
+    """The largest change of one attention weight between A and B: 0-based layer, head, query and key; the weights."""
+    layer: int
+    head: int
+    query: int
+    key: int
+    a: float
+    b: float
+
+
+def aligned_square(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The leading ``n x n`` block both ``[T, T]`` matrices have (``n`` = the shorter length)."""
+    n = min(a.shape[0], b.shape[0])
+    return a[:n, :n], b[:n, :n]
+
+
+def attention_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A − B over the positions both have (``[n, n]``); NaN where either side's cell is masked."""
+    a, b = aligned_square(a, b)
+    return a - b
+
+
+def symmetric_limit(*mats: np.ndarray) -> float:
+    """The largest finite ``|value|`` of all ``mats`` (0 when none is finite): one diverging colour scale,
+    ``-limit..limit`` centred at zero, for every chart that shares it."""
+    values = [np.abs(m[np.isfinite(m)]) for m in mats]
+    return float(max((v.max() for v in values if v.size), default=0.0))
+
+
+def largest_attention_change(att_a: Sequence[torch.Tensor], att_b: Sequence[torch.Tensor]) -> Change | None:
+    """The attention weight (softmax) that changes most from A to B, over the layers, heads and positions both
+    have (``att_*``: a trace's ``attentions``, one ``[1, heads, T, T]`` per layer); None when nothing is aligned
+    or no weight is finite."""
+    best: Change | None = None
+    best_delta = -1.0
+    for layer in range(min(len(att_a), len(att_b))):
+        a, b = att_a[layer][0].float(), att_b[layer][0].float()
+        heads, n = min(a.shape[0], b.shape[0]), min(a.shape[-1], b.shape[-1])
+        a, b = a[:heads, :n, :n], b[:heads, :n, :n]
+        delta = torch.nan_to_num((a - b).abs(), nan=-1.0)
+        flat = int(delta.argmax())
+        value = float(delta.flatten()[flat])
+        if value > best_delta:
+            h, q, k = np.unravel_index(flat, delta.shape)
+            best_delta = value
+            best = Change(layer, int(h), int(q), int(k), float(a[h, q, k]), float(b[h, q, k]))
+    return best if best_delta >= 0 else None
+
+
+def unaligned(a: dict[str, int], b: dict[str, int]) -> dict[str, tuple[int, int]]:
+    """The sizes that differ between A and B (``{"layers": 2, "heads": 4, "tokens": 9, ...}`` each): ``{name:
+    (A's, B's)}``; what lies past the smaller one has no counterpart."""
+    return {name: (a[name], b[name]) for name in a if name in b and a[name] != b[name]}
+
+
+def norms_by_depth(res_a: pd.DataFrame, res_b: pd.DataFrame) -> pd.DataFrame:
+    """The mean residual norm at each depth of A and B (``analysis.norms.residual_norms`` tables; each over its
+    own positions), aligned by stage: the embedding, block i with block i, the final norm with the final norm.
+
+    Columns: ``stage`` ("embed", "block i", "final norm", in depth order), ``a``, ``b``, ``ratio`` (B / A); a
+    block only one side has is NaN on the other.
+    """
+    means = [r.groupby("stage", sort=False)["norm"].mean() for r in (res_a, res_b)]
+    deeper = max(means, key=len)
+    stages = list(deeper.index)
+    table = pd.DataFrame({"stage": stages, "a": means[0].reindex(stages).to_numpy(),
+                          "b": means[1].reindex(stages).to_numpy()})
+    table["ratio"] = table["b"] / table["a"]
+    return table
+
+
+def last_block_norms(res_a: pd.DataFrame, res_b: pd.DataFrame) -> tuple[float, float]:
+    """The mean residual norm after each side's last block (A's, B's): depth L of each (before the final norm)."""
+    return tuple(float(r[r["depth"] == r["depth"].max() - 1]["norm"].mean()) for r in (res_a, res_b))

@@ -1,0 +1,59 @@
+"""Figures of a comparison (sides A and B side by side): one scale for the charts of both sides, and B / A by depth."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from ui.figures.common import base_layout, f32
+from ui.figures.norms import depth_axis
+
+RATIO_COLOR = "#6a3d9a"
+HEADROOM = 0.1  # a shared y range ends this share of its span above the highest value
+
+
+def _values(fig: go.Figure, axis: str) -> list[float]:
+    """The finite numbers ``fig``'s traces draw on ``axis`` ("x", "y", "y2"...)."""
+    out: list[float] = []
+    for trace in fig.data:
+        on = (trace.xaxis or "x") if axis.startswith("x") else (trace.yaxis or "y")
+        data = trace.x if axis.startswith("x") else trace.y
+        if on == axis and data is not None:
+            v = np.asarray(data, dtype=float).ravel()
+            out.extend(v[np.isfinite(v)].tolist())
+    return out
+
+
+def share_axes(figs: list[go.Figure], axes: tuple[str, ...] = ("x", "y", "y2")) -> None:
+    """Give the charts of the two sides one range per axis (each from 0, or below where values are negative), so
+    equal values sit at the same place in both; an axis no chart has, or a single x value, is left alone."""
+    for axis in axes:
+        values = [v for fig in figs for v in _values(fig, axis)]
+        if not values:
+            continue
+        lo, hi = min(min(values), 0.0) if axis.startswith("y") else min(values), max(values)
+        if hi <= lo:
+            continue
+        pad = (hi - lo) * HEADROOM if axis.startswith("y") else 0.3
+        name = ("xaxis" if axis.startswith("x") else "yaxis") + axis[1:]
+        for fig in figs:
+            if name in fig.layout and fig.layout[name] is not None:
+                fig.layout[name].update(range=[lo - (pad if lo < 0 or axis.startswith("x") else 0), hi + pad],
+                                        autorange=False)
+
+
+def ratio_by_depth(table: pd.DataFrame, depth_labels: list[str], title: str, x_title: str, y_title: str) -> go.Figure:
+    """B / A at each depth both sides have (``analysis.compare.norms_by_depth``'s ``ratio``), a dotted line at 1
+    (equal norms); a log scale when the ratios span more than a factor 100."""
+    ratio = table["ratio"].to_numpy(dtype=float)
+    fig = go.Figure(go.Scatter(x=np.arange(len(ratio)), y=f32(ratio), mode="lines+markers", name=y_title,
+                               line=dict(color=RATIO_COLOR, width=3), customdata=np.array(depth_labels, dtype=object),
+                               hovertemplate="%{customdata}: %{y:.4g}<extra></extra>"))
+    fig.add_hline(y=1.0, line=dict(dash="dot", color="gray", width=1))
+    base_layout(fig, title, x_title, y_title, height=360)
+    fig.update_xaxes(**depth_axis(depth_labels))
+    finite = ratio[np.isfinite(ratio) & (ratio > 0)]
+    if finite.size and finite.max() / finite.min() > 100:
+        fig.update_yaxes(type="log")
+    return fig
