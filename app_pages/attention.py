@@ -22,14 +22,13 @@ from ui.sidebar import explorer, trace
 from ui.state import control
 from ui.widgets import chart, first_screen, revealed, screen_heading
 from ui.tokens import phrase
-from ui.window import rows_that_fit
+from ui.window import PRESENTER_HEATMAP_W, rows_that_fit
 
 GRID_MAX_CELLS = 144  # layers x heads small heatmaps drawn at most (GPT-2 small: 12 x 12)
 GRID_MAX_TOKENS = 32  # tokens per small heatmap in the overview grid
 HEADS_MAX_TOKENS = 64  # tokens per small heatmap in the all-heads view
 HEATMAP_PX = 600  # the one-head heatmap's plot height at its tallest outside presenter mode (ui/figures/attention.py)
 HEATMAP_W = 800  # and about its plot width on a laptop screen (1440 px, the sidebar open)
-HEATMAP_PRESENTER_W = 560  # and on a presenter page (measured with SmolLM2: its token labels and colour bar leave 575)
 ROW_SUM_TOL = 1e-5  # float32 softmax rows sum to 1 within a few ulps
 FORMULAS = {  # math, not words: the same in every language (HD = head_dim, filled in below)
     "raw": r"S = Q K^\top, \quad S_{ij} = q_i \cdot k_j",
@@ -134,7 +133,7 @@ with first_screen(t("attn.title"), t("attn.explain")):
     lo, hi = window_slider(t("attn.start"), span, "attn.start", HEATMAP_PX, "attn.heatmap",
                            help=t("attn.start_help", n=rows_that_fit(HEATMAP_PX)), container=c4)
     # the keys those queries see, as many as fit across (comparing: the square window both sides share)
-    k0, k1 = column_window(min(hi, T), HEATMAP_W, "attn.heatmap", HEATMAP_PRESENTER_W) if pair is None else (lo, hi)
+    k0, k1 = column_window(min(hi, T), HEATMAP_W, "attn.heatmap", PRESENTER_HEATMAP_W) if pair is None else (lo, hi)
     if (lo, hi, k0, k1) != (0, span, 0, span):
         st.caption(t("attn.shown", q0=lo, q1=hi - 1, k0=k0, k1=k1 - 1, T=span - 1))
     df = pd.DataFrame(mat[lo:hi, k0:k1], index=labels[lo:hi], columns=labels[k0:k1])  # (queries, keys) shown

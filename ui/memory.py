@@ -29,10 +29,17 @@ def mib(n: int) -> str:
     return f"{n / 2**20:,.0f}"
 
 
+SHOW_KEY = "ui.memory_shown"  # the reader's own switch (never reset by a lesson step, never in a link)
+
+
 def memory_readout() -> None:
-    """The folded "Server memory" expander of the sidebar (a few numbers read on each rerun: no computation)."""
-    cache, rss = shared_cache(), process_rss()
+    """The folded "Server memory" expander of the sidebar: a switch, then a few numbers read on each rerun (no
+    computation). The numbers wait for the switch: they are the server's, not the page's, and a lesson's open
+    question must not find its answer among them by chance."""
     with st.sidebar.expander(t("memory.section"), expanded=False, icon="🧠"):
+        if not st.toggle(t("memory.show"), key=SHOW_KEY):
+            return
+        cache, rss = shared_cache(), process_rss()
         st.caption(t("memory.rss", rss=mib(rss)))
         st.caption(t("memory.cache", used=mib(cache.bytes), budget=mib(cache.budget), n=len(cache),
                      age=f"{(cache.max_age or 0) / 60:.0f}"))

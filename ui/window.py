@@ -16,6 +16,9 @@ COLOUR_CELL_PX = 6
 # test_browser_heatmap_rows.py): 63-64 px, the rest of the screen goes to the page's head, controls and the figure's
 # two-line title and slanted token labels. Three rows fit at 16 px.
 PRESENTER_HEATMAP_PX = 60
+# And its plot width, for a window of columns (attention's keys): measured with SmolLM2, whose long token labels
+# and colour bar leave 575 px of the 1280-pixel screen.
+PRESENTER_HEATMAP_W = 560
 
 
 def rows_that_fit(available_px: float, min_px: float = READABLE_CELL_PX) -> int:

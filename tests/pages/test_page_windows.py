@@ -12,6 +12,7 @@ import torch
 from tests.page_helpers import open_page, reference, rerun, texts
 from ui.figures.attention import attention_heatmap
 from ui.figures.lens import lens_heatmap
+from ui.window import PRESENTER_HEATMAP_W, rows_that_fit
 
 LONG = {"input.text": "The cat sat on the mat and the dog sat on the log, then both of them went to sleep."}
 PRESENTER = {"ui.presenter": True}
@@ -36,16 +37,17 @@ def test_attention_window_caption_matches_drawn_rows(charts):
             rerun(at, **{"attn.start": start})
             assert not at.exception
         lo, hi = _shown(at, "queries")
-        assert _shown(at, "keys") == (lo, hi)
+        k0, k1 = _shown(at, "keys")  # every key the shown queries see, as many as fit across the presenter plot
+        assert (k0, k1) == (max(0, hi - rows_that_fit(PRESENTER_HEATMAP_W)), hi)
         if start is None:
             assert hi == T and hi - lo < T  # the default: the last positions; not all fit
         else:
             assert lo == start
         z = charts(attention_heatmap).data.to_numpy(dtype=np.float64)
-        assert z.shape == (hi - lo, hi - lo)
-        ref = full[lo:hi, lo:hi]
-        lower = ~np.triu(np.ones_like(ref, dtype=bool), 1)
-        np.testing.assert_allclose(z[lower], ref[lower], atol=1e-6, rtol=1e-5)
+        assert z.shape == (hi - lo, k1 - k0)
+        ref = full[lo:hi, k0:k1]
+        seen = np.arange(k0, k1)[None, :] <= np.arange(lo, hi)[:, None]  # a key at or before its query
+        np.testing.assert_allclose(z[seen], ref[seen], atol=1e-6, rtol=1e-5)
 
 
 def test_lens_window_caption_matches_drawn_depths(charts):

@@ -10,6 +10,7 @@ import pytest
 
 from server.bytecache import shared_cache
 from tests.page_helpers import open_page
+from ui.memory import SHOW_KEY
 
 
 def statm_rss_mib() -> float:
@@ -19,8 +20,12 @@ def statm_rss_mib() -> float:
 
 
 def readout(at) -> list[str]:
+    """The readout's lines once its switch is on (before: none, so a lesson's question finds no number there)."""
     box = [e for e in at.sidebar.get("expander") if e.label in ("Server memory", "服务器内存")]
-    assert len(box) == 1
+    assert len(box) == 1 and box[0].caption.len == 0
+    at.toggle(key=SHOW_KEY).set_value(True).run()
+    assert not at.exception, at.exception
+    box = [e for e in at.sidebar.get("expander") if e.label in ("Server memory", "服务器内存")]
     return [c.value for c in box[0].caption]
 
 

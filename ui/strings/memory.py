@@ -2,6 +2,7 @@
 
 EN = {
     "memory.section": "Server memory",
+    "memory.show": "Show the numbers",
     "memory.rss": "This server process holds {rss} MiB of memory.",
     "memory.cache": "Shared cache: {used} of {budget} MiB in {n} entries; an entry leaves when the cache is full, "
                     "after {age} min unused, or 20 s after the last tab that used it closed.",
@@ -16,6 +17,7 @@ EN = {
 
 ZH = {
     "memory.section": "服务器内存",
+    "memory.show": "显示数字",
     "memory.rss": "本服务器进程占用 {rss} MiB 内存。",
     "memory.cache": "共享缓存：已用 {used} / {budget} MiB，共 {n} 项；缓存满时、{age} 分钟未用时，"
                     "或用到它的最后一个标签页关闭 20 秒后，条目就会移出。",
