@@ -62,8 +62,7 @@ def window_slider(label: str, n: int, key: str, own_px: float, chart: str, help:
     the presenter screen's main heatmap's in presenter mode (``presenter_px``; by default
     ``PRESENTER_HEATMAP_PX``, measured on the tallest page heads), else ``own_px`` (the figure's own plot height at
     its tallest). A lesson's revealed row (its outline) is always inside the window."""
-    px = FOCUS_HEATMAP_PX if in_focus(chart, main=True) else presenter_px if presenter_mode() else own_px
-    size = rows_that_fit(px)
+    size = rows_that_fit(_plot_px(chart, FOCUS_HEATMAP_PX, presenter_px, own_px))
     if n <= size:
         return 0, n
     row = spot_at(chart, "y")
@@ -73,6 +72,11 @@ def window_slider(label: str, n: int, key: str, own_px: float, chart: str, help:
             st.session_state[key] = row if row < lo else row - size + 1
     start = index_slider(label, 0, n - size, key, default=n - size, help=help, container=container)
     return window(n, size, start)
+
+
+def _plot_px(chart: str, focus_px: float, presenter_px: float, own_px: float) -> float:
+    """The page's main heatmap's plot length along one axis: in the focus view, on a presenter page, or its own."""
+    return focus_px if in_focus(chart, main=True) else presenter_px if presenter_mode() else own_px
 
 
 def spot_at(chart: str, axis: str) -> int | None:
@@ -87,8 +91,7 @@ def column_window(end: int, own_px: float, chart: str, presenter_px: float = PRE
     """The columns ``[lo, hi)`` of ``0..end`` the page's main heatmap ``chart`` draws at the readable minimum, on a
     plot as wide as the focus view's, a presenter screen's (``presenter_px``) or ``own_px``: the last ones (the
     keys the window's last query sees nearest), moved to show the column a revealed lesson answer outlines."""
-    px = FOCUS_PLOT_W if in_focus(chart, main=True) else presenter_px if presenter_mode() else own_px
-    size = min(end, rows_that_fit(px))
+    size = min(end, rows_that_fit(_plot_px(chart, FOCUS_PLOT_W, presenter_px, own_px)))
     lo = end - size
     col = spot_at(chart, "x")
     if col is not None and 0 <= col < lo:

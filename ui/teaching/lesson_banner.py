@@ -3,7 +3,6 @@ and explanation after the answer, Back / Next (PageUp / PageDown)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import streamlit as st
@@ -11,6 +10,7 @@ import streamlit as st
 from teaching.lessons import Key, Lesson, Step
 from teaching.answers.core import NeedsRun, format_option
 from ui.i18n import current_lang, t
+from ui.presenter import css_class
 from teaching.course import LESSONS_PAGE
 from ui.teaching.steps import active, answered, apply_settings, drifted, frozen_key, go, leave, progress, seat
 
@@ -163,7 +163,7 @@ def _picked_text(key: Key, done: dict, lang: str) -> str:
 
 
 def _chart_css(step: Step) -> str:
-    return ".st-key-" + re.sub(r"[^a-zA-Z0-9_-]", "-", f"{step.chart[0]}.chart")
+    return "." + css_class(f"{step.chart[0]}.chart")
 
 
 def scroll_to_chart(lesson: Lesson, step: Step) -> None:
