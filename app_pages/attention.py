@@ -15,6 +15,7 @@ from ui.examples import language_notice
 from ui.caches.views import attention_grid
 from ui.controls import column_window, index_slider, window_slider
 from ui.figures.attention import attention_heatmap, entropy_bar, entropy_heatmap, heads_grid
+from ui.figures.common import position_axis
 from ui.format import number, scientific
 from ui.i18n import current_lang, labeler, t
 from ui.presenter import pairs
@@ -22,13 +23,15 @@ from ui.sidebar import explorer, trace
 from ui.state import control
 from ui.widgets import chart, first_screen, revealed, screen_heading
 from ui.tokens import phrase
-from ui.window import PRESENTER_HEATMAP_W, rows_that_fit
+from ui.window import (COLOUR_CELL_PX, COMPARE_HEATMAP_W, PRESENTER_HEATMAP_PX, PRESENTER_HEATMAP_W, READABLE_CELL_PX,
+                       rows_that_fit)
 
 GRID_MAX_CELLS = 144  # layers x heads small heatmaps drawn at most (GPT-2 small: 12 x 12)
 GRID_MAX_TOKENS = 32  # tokens per small heatmap in the overview grid
 HEADS_MAX_TOKENS = 64  # tokens per small heatmap in the all-heads view
 HEATMAP_PX = 600  # the one-head heatmap's plot height at its tallest outside presenter mode (ui/figures/attention.py)
 HEATMAP_W = 800  # and about its plot width on a laptop screen (1440 px, the sidebar open)
+COMPARE_MAP_HEIGHT = 420  # each compared map's figure height (a single map grows with its rows, up to 760)
 ROW_SUM_TOL = 1e-5  # float32 softmax rows sum to 1 within a few ulps
 FORMULAS = {  # math, not words: the same in every language (HD = head_dim, filled in below)
     "raw": r"S = Q K^\top, \quad S_{ij} = q_i \cdot k_j",
@@ -71,7 +74,11 @@ def compare_heads(pair, layer: int, head: int, stage: str, lo: int, hi: int, uni
             names = side.tick_labels()
             fig = attention_heatmap(pd.DataFrame(m[a:b, a:b], index=names[a:b], columns=names[a:b]), names[a:b], stage,
                                     t("compare.title", side=letter.upper(), title=title), t("attn.x"), t("attn.y"),
-                                    unit, limit=limit or None)
+                                    unit, limit=limit or None, cell_text=False)  # half width: numbers in the hover
+            fig.update_layout(height=COMPARE_MAP_HEIGHT)  # both maps and the sentence under them on one screen
+            # labels that fit half a screen: rows 16 px apart, slanted columns twice that
+            fig.update_yaxes(**position_axis(names[a:b], max_ticks=rows_that_fit(COMPARE_HEATMAP_W)))
+            fig.update_xaxes(**position_axis(names[a:b], max_ticks=rows_that_fit(COMPARE_HEATMAP_W, 2 * READABLE_CELL_PX)))
             table = pd.DataFrame(m, index=names, columns=names).reset_index(names=t("attn.y"))
             chart(fig, table, f"attn.heatmap.{letter}", columns=2, view={"side": letter.upper(), **view})
     change = compare.largest_attention_change(trace(pair.a).attentions, trace(pair.b).attentions)
@@ -80,7 +87,8 @@ def compare_heads(pair, layer: int, head: int, stage: str, lo: int, hi: int, uni
         [t("compare.attn_close", delta=scientific(abs(change.a - change.b)), **where)] \
         if number(change.a) == number(change.b) else [t("compare.attn_sentence", a=number(change.a), b=number(change.b),
                                                         **where)]
-    st.info(" ".join(said + unaligned_notes(pair)))
+    if revealed("attn.diff"):  # the sentence reads the maps out: it waits with them (a lesson's open question)
+        st.info(" ".join(said + unaligned_notes(pair)))
     if len(drawn) < 2:
         st.caption(t("compare.diff_none"))
         return
@@ -130,8 +138,11 @@ with first_screen(t("attn.title"), t("attn.explain")):
     # the positions drawn (queries and keys): as many as fit at a readable row height, the last first
     # (comparing: over the longer side's positions, so neither side's last positions are cut without a slider)
     span = T if pair is None else max(int(side.input_ids.shape[1]) for _, side in pair.sides())
-    lo, hi = window_slider(t("attn.start"), span, "attn.start", HEATMAP_PX, "attn.heatmap",
-                           help=t("attn.start_help", n=rows_that_fit(HEATMAP_PX)), container=c4)
+    # comparing: a square window each half fits across in colour-only cells (their numbers in the hover)
+    rows_px, cell_px = (HEATMAP_PX, READABLE_CELL_PX) if pair is None else (COMPARE_HEATMAP_W, COLOUR_CELL_PX)
+    lo, hi = window_slider(t("attn.start"), span, "attn.start", rows_px, "attn.heatmap",
+                           help=t("attn.start_help", n=rows_that_fit(rows_px, cell_px)), container=c4,
+                           presenter_px=PRESENTER_HEATMAP_PX if pair is None else COMPARE_HEATMAP_W, cell_px=cell_px)
     # the keys those queries see, as many as fit across (comparing: the square window both sides share)
     k0, k1 = column_window(min(hi, T), HEATMAP_W, "attn.heatmap", PRESENTER_HEATMAP_W) if pair is None else (lo, hi)
     if (lo, hi, k0, k1) != (0, span, 0, span):

@@ -17,7 +17,7 @@ from ui.i18n import t
 from ui.presenter import presenter_mode
 from ui.state import control
 from ui.teaching.gate import chart_gate
-from ui.window import PRESENTER_HEATMAP_PX, rows_that_fit, window
+from ui.window import PRESENTER_HEATMAP_PX, READABLE_CELL_PX, rows_that_fit, window
 
 
 def clamp_state(key: str, lo, hi, label: str, container=None) -> None:
@@ -55,14 +55,16 @@ def index_slider(label: str, lo: int, hi: int, key: str, default: int | None = N
 
 
 def window_slider(label: str, n: int, key: str, own_px: float, chart: str, help: str | None = None,
-                  container=None, presenter_px: float = PRESENTER_HEATMAP_PX) -> tuple[int, int]:
+                  container=None, presenter_px: float = PRESENTER_HEATMAP_PX,
+                  cell_px: float = READABLE_CELL_PX) -> tuple[int, int]:
     """The rows ``[lo, hi)`` of ``n`` a tall heatmap (the page's main chart ``chart``) draws: as many as fit its
     plot height at the readable minimum (``ui.window``); when not all fit, a slider moves the window (default:
     the last rows). The height is the focus view's (``ui.focus.FOCUS_HEATMAP_PX``) when the chart is in focus,
     the presenter screen's main heatmap's in presenter mode (``presenter_px``; by default
     ``PRESENTER_HEATMAP_PX``, measured on the tallest page heads), else ``own_px`` (the figure's own plot height at
-    its tallest). A lesson's revealed row (its outline) is always inside the window."""
-    size = rows_that_fit(_plot_px(chart, FOCUS_HEATMAP_PX, presenter_px, own_px))
+    its tallest); ``cell_px``: a row's least height (colour-only cells: ``COLOUR_CELL_PX``). A lesson's revealed
+    row (its outline) is always inside the window."""
+    size = rows_that_fit(_plot_px(chart, FOCUS_HEATMAP_PX, presenter_px, own_px), cell_px)
     if n <= size:
         return 0, n
     row = spot_at(chart, "y")

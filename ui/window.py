@@ -19,6 +19,11 @@ PRESENTER_HEATMAP_PX = 60
 # And its plot width, for a window of columns (attention's keys): measured with SmolLM2, whose long token labels
 # and colour bar leave 575 px of the 1280-pixel screen.
 PRESENTER_HEATMAP_W = 560
+# One side's plot width when two heatmaps share the screen (Compare: A and B side by side, each in half the main
+# area less its tick labels and colour bar; 185 px measured at 1280 x 720): the compared maps show a square window
+# of as many positions as fit across in colour-only cells (29 at COLOUR_CELL_PX; their numbers in the hover), not
+# the 3 rows of the single map's first-screen height, nor numbers wider than their cells.
+COMPARE_HEATMAP_W = 176
 
 
 def rows_that_fit(available_px: float, min_px: float = READABLE_CELL_PX) -> int:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser_support import CHART, NAV_INDEX, SHOTS, assert_clean, click_nav, key_css, open_app, settle
+from tests.browser_support import (CELL_PX_JS, CHART, NAV_INDEX, SHOTS, assert_clean, click_nav, key_css, open_app,
+                                   settle)
+from ui.window import COLOUR_CELL_PX
 from ui.i18n import catalogs
 
 pytestmark = pytest.mark.browser
@@ -41,6 +43,13 @@ def check_sides(page, phone: bool) -> None:
         assert abs(a["y"] - b["y"]) < 2 and b["x"] >= a["x"] + a["width"] - 1, got
     titles = page.locator(f"{MAIN} .gtitle").all_text_contents()
     assert any(t.startswith("A ·") for t in titles) and any(t.startswith("B ·") for t in titles), titles
+    # each half-width map: a square window of colour-only cells (numbers in the hover), not a few giant rows
+    for side, css in SIDES.items():
+        drawn = page.evaluate("sel => { " + CELL_PX_JS + """
+          const gd = document.querySelector(sel + ' .js-plotly-plot');
+          return {cell: cellPx(gd), rows: gd._fullData.find(t => t.type === 'heatmap').z.length}; }""", css)
+        assert drawn["cell"]["text"] is None and drawn["cell"]["colour"] >= COLOUR_CELL_PX, (side, drawn)
+        assert drawn["rows"] == 22, (side, drawn)  # the default text's 22 positions: all of them fit
 
 
 @pytest.mark.parametrize("lang,phone", [("en", False), ("zh", True)])
@@ -74,6 +83,7 @@ def test_compare_from_attention_and_open_its_link(server, browser, lang, phone):
         assert_clean(page)
         note = L["compare.unaligned.heads"].format(a=4, b=8, n=4)
         sentence = page.locator(f'{MAIN} [data-testid="stAlert"]').filter(has_text=note)
+        sentence.first.wait_for(timeout=180_000)  # B's rerun with 8 heads has finished (a loaded machine: seconds)
         assert sentence.count() == 1
         said = sentence.inner_text()
         assert L["compare.attn_sentence"].split("{")[0] in said  # "The largest attention change is layer ..."
@@ -94,7 +104,9 @@ def test_compare_from_attention_and_open_its_link(server, browser, lang, phone):
             settle(fresh, 1500)
             assert_clean(fresh)
             check_sides(fresh, phone)
-            assert fresh.locator(f'{MAIN} [data-testid="stAlert"]').filter(has_text=note).count() == 1
+            again = fresh.locator(f'{MAIN} [data-testid="stAlert"]').filter(has_text=note)
+            again.first.wait_for(timeout=180_000)
+            assert again.count() == 1
             fresh.locator(SIDES["b"]).scroll_into_view_if_needed()
             fresh.screenshot(path=str(SHOTS / f"compare-attention-link-{lang}-{size[0]}.png"))
         finally:

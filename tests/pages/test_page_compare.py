@@ -36,6 +36,15 @@ def _single(page: str, builder, **state) -> pd.DataFrame:
     return calls.data(builder)
 
 
+def _within(shown: pd.DataFrame, single: pd.DataFrame) -> pd.DataFrame:
+    """The single view's cells at the positions a compared map shows (comparing, each half-width map shows a square
+    window of the positions, ``ui.window.COMPARE_HEATMAP_W``): the same rows and columns, by position."""
+    rows = [single.index.get_loc(i) for i in shown.index]
+    cols = [single.columns.get_loc(c) for c in shown.columns]
+    assert rows == list(range(rows[0], rows[0] + len(rows))) and cols == rows  # a square window, in order
+    return single.iloc[rows, cols]
+
+
 def _compare_with(b_state: dict):
     """The Attention page: "Compare", then ``b_state`` in the sidebar (which edits B); the page and its charts."""
     at = open_page("attention")
@@ -58,9 +67,10 @@ def test_each_side_is_its_single_view_and_the_panel_their_difference(attention):
     assert not at.exception and at.session_state["compare.side"] == "b"
     shown = _heatmaps(calls)
     single_a, single_b = _single("attention", attention_heatmap), _single("attention", attention_heatmap, **HEADS_8)
-    pd.testing.assert_frame_equal(shown["A ·"], single_a, check_exact=True)
-    pd.testing.assert_frame_equal(shown["B ·"], single_b, check_exact=True)
-    assert np.array_equal(shown["A −"].to_numpy(), single_a.to_numpy() - single_b.to_numpy(), equal_nan=True)
+    pd.testing.assert_frame_equal(shown["A ·"], _within(shown["A ·"], single_a), check_exact=True)
+    pd.testing.assert_frame_equal(shown["B ·"], _within(shown["B ·"], single_b), check_exact=True)
+    a, b = _within(shown["A −"], single_a), _within(shown["A −"], single_b)
+    assert np.array_equal(shown["A −"].to_numpy(), a.to_numpy() - b.to_numpy(), equal_nan=True)
 
 
 def test_the_sentence_names_the_largest_change_of_fresh_models(attention):
@@ -225,7 +235,8 @@ def test_a_checkpoint_side_is_its_single_view_and_travels_under_its_letter():
     poem = {"model.source": "checkpoint", "model.checkpoint": "tang-poems-small"}
     at, calls = _compare_with(poem)
     assert not at.exception
-    pd.testing.assert_frame_equal(_heatmaps(calls)["B ·"], _single("attention", attention_heatmap, **poem),
+    b_shown = _heatmaps(calls)["B ·"]
+    pd.testing.assert_frame_equal(b_shown, _within(b_shown, _single("attention", attention_heatmap, **poem)),
                                   check_exact=True)
     said = texts(at)
     assert "A's vocabulary has 4,000 tokens, B's 2,579" in said and "read different tokens" in said

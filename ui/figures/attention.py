@@ -29,7 +29,7 @@ SEQUENTIAL = "Blues"  # probabilities 0..1
 def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title: str, x_title: str, y_title: str,
                       colorbar_title: str, sink: np.ndarray | None = None, sink_label: str = "",
                       key_labels: list[str] | None = None, first: tuple[int, int] = (0, 0),
-                      limit: float | None = None) -> go.Figure:
+                      limit: float | None = None, cell_text: bool = True) -> go.Figure:
     """Heatmap of one head's ``[T, T]`` attention matrix at one stage (queries = rows, keys = columns).
 
     Args:
@@ -43,6 +43,7 @@ def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title
             highlight, given in positions, lands on its cell (``ui.figures.common.mark_window``).
         limit: a diverging scale's ends, ``-limit..limit`` (charts compared side by side share one scale); by
             default the scale spans the matrix's own values, centred at 0.
+        cell_text: False for colour-only cells (two maps side by side: too narrow for their numbers, in the hover).
     Returns:
         A figure with one ``go.Heatmap`` on integer positions; y reversed so query 0 is at the top; NaN cells
         show the light-grey background. Every token labelled on both axes up to ``LABEL_EVERY_TOKEN`` (smaller
@@ -64,7 +65,7 @@ def attention_heatmap(matrix: pd.DataFrame, labels: list[str], stage: str, title
         meta=dict(token_fields=["customdata"]),  # tokens, not UI text
         hovertemplate=t("fig.query_key_tokens") + ": %{z:.4g}<extra></extra>", **scale,
     )
-    if max(T, K) <= (CELL_TEXT_MAX_TOKENS if probs else CELL_TEXT_MAX_TOKENS // 2):  # scores need wider labels
+    if cell_text and max(T, K) <= (CELL_TEXT_MAX_TOKENS if probs else CELL_TEXT_MAX_TOKENS // 2):  # scores: wider
         trace.update(text=cells(z, ".2f" if probs else ".2g"), texttemplate="%{text}", textfont=dict(size=10))
     fig = go.Figure(trace)
     base_layout(fig, title, x_title, y_title, height=max(420, min(760, 160 + 22 * T)))
