@@ -135,3 +135,28 @@ def test_the_views_line_serves_in_order_of_arrival_and_is_reentrant(monkeypatch)
     for th in threads:
         th.join(30)
     assert order == [0, 1, 2, 3, 4]
+
+
+def test_lens_tables_and_the_attention_grid_count_in_the_byte_budget(monkeypatch):
+    """Both live in the server's byte store, measured: a budget too small for them keeps neither, and the next ask
+    computes the same table and figure again; each run gets its own copy of the grid (a page styles it)."""
+    import pandas as pd
+
+    config = ModelConfig(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                         intermediate_size=64, max_position_embeddings=64)
+    model = build_model(json.dumps(config.to_dict(), sort_keys=True), 11)
+    ids = (3, 1, 4, 1, 5)
+    roomy = ByteBudgetCache(budget=2**30)
+    monkeypatch.setattr(bytecache, "_SHARED", roomy)
+    table = views.lens_table(model, ids, lambda _f: None)
+    fig = views.attention_grid(model, ids, 4, "en")
+    held = {name.rsplit(".", 1)[-1] for name, _n, _b in roomy.held()}
+    assert {"lens_table", "_attention_grid"} <= held, held
+    assert roomy.bytes >= int(table.memory_usage(deep=True).sum()) + views.figure_bytes(fig) > 0
+    again = views.attention_grid(model, ids, 4, "en")
+    assert again is not fig and again.to_json() == fig.to_json()
+    tight = ByteBudgetCache(budget=1)
+    monkeypatch.setattr(bytecache, "_SHARED", tight)
+    pd.testing.assert_frame_equal(views.lens_table(model, ids, lambda _f: None), table, check_exact=True)
+    assert views.attention_grid(model, ids, 4, "en").to_json() == fig.to_json()
+    assert len(tight) == 0 and tight.bytes == 0

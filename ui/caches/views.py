@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import OrderedDict
 from typing import Callable
 
 import numpy as np
@@ -22,17 +21,28 @@ from engine import CausalLM, ModelConfig
 from engine.parity import attention_paths_agree, reference_check
 from engine.tokenizer import TextTokenizer
 from server.budget import view_work
-from server.bytecache import byte_cached, tensor_bytes
+from server.bytecache import byte_cached, shared_cache, tensor_bytes
 from ui.budget import heavy_work
 from ui.caches import HASH, cached_trace, model_key, register_model
 from ui.figures.attention import layers_heads_grid
 from ui.i18n import t
 
 
-@st.cache_data(max_entries=16, show_spinner=False, hash_funcs=HASH)
+def figure_bytes(fig: go.Figure) -> int:
+    """What a figure holds beyond its few KB of layout: the bytes of its traces' arrays (cells, their text)."""
+    return sum(np.asarray(trace[name]).nbytes for trace in fig.data for name in ("x", "y", "z", "text", "customdata")
+               if name in trace and trace[name] is not None)
+
+
 def attention_grid(model: CausalLM, ids: tuple[int, ...], n_grid: int, lang: str) -> go.Figure:
-    """The Attention page's layers x heads small multiples (about 2/3 of that page's rerun time when built): cached
-    per model, input and language."""
+    """The Attention page's layers x heads small multiples (about 2/3 of that page's rerun time when built): kept
+    per model, input and language in the server's byte store (:func:`_attention_grid`); each run gets its own copy
+    (the page styles the figure it draws)."""
+    return go.Figure(_attention_grid(model, ids, n_grid, lang))
+
+
+@byte_cached(hash_funcs=HASH, sizeof=figure_bytes)  # SmolLM2: 270 maps of 32 x 32, ~2 MB of cells
+def _attention_grid(model: CausalLM, ids: tuple[int, ...], n_grid: int, lang: str) -> go.Figure:
     attentions = cached_trace(model, ids).attentions
     tri = np.triu(np.ones((n_grid, n_grid), dtype=bool), k=1)
     grid = []
@@ -59,15 +69,11 @@ def role_table(model: CausalLM, ids: tuple[int, ...], period: int, exclude: tupl
     return heads.head_roles(cached_trace(model, ids).attentions, repeat_attentions(model, period, exclude), period, ids)
 
 
-LENS_ENTRIES = 16  # lens tables kept (a few hundred KB each for SmolLM2 at 256 tokens)
-
-
 @st.cache_resource(show_spinner=False)
-def _lens_store() -> tuple[OrderedDict, dict, threading.Lock]:
-    """Lens tables shared by all sessions (least recently used dropped first), and the ones being computed
-    (key -> the computing session's latest progress fraction and an event set when it is done). Not
-    ``st.cache_data``: the computation drives a progress bar, which a cached function may not touch."""
-    return OrderedDict(), {}, threading.Lock()
+def _lens_pending() -> tuple[dict, threading.Lock]:
+    """The lens tables being computed (key -> the computing session's latest progress fraction and an event set
+    when it is done), shared by all sessions; the tables themselves live in the server's byte store."""
+    return {}, threading.Lock()
 
 
 def lens_table(model: CausalLM, ids: tuple[int, ...], progress: Callable[[float], None]) -> pd.DataFrame:
@@ -75,13 +81,13 @@ def lens_table(model: CausalLM, ids: tuple[int, ...], progress: Callable[[float]
     while another computes it waits for that computation (its bar follows the other's progress) instead of
     computing it again. The computation waits for the page views' line (:func:`server.budget.view_work`): for
     SmolLM2 it is L+1 products with the 49,152-row head."""
-    store, pending, lock = _lens_store()
-    key = (model_key(model), ids)
+    pending, lock = _lens_pending()
+    key = ("ui.caches.views.lens_table", model_key(model), ids)
     while True:
         with lock:
-            if key in store:
-                store.move_to_end(key)
-                return store[key]
+            found, table = shared_cache().peek(key)
+            if found:
+                return table
             job = pending.get(key)
             if job is None:
                 job = pending[key] = {"fraction": 0.0, "done": threading.Event()}
@@ -98,11 +104,7 @@ def lens_table(model: CausalLM, ids: tuple[int, ...], progress: Callable[[float]
         c = model.config
         with view_work(2e-9 * (c.num_hidden_layers + 1) * len(ids) * c.hidden_size * c.vocab_size):
             table = lens.logit_lens(model, residual, progress=report)
-        with lock:
-            store[key] = table
-            while len(store) > LENS_ENTRIES:
-                store.popitem(last=False)
-        return table
+        return shared_cache().get_or_create(key, lambda: table)  # kept in the byte budget (SmolLM2: ~0.5 MB)
     finally:
         with lock:
             pending.pop(key, None)
