@@ -98,6 +98,16 @@ def stop() -> None:
     st.session_state.pop(OTHER_KEY, None)
 
 
+def compare_with(values: dict, fixed: dict) -> None:
+    """A lesson step that compares (a callback, after the step's side A is set in the sidebar): B's sidebar
+    ``values`` and ``fixed`` fields wait beside it; the sidebar edits A."""
+    other_side = {k: values.get(k, SIDE_DEFAULTS[k]) for k in SIDE_KEYS}
+    other_side["cfg.seed"] = float(other_side["cfg.seed"])
+    other_side[FIXED_KEY] = dict(fixed)
+    st.session_state[OTHER_KEY] = other_side
+    st.session_state[SIDE_KEY] = "a"
+
+
 def apply_preset(name: str) -> None:
     """A comparison preset made from the view on screen; the sidebar edits B."""
     a, b = preset_sides(name, _live())

@@ -27,6 +27,7 @@ from teaching.answers import real, training  # noqa: F401,E402  (lessons 4 and 5
 from teaching.answers import interventions  # noqa: F401,E402  (lesson 6's answers)
 from teaching.answers import variants  # noqa: F401,E402  (lesson 7's answers)
 from teaching.answers import follow  # noqa: F401,E402  (lesson 4's steps on the Follow a token page)
+from teaching.answers import compare  # noqa: F401,E402  (the steps that compare two views, A and B)
 from teaching.lessons.quality import question_problems
 from settings.build import build_parts  # a step's model, as the sidebar builds it
 from settings.schema import DEFAULTS, all_presets
@@ -36,7 +37,7 @@ ROOT = FOLDER.parents[1]  # the repository (teaching/lessons/ -> .)
 LANGS = ("en", "zh")
 MIN_STEPS, MAX_STEPS, MIN_QUESTIONS = 8, 15, 6
 LESSON_KEYS = {"id", "title", "source", "summary", "settings", "steps", "draft"}
-STEP_KEYS = {"page", "text", "chart", "show", "settings", "question"}
+STEP_KEYS = {"page", "text", "chart", "show", "settings", "question", "compare"}
 QUESTION_KEYS = {"kind", "prompt", "answer", "args", "explain", "concept", "tolerance", "tolerance_abs", "margin",
                  "margin_abs", "wrong", "arithmetic"}
 _FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -76,6 +77,8 @@ class Step:
     chart: tuple[str, ...] = ()  # the charts the question is about: a placeholder until the answer, then the first highlighted
     question: Question | None = None
     show: tuple[str, ...] = ()  # charts (or gated blocks) drawn while the question is open; the rest of the page waits
+    compare: dict | None = None  # side B's effective settings (the step's with its ``compare`` table over them): the
+    # step opens comparing, A in the sidebar; its question is about the difference (``StepInputs.other``)
 
 
 @dataclass(frozen=True)
@@ -157,10 +160,14 @@ def load(path: Path) -> Lesson:
                                 margin_abs=q.get("margin_abs"), wrong=_wrong(q.get("wrong", {}), where),
                                 arithmetic=tuple(q.get("arithmetic", ())))
         chart, show = raw.get("chart", ()), raw.get("show", ())
+        settings = {**base, **raw.get("settings", {})}
+        compare = raw.get("compare")
+        if compare is not None and (not isinstance(compare, dict) or not compare):
+            raise LessonError(f"{where}: `compare` must be a table of B's settings (got {compare!r:.80})")
         steps.append(Step(number=i, page=raw["page"], text=_text(raw.get("text"), where + " text"),
-                          settings={**base, **raw.get("settings", {})},
-                          chart=(chart,) if isinstance(chart, str) else tuple(chart), question=question,
-                          show=(show,) if isinstance(show, str) else tuple(show)))
+                          settings=settings, chart=(chart,) if isinstance(chart, str) else tuple(chart),
+                          question=question, show=(show,) if isinstance(show, str) else tuple(show),
+                          compare={**settings, **compare} if compare else None))
     return Lesson(id=lesson_id, path=rel, title=_text(data.get("title"), rel + " title"), source=_text(data["source"], rel + " source") if "source" in data else None,
                   summary=_text(data.get("summary"), rel + " summary"), steps=tuple(steps),
                   draft=bool(data.get("draft", False)))
@@ -304,7 +311,9 @@ def compute_key(lesson: Lesson, step: Step, inputs: StepInputs) -> Key:
 
 
 def inputs_for(step: Step, **builders) -> StepInputs:
-    return StepInputs(step.settings, lambda: build_parts(step.settings, **builders))
+    """A step's inputs, and side B's (``other``) where the step compares."""
+    other = StepInputs(step.compare, lambda: build_parts(step.compare, **builders)) if step.compare else None
+    return StepInputs(step.settings, lambda: build_parts(step.settings, **builders), other=other)
 
 
 # ---- the check -------------------------------------------------------------------------------------------------
@@ -326,6 +335,9 @@ def check_lesson(lesson: Lesson, run_answers: bool = True) -> tuple[list[str], l
             problems.append(f"{where}: page {step.page!r} is not in explorer.py's PAGES ({', '.join(pages)})")
             keys.append(None)
             continue
+        for k in step.compare or ():  # side B is a whole view: the sidebar's keys only
+            if k not in step.settings and k not in sidebar:
+                problems.append(f"{where}: compare {k!r} is not a sidebar setting (a side holds the sidebar's values)")
         for k in step.settings:
             if k == "preset":
                 if step.settings[k] not in PRESETS:

@@ -24,9 +24,10 @@ def step_key(lesson_id: str, n: int, digest: str, trained_id: str | None, run_id
     lesson = lesson_files.by_id(lesson_id)
     step = lesson.step(n)
     trained = _session.get("trained")
-    inputs = StepInputs(step.settings, lambda: build_parts(
-        step.settings, model_for=build_model, tokenizer_for=tokenizer_for, checkpoint_for=load_checkpoint,
-        trained_for=(lambda: trained["model"]) if trained else None), session=_session)
+    builders = dict(model_for=build_model, tokenizer_for=tokenizer_for, checkpoint_for=load_checkpoint,
+                    trained_for=(lambda: trained["model"]) if trained else None)
+    other = StepInputs(step.compare, lambda: build_parts(step.compare, **builders)) if step.compare else None
+    inputs = StepInputs(step.settings, lambda: build_parts(step.settings, **builders), session=_session, other=other)
     key = compute_key(lesson, step, inputs)
     key.raw = None  # only plain values are kept
     return key

@@ -11,6 +11,7 @@ from ui.figures.norms import depth_axis
 
 RATIO_COLOR = "#6a3d9a"
 HEADROOM = 0.1  # a shared y range ends this share of its span above the highest value
+EQUAL_BAND = 0.1  # a B / A chart's y axis spans at least 1 ± this
 
 
 def _values(fig: go.Figure, axis: str) -> list[float]:
@@ -56,4 +57,8 @@ def ratio_by_depth(table: pd.DataFrame, depth_labels: list[str], title: str, x_t
     finite = ratio[np.isfinite(ratio) & (ratio > 0)]
     if finite.size and finite.max() / finite.min() > 100:
         fig.update_yaxes(type="log")
+    elif finite.size:  # at least 0.9 to 1.1 around the line at 1: rounding noise (0.99999994) is not drawn as a change
+        lo, hi = min(float(finite.min()), 1 - EQUAL_BAND), max(float(finite.max()), 1 + EQUAL_BAND)
+        pad = (hi - lo) * HEADROOM
+        fig.update_yaxes(range=[max(lo - pad, 0.0), hi + pad], autorange=False)
     return fig

@@ -29,7 +29,7 @@ from teaching.lessons import Key, Lesson, Step, settings_digest
 from settings.build import sidebar_values
 from ui.caches.steps import step_key
 from ui.checkpoint_picker import TRAINED_KEY
-from ui.compare import stop as stop_comparing
+from ui.compare import compare_with, stop as stop_comparing
 from ui.train_common import JOB_KEY, RACE_KEY
 from ui.state import (FIXED_KEY, apply_pending, current, page_controls_at_default, register_params, repair,
                       set_controls)
@@ -157,12 +157,14 @@ def apply_settings(step: Step) -> None:
     widget has been drawn yet: :func:`lesson_hook` applies them at once)."""
     values, fixed = step_values(step)
     page_controls_at_default(keep=set(values))  # a step is its declaration: nothing of the step before stays
-    stop_comparing()  # a step is one view: no second side from before it
+    stop_comparing()  # a step is its own view (or its own two): no second side from before it
     set_controls(values)
     if fixed:
         repair(FIXED_KEY, fixed)
     else:
         st.session_state.pop(FIXED_KEY, None)
+    if step.compare:  # the step compares: its B waits beside A (the sidebar's)
+        compare_with(*sidebar_values(step.compare))
 
 
 def go(lesson_id: str, n: int) -> None:
