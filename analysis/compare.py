@@ -90,3 +90,52 @@ def norms_by_depth(res_a: pd.DataFrame, res_b: pd.DataFrame) -> pd.DataFrame:
 def last_block_norms(res_a: pd.DataFrame, res_b: pd.DataFrame) -> tuple[float, float]:
     """The mean residual norm after each side's last block (A's, B's): depth L of each (before the final norm)."""
     return tuple(float(r[r["depth"] == r["depth"].max() - 1]["norm"].mean()) for r in (res_a, res_b))
+
+
+# ---- loss, next token, overview, lens
+class PositionChange(NamedTuple):
+    """The position whose loss changes most from A to B (0-based, the row of ``analysis.loss.loss_table``), and
+    its loss in A and in B (nats)."""
+    position: int
+    a: float
+    b: float
+
+
+def loss_by_position(loss_a: pd.DataFrame, loss_b: pd.DataFrame) -> pd.DataFrame:
+    """The loss of each predicting position both sides have (``analysis.loss.loss_table`` tables; rows 0..n-1, n
+    the shorter table's length), aligned by position. Columns ``position``, ``a``, ``b`` (nats; NaN where that
+    side masks the target), ``ratio`` (B / A; NaN where either is masked)."""
+    n = min(len(loss_a), len(loss_b))
+    a = loss_a["loss"].to_numpy(dtype=float)[:n]
+    b = loss_b["loss"].to_numpy(dtype=float)[:n]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = b / a
+    return pd.DataFrame({"position": np.arange(n), "a": a, "b": b, "ratio": ratio})
+
+
+def mean_loss(table: pd.DataFrame) -> float:
+    """A loss table's mean loss over its supervised targets (the page's L = sum / N); NaN when none is."""
+    kept = table["loss"][~table["masked"].to_numpy(dtype=bool)].to_numpy(dtype=float)
+    return float(kept.sum() / kept.size) if kept.size else float("nan")
+
+
+def largest_loss_change(by_position: pd.DataFrame) -> PositionChange | None:
+    """The position of :func:`loss_by_position` whose loss moves most, ``|B − A|`` (the first of equals); None when
+    no position has a finite loss on both sides."""
+    i = _largest_abs((by_position["b"] - by_position["a"]).to_numpy(dtype=float))
+    if i is None:
+        return None
+    return PositionChange(int(by_position["position"].iloc[i]), float(by_position["a"].iloc[i]),
+                          float(by_position["b"].iloc[i]))
+
+
+def same_tokens(a: Sequence[str], b: Sequence[str], n: int) -> bool:
+    """Whether the first ``n`` display tokens of A and B agree (then a position's text names it on both sides)."""
+    return list(a[:n]) == list(b[:n]) and min(len(a), len(b)) >= n
+
+
+def _largest_abs(values: np.ndarray) -> int | None:
+    """The index of the largest finite ``|value|`` (the first of equals); None when none is finite."""
+    finite = np.isfinite(values)
+    return int(np.flatnonzero(finite)[np.argmax(np.abs(values[finite]))]) if finite.any() else None
+

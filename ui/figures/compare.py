@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.figures.common import base_layout, f32
+from ui.figures.common import base_layout, f32, position_axis
 from ui.figures.norms import depth_axis
 
 RATIO_COLOR = "#6a3d9a"
@@ -55,5 +55,48 @@ def ratio_by_depth(table: pd.DataFrame, depth_labels: list[str], title: str, x_t
     fig.update_xaxes(**depth_axis(depth_labels))
     finite = ratio[np.isfinite(ratio) & (ratio > 0)]
     if finite.size and finite.max() / finite.min() > 100:
+        fig.update_yaxes(type="log")
+    return fig
+
+
+# ---- loss, next token, overview, lens
+UP, DOWN = "#b2182b", "#2166ac"  # the ends of the diverging scale (ui.figures.common.DIVERGING): above / below
+
+
+def union_range(figs: list[go.Figure], axis: str = "xaxis") -> None:
+    """Give every chart the range that holds all their own ranges on ``axis`` ("xaxis", "yaxis"...): the charts
+    of two sides then place equal values at the same place (a chart without a set range is left alone)."""
+    ranges = [fig.layout[axis].range for fig in figs if fig.layout[axis].range is not None]
+    if not ranges:
+        return
+    lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
+    for fig in figs:
+        fig.layout[axis].update(range=[lo, hi], autorange=False)
+
+
+def cap_height(figs: list[go.Figure], px: int) -> None:
+    """At most ``px`` tall each (a compared chart in presenter mode stays within one screen)."""
+    for fig in figs:
+        if (fig.layout.height or 0) > px:
+            fig.update_layout(height=px)
+
+
+def ratio_by_position(table: pd.DataFrame, labels: list[str], title: str, x_title: str, y_title: str) -> go.Figure:
+    """B / A at each position both sides have (``analysis.compare.loss_by_position``'s ``ratio``) as bars from 1,
+    red where B is higher, blue where lower, a gap where either side masks the target; a dotted line at 1 (equal)
+    and a log scale when the ratios span more than a factor 100. ``labels``: one tick per position."""
+    ratio = table["ratio"].to_numpy(dtype=float)
+    finite = ratio[np.isfinite(ratio) & (ratio > 0)]
+    log = bool(finite.size) and finite.max() / finite.min() > 100
+    shown = np.where(np.isfinite(ratio), ratio, np.nan)
+    fig = go.Figure(go.Bar(
+        x=np.arange(len(ratio)), y=f32(shown - (0 if log else 1)), base=None if log else 1.0,
+        marker_color=[UP if r > 1 else DOWN for r in np.nan_to_num(ratio, nan=1.0)],
+        customdata=np.array([[lab, f"{r:.4g}" if np.isfinite(r) else "—"] for lab, r in zip(labels, ratio)], dtype=object),
+        hovertemplate="%{customdata[0]}: %{customdata[1]}<extra></extra>"))
+    fig.add_hline(y=1.0, line=dict(dash="dot", color="gray", width=1))
+    base_layout(fig, title, x_title, y_title, height=340)
+    fig.update_xaxes(**position_axis(labels), range=[-0.5, max(len(ratio), 1) - 0.5])
+    if log:
         fig.update_yaxes(type="log")
     return fig

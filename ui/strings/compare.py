@@ -80,3 +80,27 @@ ZH = {
     "compare.ratio": "B / A",
     "compare.norms_sentence": "最后一层之后，B 的残差流范数是 A 的 {ratio} 倍（A 在第 {la} 层之后为 {a}，B 在第 {lb} 层之后为 {b}）。",
 }
+
+# ---- loss, next token, overview, lens
+EN.update({
+    "compare.loss_tokens": "{inp} → {tgt}",
+    "compare.loss_where": "position {p} ({tokens})",
+    "compare.loss_where_two": "position {p} (A: {a}; B: {b})",
+    "compare.loss_sentence": "B's mean loss is {ratio}× A's ({b} vs {a} nats).",
+    "compare.loss_none": "No mean loss to compare: a side has no supervised target.",
+    "compare.loss_change": "The largest change is at {where}: {a} nats in A → {b} in B.",
+    "compare.loss_ratio_title": "B / A: the loss of each position both sides predict",
+    "compare.loss_ratio_y": "B / A (loss)",
+    "compare.loss_cut": "The ratio covers positions 0–{last}, the ones both sides predict (A {ta}, B {tb}).",
+})
+ZH.update({
+    "compare.loss_tokens": "{inp} → {tgt}",
+    "compare.loss_where": "位置 {p}（{tokens}）",
+    "compare.loss_where_two": "位置 {p}（A：{a}；B：{b}）",
+    "compare.loss_sentence": "B 的平均损失是 A 的 {ratio} 倍（{b} 对 {a} nats）。",
+    "compare.loss_none": "无法比较平均损失：有一方没有受监督的目标。",
+    "compare.loss_change": "变化最大的是{where}：A 中 {a} nats → B 中 {b}。",
+    "compare.loss_ratio_title": "B / A：双方都预测的每个位置的损失之比",
+    "compare.loss_ratio_y": "B / A（损失）",
+    "compare.loss_cut": "比值覆盖位置 0–{last}，即双方都预测的位置（A {ta} 个，B {tb} 个）。",
+})

@@ -1,0 +1,59 @@
+"""analysis/compare.py's numbers for Loss, Next token, Overview and Logit lens against hand-computed values and the
+single views' own functions (loss_table, next_token_table, parameter_table, logit_lens)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+import analysis
+from analysis import compare
+
+NAN = float("nan")
+
+
+def _loss(losses: list[float]) -> pd.DataFrame:
+    """A loss table as ``analysis.loss.loss_table`` makes it (the columns these functions read): NaN = masked."""
+    loss = np.array(losses, dtype=float)
+    return pd.DataFrame({"position": np.arange(len(loss)), "masked": np.isnan(loss), "loss": loss})
+
+
+def test_losses_are_aligned_by_position_and_divided():
+    a, b = _loss([2.0, NAN, 4.0, 1.0]), _loss([1.0, 3.0, 6.0])
+    table = compare.loss_by_position(a, b)
+    assert table["position"].tolist() == [0, 1, 2]  # the positions both predict
+    assert np.array_equal(table["ratio"].to_numpy(), [0.5, NAN, 1.5], equal_nan=True)
+    assert compare.mean_loss(a) == pytest.approx(7 / 3) and compare.mean_loss(b) == pytest.approx(10 / 3)
+    assert math.isnan(compare.mean_loss(_loss([NAN, NAN])))
+    change = compare.largest_loss_change(table)  # |B − A|: 1, —, 2
+    assert change == (2, 4.0, 6.0)
+    assert compare.largest_loss_change(compare.loss_by_position(_loss([NAN]), _loss([1.0]))) is None
+
+
+def test_the_loss_helpers_read_the_single_view_table():
+    """On a real loss_table: the mean is the model's own loss (sum over N)."""
+    from analysis.trace import run_trace
+    from engine import CausalLM, ModelConfig
+    from engine.loss import mask_prompt
+
+    torch.manual_seed(0)
+    model = CausalLM(ModelConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_attention_heads=4,
+                                 num_hidden_layers=2)).eval()
+    ids = torch.tensor([[3, 9, 27, 17, 51, 2]])
+    labels = mask_prompt(ids, 2)
+    out = run_trace(model, ids, labels)
+    table = analysis.loss_table(out, ids, labels, [str(i) for i in ids[0].tolist()])
+    assert compare.mean_loss(table) == pytest.approx(float(out.loss), rel=1e-6)
+    ratio = compare.loss_by_position(table, table)["ratio"].to_numpy()
+    assert np.isnan(ratio[0]) and (ratio[1:] == 1.0).all()  # masked first target; itself elsewhere
+
+
+def test_same_tokens_needs_both_long_enough():
+    assert compare.same_tokens(["a", "b", "c"], ["a", "b"], 2)
+    assert not compare.same_tokens(["a", "b", "c"], ["a", "b"], 3)
+    assert not compare.same_tokens(["a", "x"], ["a", "b"], 2)
+
