@@ -134,6 +134,39 @@ def same_tokens(a: Sequence[str], b: Sequence[str], n: int) -> bool:
     return list(a[:n]) == list(b[:n]) and min(len(a), len(b)) >= n
 
 
+def probability_change(logits_a: torch.Tensor, logits_b: torch.Tensor, ids: Sequence[int],
+                       temperature: float = 1.0) -> pd.DataFrame:
+    """The next-token probability of each of ``ids`` under A's and B's logits ``[V]`` (one vocabulary), as
+    ``analysis.next_token.next_token_table`` computes it (``softmax(logits / temperature)`` in float64). Columns
+    ``token_id``, ``a``, ``b``, ``change`` (A − B)."""
+    probs = [torch.softmax(x.double() / temperature, dim=-1) for x in (logits_a, logits_b)]
+    index = torch.tensor(list(ids), dtype=torch.long)
+    a, b = (p[index].cpu().numpy() for p in probs)
+    return pd.DataFrame({"token_id": list(ids), "a": a, "b": b, "change": a - b})
+
+
+def top_ids(top_a: pd.DataFrame, top_b: pd.DataFrame) -> list[int]:
+    """The token ids of two top-k tables (``next_token_table``): A's in rank order, then B's that A lacks."""
+    ids = top_a["token_id"].tolist()
+    return ids + [i for i in top_b["token_id"].tolist() if i not in set(ids)]
+
+
+def topk_by_text(top_a: pd.DataFrame, top_b: pd.DataFrame) -> pd.DataFrame:
+    """Two top-k tables of different vocabularies compared by token text: the texts both lists hold (in A's rank
+    order; ids shown as the same text add up). Columns ``token``, ``a``, ``b``, ``change`` (A − B)."""
+    sums = [t.groupby("token", sort=False)["probability"].sum() for t in (top_a, top_b)]
+    shared = [text for text in sums[0].index if text in sums[1].index]
+    a = sums[0].reindex(shared).to_numpy(dtype=float)
+    b = sums[1].reindex(shared).to_numpy(dtype=float)
+    return pd.DataFrame({"token": shared, "a": a, "b": b, "change": a - b})
+
+
+def largest_change(table: pd.DataFrame) -> int | None:
+    """The row of a table with a ``change`` column whose ``|change|`` is largest (the first of equals); None when
+    no change is finite."""
+    return _largest_abs(table["change"].to_numpy(dtype=float))
+
+
 def _largest_abs(values: np.ndarray) -> int | None:
     """The index of the largest finite ``|value|`` (the first of equals); None when none is finite."""
     finite = np.isfinite(values)

@@ -18,7 +18,7 @@ from ui.compare import compared, unaligned_notes
 from ui.examples import language_notice
 from ui.caches.views import keep_check
 from ui.controls import index_slider
-from ui.figures.compare import cap_height, ratio_by_position, share_axes, union_range
+from ui.figures.compare import cap_height, ratio_by_position, share_axes, thin_ticks, union_range
 from ui.figures.loss import contribution_bar
 from ui.format import DASH, finite, number, scientific
 from ui.i18n import t
@@ -31,7 +31,8 @@ from ui.widgets import chart, first_screen, screen_heading
 
 KEEP_ATOL = 1e-5  # kept and full logits agree within float32 rounding
 KEEP_RTOL = 1e-5  # ... which grows with the logits' size (a trained model's reach ~30): about 80 float32 ulps
-COMPARED_PX = 420  # a compared chart's height at most in presenter mode (two of them and the sentence: one screen)
+COMPARED_PX = 340  # a compared chart's height at most in presenter mode (x 1.25 there: within the first screen)
+COMPARED_TICKS = 8  # position labels on a chart at half the width
 
 
 def side_losses(side, prompt_len: int, masked: list[int]):
@@ -59,10 +60,11 @@ def compare_losses(pair, prompt_len: int, masked: list[int]) -> None:
     for letter, df in tables.items():
         n = int((~df["masked"]).sum())
         if n:
-            figs[letter] = contribution_bar(df, t("compare.title", side=letter.upper(), title=t("loss.bar_title", n=n)),
+            figs[letter] = contribution_bar(df, t("compare.title", side=letter.upper(), title=t("compare.loss_title", n=n)),
                                             t("loss.bar_x"), t("loss.bar_y"), t("loss.masked_hover"))
     share_axes(list(figs.values()), ("y",))
     union_range(list(figs.values()))  # position p at the same place on both sides
+    thin_ticks(list(figs.values()), COMPARED_TICKS)
     if presenter_mode():
         cap_height(list(figs.values()), COMPARED_PX)
     for column, (letter, side) in zip(st.columns(2), pair.sides()):
@@ -89,6 +91,8 @@ def compare_losses(pair, prompt_len: int, masked: list[int]) -> None:
     names = [f"{p}: {i}→{o}" for p, i, o in rows] if same else [str(p) for p in range(n)]
     fig = ratio_by_position(by_position, names, t("compare.loss_ratio_title"), t("loss.bar_x"),
                             t("compare.loss_ratio_y"))
+    if presenter_mode():
+        cap_height([fig], COMPARED_PX)
     chart(fig, by_position, "loss.ratio")
     if not same:
         st.caption(t("compare.other_tokens"))

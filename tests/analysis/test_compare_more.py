@@ -57,3 +57,34 @@ def test_same_tokens_needs_both_long_enough():
     assert not compare.same_tokens(["a", "b", "c"], ["a", "b"], 3)
     assert not compare.same_tokens(["a", "x"], ["a", "b"], 2)
 
+
+def _top(ids, probs, tokens) -> pd.DataFrame:
+    return pd.DataFrame({"rank": np.arange(1, len(ids) + 1), "token_id": ids, "token": tokens, "probability": probs})
+
+
+def test_probability_change_is_the_single_views_probabilities():
+    logits_a, logits_b = torch.tensor([0.0, 1.0, 2.0, 0.5]), torch.tensor([2.0, 0.0, 1.0, 0.0])
+    for temperature in (1.0, 0.5):
+        top_a = analysis.next_token_table(logits_a, lambda c: [str(i) for i in c], k=2, temperature=temperature)
+        top_b = analysis.next_token_table(logits_b, lambda c: [str(i) for i in c], k=2, temperature=temperature)
+        ids = compare.top_ids(top_a, top_b)
+        assert ids == [2, 1, 0]  # A's top 2 (2, 1), then B's that A lacks (0; B's 2 is A's already)
+        table = compare.probability_change(logits_a, logits_b, ids, temperature)
+        assert table["a"].tolist()[:2] == top_a["probability"].tolist()  # exactly the single view's numbers
+        assert table.set_index("token_id").loc[top_b["token_id"], "b"].tolist() == top_b["probability"].tolist()
+        by_hand = np.exp(np.array([0.0, 1.0, 2.0, 0.5]) / temperature)
+        assert table["a"].iloc[2] == pytest.approx(by_hand[0] / by_hand.sum())
+        assert np.array_equal(table["change"], table["a"] - table["b"])
+
+
+def test_top_tokens_of_two_vocabularies_meet_by_text():
+    top_a = _top([5, 9, 7], [0.5, 0.2, 0.1], ["the", "a", "cat"])
+    top_b = _top([1, 2, 3], [0.3, 0.25, 0.05], ["cat", "dog", "the"])
+    table = compare.topk_by_text(top_a, top_b)
+    assert table["token"].tolist() == ["the", "cat"]
+    assert table["change"].tolist() == pytest.approx([0.45, -0.2])
+    assert compare.largest_change(table) == 0
+    twice = _top([1, 2], [0.3, 0.1], ["cat", "cat"])  # two ids shown as one text add up
+    assert compare.topk_by_text(top_a, twice)["b"].tolist() == pytest.approx([0.4])
+    assert compare.largest_change(compare.topk_by_text(top_a, _top([4], [0.9], ["x"]))) is None
+

@@ -9,7 +9,9 @@ import pandas as pd
 import pytest
 
 from tests.page_helpers import open_compared, open_page, recording_charts, texts
-from ui.figures.compare import ratio_by_position
+from ui.figures.compare import change_bars, ratio_by_position
+from ui.figures.next_token import topk_bar
+from ui.format import percent, scientific
 from ui.figures.loss import contribution_bar
 
 HEADS_8 = {"cfg.num_attention_heads": 8, "cfg.num_key_value_heads": 8}
@@ -73,3 +75,43 @@ def test_loss_of_a_deeper_side_on_a_shorter_text_is_aligned_and_said():
     assert f"The ratio covers positions 0–{n - 1}, the ones both sides predict" in said
     assert "read different tokens" in said and "B's mean loss is" in said
 
+
+# ---- Next token ----------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def next_token():
+    """B's heads 8: one vocabulary, the same text."""
+    return open_compared("next_token", HEADS_8)
+
+
+def test_next_token_sides_are_their_single_views_and_the_panel_their_difference(next_token):
+    at, calls = next_token
+    assert not at.exception
+    shown = sides(calls, topk_bar)
+    single_a, single_b = single("next_token", topk_bar), single("next_token", topk_bar, **HEADS_8)
+    pd.testing.assert_frame_equal(shown["A"], single_a, check_exact=True)
+    pd.testing.assert_frame_equal(shown["B"], single_b, check_exact=True)
+    panel = calls.data(change_bars)
+    assert panel["token_id"].tolist()[:len(single_a)] == single_a["token_id"].tolist()  # A's top k, then B's new ones
+    assert set(panel["token_id"]) == set(single_a["token_id"]) | set(single_b["token_id"])
+    for side, table in (("a", single_a), ("b", single_b)):
+        p = dict(zip(table["token_id"], table["probability"]))
+        assert [v for i, v in zip(panel["token_id"], panel[side]) if i in p] == [p[i] for i in panel["token_id"] if i in p]
+    assert np.array_equal(panel["change"].to_numpy(), panel["a"].to_numpy() - panel["b"].to_numpy())
+    said = texts(at)
+    assert f"A's top next token is “{single_a['token'].iloc[0]}” ({percent(single_a['probability'].iloc[0])}), " \
+           f"B's is “{single_b['token'].iloc[0]}” ({percent(single_b['probability'].iloc[0])})." in said
+    row = int(np.argmax(np.abs(panel["change"].to_numpy())))
+    a, b = percent(panel["a"].iloc[row]), percent(panel["b"].iloc[row])
+    assert (f": {a} in A → {b} in B." if a != b else  # a random init: changes below the digits shown
+            f"the largest change is {scientific(abs(panel['change'].iloc[row]) * 100)} percentage points") in said
+
+
+def test_next_token_of_another_vocabulary_and_length_compares_by_text():
+    b_state = {"cfg.vocab_size": 2000, **DEEPER_SHORTER}
+    at, calls = open_compared("next_token", b_state)
+    assert not at.exception
+    shown = sides(calls, topk_bar)
+    pd.testing.assert_frame_equal(shown["B"], single("next_token", topk_bar, **b_state), check_exact=True)
+    said = texts(at)
+    assert "The two sides have different vocabularies: their top tokens are compared by text" in said
+    assert "A's vocabulary has 4,000 tokens, B's 2,000" in said and "A predicts after its position" in said

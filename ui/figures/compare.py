@@ -81,6 +81,16 @@ def cap_height(figs: list[go.Figure], px: int) -> None:
             fig.update_layout(height=px)
 
 
+def thin_ticks(figs: list[go.Figure], most: int, axis: str = "xaxis") -> None:
+    """At most about ``most`` tick labels on ``axis`` (every n-th of the figure's own, from the first): a chart at
+    half the width holds half the labels."""
+    for fig in figs:
+        vals, text = fig.layout[axis].tickvals, fig.layout[axis].ticktext
+        if vals is not None and text is not None and len(vals) > most:
+            step = -(-len(vals) // most)
+            fig.layout[axis].update(tickvals=list(vals)[::step], ticktext=list(text)[::step])
+
+
 def ratio_by_position(table: pd.DataFrame, labels: list[str], title: str, x_title: str, y_title: str) -> go.Figure:
     """B / A at each position both sides have (``analysis.compare.loss_by_position``'s ``ratio``) as bars from 1,
     red where B is higher, blue where lower, a gap where either side masks the target; a dotted line at 1 (equal)
@@ -99,4 +109,24 @@ def ratio_by_position(table: pd.DataFrame, labels: list[str], title: str, x_titl
     fig.update_xaxes(**position_axis(labels), range=[-0.5, max(len(ratio), 1) - 0.5])
     if log:
         fig.update_yaxes(type="log")
+    return fig
+
+
+def change_bars(table: pd.DataFrame, labels: list[str], title: str, x_title: str, y_title: str) -> go.Figure:
+    """A − B of each row of ``table`` (its ``change`` column, a probability: drawn in percentage points) as
+    horizontal bars, the first row at the top, red where A is higher, blue where B is, on an axis centred at zero.
+    ``labels``: one tick per row (token text, already escaped for Plotly)."""
+    pp = f32(table["change"].to_numpy(dtype=float) * 100.0)
+    n = len(pp)
+    finite = np.abs(pp[np.isfinite(pp)])
+    limit = float(finite.max()) * 1.15 if finite.size and finite.max() > 0 else 1.0
+    fig = go.Figure(go.Bar(
+        x=pp, y=list(range(n)), orientation="h", marker_color=[UP if v > 0 else DOWN for v in np.nan_to_num(pp)],
+        customdata=np.array([[lab, f"{a:.3%}", f"{b:.3%}"] for lab, a, b in zip(labels, table["a"], table["b"])],
+                            dtype=object),
+        hovertemplate="%{customdata[0]}: A %{customdata[1]}, B %{customdata[2]} (%{x:+.3f})<extra></extra>"))
+    fig.add_vline(x=0.0, line=dict(color="gray", width=1))
+    base_layout(fig, title, x_title, y_title, height=max(300, 90 + 26 * n))
+    fig.update_yaxes(tickmode="array", tickvals=list(range(n)), ticktext=labels, autorange="reversed")
+    fig.update_xaxes(range=[-limit, limit], zeroline=False, exponentformat="none")  # no "40µ" on tiny changes
     return fig

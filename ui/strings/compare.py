@@ -83,6 +83,7 @@ ZH = {
 
 # ---- loss, next token, overview, lens
 EN.update({
+    "compare.loss_title": "ℓ_t / N by position (N = {n})",
     "compare.loss_tokens": "{inp} → {tgt}",
     "compare.loss_where": "position {p} ({tokens})",
     "compare.loss_where_two": "position {p} (A: {a}; B: {b})",
@@ -92,8 +93,20 @@ EN.update({
     "compare.loss_ratio_title": "B / A: the loss of each position both sides predict",
     "compare.loss_ratio_y": "B / A (loss)",
     "compare.loss_cut": "The ratio covers positions 0–{last}, the ones both sides predict (A {ta}, B {tb}).",
+    "compare.next_title": "Top {k} after position {pos} (temperature {temp})",
+    "compare.next_sentence": "A's top next token is {ta} ({pa}), B's is {tb} ({pb}).",
+    "compare.next_positions": "A predicts after its position {a}, B after its position {b} (each text's last).",
+    "compare.next_change": "The largest change among the top tokens is {tok}: {a} in A → {b} in B.",
+    "compare.next_close": "The top tokens' probabilities agree to the digits shown: the largest change is {delta} "
+                          "percentage points ({tok}).",
+    "compare.next_diff_y": "token",
+    "compare.next_by_text": "The two sides have different vocabularies: their top tokens are compared by text, and "
+                            "{n} texts are in both lists (A's {ka}, B's {kb}).",
+    "compare.next_diff_title": "A − B: probability of the top tokens ({n})",
+    "compare.next_diff_x": "A − B (percentage points)",
 })
 ZH.update({
+    "compare.loss_title": "各位置的 ℓ_t / N（N = {n}）",
     "compare.loss_tokens": "{inp} → {tgt}",
     "compare.loss_where": "位置 {p}（{tokens}）",
     "compare.loss_where_two": "位置 {p}（A：{a}；B：{b}）",
@@ -103,4 +116,13 @@ ZH.update({
     "compare.loss_ratio_title": "B / A：双方都预测的每个位置的损失之比",
     "compare.loss_ratio_y": "B / A（损失）",
     "compare.loss_cut": "比值覆盖位置 0–{last}，即双方都预测的位置（A {ta} 个，B {tb} 个）。",
+    "compare.next_title": "位置 {pos} 之后的前 {k} 个（温度 {temp}）",
+    "compare.next_sentence": "A 最可能的下一个 token 是 {ta}（{pa}），B 的是 {tb}（{pb}）。",
+    "compare.next_positions": "A 在它的位置 {a} 之后预测，B 在它的位置 {b} 之后预测（各自文本的最后一个）。",
+    "compare.next_change": "前几名 token 中变化最大的是 {tok}：A 中 {a} → B 中 {b}。",
+    "compare.next_close": "前几名 token 的概率在显示的位数内一致：最大变化为 {delta} 个百分点（{tok}）。",
+    "compare.next_diff_y": "token",
+    "compare.next_by_text": "双方的词表不同：前几名 token 按文本比较，有 {n} 个文本同时出现在两个列表中（A 有 {ka} 个，B 有 {kb} 个）。",
+    "compare.next_diff_title": "A − B：前几名 token 的概率（{n} 个）",
+    "compare.next_diff_x": "A − B（百分点）",
 })
