@@ -172,3 +172,13 @@ def _largest_abs(values: np.ndarray) -> int | None:
     finite = np.isfinite(values)
     return int(np.flatnonzero(finite)[np.argmax(np.abs(values[finite]))]) if finite.any() else None
 
+
+
+def parameter_change(params_a: pd.DataFrame, params_b: pd.DataFrame) -> pd.DataFrame:
+    """Two ``analysis.anatomy.parameter_table`` tables aligned by component (A's order, then components only B
+    has; a component a side lacks counts 0). Columns ``component``, ``a``, ``b``, ``change`` (B − A)."""
+    counts = [p.set_index("component")["params"] for p in (params_a, params_b)]
+    names = list(counts[0].index) + [c for c in counts[1].index if c not in counts[0].index]
+    a, b = (c.reindex(names, fill_value=0).to_numpy(dtype=np.int64) for c in counts)
+    return pd.DataFrame({"component": names, "a": a, "b": b, "change": b - a})
+

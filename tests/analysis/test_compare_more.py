@@ -88,3 +88,11 @@ def test_top_tokens_of_two_vocabularies_meet_by_text():
     assert compare.topk_by_text(top_a, twice)["b"].tolist() == pytest.approx([0.4])
     assert compare.largest_change(compare.topk_by_text(top_a, _top([4], [0.9], ["x"]))) is None
 
+
+def test_parameters_are_aligned_by_component():
+    a = pd.DataFrame({"component": ["embed_tokens", "self_attn", "mlp"], "params": [100, 40, 80]})
+    b = pd.DataFrame({"component": ["embed_tokens", "embed_positions", "self_attn", "mlp"], "params": [100, 10, 60, 80]})
+    table = compare.parameter_change(a, b)
+    assert table["component"].tolist() == ["embed_tokens", "self_attn", "mlp", "embed_positions"]
+    assert table["a"].tolist() == [100, 40, 80, 0] and table["b"].tolist() == [100, 60, 80, 10]
+    assert table["change"].tolist() == [0, 20, 0, 10] and compare.largest_change(table) == 1

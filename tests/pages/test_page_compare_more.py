@@ -10,9 +10,10 @@ import pytest
 
 from tests.page_helpers import open_compared, open_page, recording_charts, texts
 from ui.figures.compare import change_bars, ratio_by_position
-from ui.figures.next_token import topk_bar
-from ui.format import percent, scientific
 from ui.figures.loss import contribution_bar
+from ui.figures.next_token import topk_bar
+from ui.figures.overview import parameter_bar
+from ui.format import percent, scientific
 
 HEADS_8 = {"cfg.num_attention_heads": 8, "cfg.num_key_value_heads": 8}
 DEEPER_SHORTER = {"cfg.num_hidden_layers": 3, "input.text": "白日依山尽，黄河入海流。"}
@@ -115,3 +116,42 @@ def test_next_token_of_another_vocabulary_and_length_compares_by_text():
     said = texts(at)
     assert "The two sides have different vocabularies: their top tokens are compared by text" in said
     assert "A's vocabulary has 4,000 tokens, B's 2,000" in said and "A predicts after its position" in said
+
+
+# ---- Overview ------------------------------------------------------------------------------------------------
+def _totals_said(at, a: pd.DataFrame, b: pd.DataFrame) -> None:
+    ta, tb = int(a["params"].sum()), int(b["params"].sum())
+    assert f"B has {tb / ta:.3g}× A's parameters ({tb:,} vs {ta:,})." in texts(at)
+
+
+def test_overview_sides_are_their_single_views_on_one_y_range():
+    at, calls = open_compared("overview", HEADS_8 | {"cfg.num_hidden_layers": 3})
+    assert not at.exception
+    shown = sides(calls, parameter_bar)
+    single_a = single("overview", parameter_bar)
+    single_b = single("overview", parameter_bar, **HEADS_8, **{"cfg.num_hidden_layers": 3})
+    pd.testing.assert_frame_equal(shown["A"], single_a, check_exact=True)
+    pd.testing.assert_frame_equal(shown["B"], single_b, check_exact=True)
+    bars = [c.figure for c in calls.all(parameter_bar) if c.arguments["title"][1:3] == " ·"]
+    assert bars[0].layout.yaxis.range == bars[1].layout.yaxis.range
+    assert bars[0].layout.yaxis.range[1] >= max(single_a["params"].max(), single_b["params"].max())
+    _totals_said(at, single_a, single_b)
+    change = (single_b.set_index("component")["params"] - single_a.set_index("component")["params"]).abs()
+    part = change.idxmax()  # a third block: its attention and MLP; the embeddings stay
+    a, b = (int(s.set_index("component")["params"][part]) for s in (single_a, single_b))
+    assert f"The largest difference is {part}: {a:,} in A → {b:,} in B." in texts(at)
+    assert "A has 2 layers, B 3" in texts(at)
+
+
+def test_overview_of_another_vocabulary_and_depth_is_said():
+    """B with another vocabulary and one block: its single view, the totals and the embedding's change said."""
+    b_state = {"cfg.vocab_size": 2000, "cfg.num_hidden_layers": 1}
+    at, calls = open_compared("overview", b_state)
+    assert not at.exception
+    shown = sides(calls, parameter_bar)
+    pd.testing.assert_frame_equal(shown["B"], single("overview", parameter_bar, **b_state), check_exact=True)
+    _totals_said(at, shown["A"], shown["B"])
+    said = texts(at)
+    assert "A's vocabulary has 4,000 tokens, B's 2,000" in said and "A has 2 layers, B 1" in said
+    assert "The largest difference is embed_tokens:" in said  # 2,000 fewer rows of the embedding
+

@@ -104,6 +104,8 @@ EN.update({
                             "{n} texts are in both lists (A's {ka}, B's {kb}).",
     "compare.next_diff_title": "A − B: probability of the top tokens ({n})",
     "compare.next_diff_x": "A − B (percentage points)",
+    "compare.params_sentence": "B has {ratio}× A's parameters ({b} vs {a}).",
+    "compare.params_change": "The largest difference is {part}: {a} in A → {b} in B.",
 })
 ZH.update({
     "compare.loss_title": "各位置的 ℓ_t / N（N = {n}）",
@@ -125,4 +127,6 @@ ZH.update({
     "compare.next_by_text": "双方的词表不同：前几名 token 按文本比较，有 {n} 个文本同时出现在两个列表中（A 有 {ka} 个，B 有 {kb} 个）。",
     "compare.next_diff_title": "A − B：前几名 token 的概率（{n} 个）",
     "compare.next_diff_x": "A − B（百分点）",
+    "compare.params_sentence": "B 的参数量是 A 的 {ratio} 倍（{b} 对 {a}）。",
+    "compare.params_change": "差别最大的是{part}：A 中 {a} → B 中 {b}。",
 })
