@@ -182,3 +182,28 @@ def parameter_change(params_a: pd.DataFrame, params_b: pd.DataFrame) -> pd.DataF
     a, b = (c.reindex(names, fill_value=0).to_numpy(dtype=np.int64) for c in counts)
     return pd.DataFrame({"component": names, "a": a, "b": b, "change": b - a})
 
+
+def first_top_depth_at(lens_table: pd.DataFrame, position: int) -> int:
+    """The depth from which the final prediction at ``position`` is the lens's top token for good
+    (``analysis.lens.first_top_depth``, the single view's sentence), of a ``logit_lens`` table."""
+    from analysis.lens import first_top_depth
+
+    first = first_top_depth(lens_table[lens_table["position"] == position])
+    return int(first["depth"].iloc[0])
+
+
+def lens_by_relative_depth(lens_a: pd.DataFrame, lens_b: pd.DataFrame, position_a: int,
+                           position_b: int) -> pd.DataFrame:
+    """The lens at one position of each side (``logit_lens`` tables; each side's own position, e.g. its last),
+    aligned by relative depth: depth d of a model of L blocks at d / L (the embedding at 0, the output at 1), so
+    models of different depths meet at their ends. Columns ``side`` ("a", "b"), ``depth``, ``relative``,
+    ``p_final``, ``rank_final``, ``top``: whether the final prediction is the lens's top token there."""
+    frames = []
+    for side, table, position in (("a", lens_a, position_a), ("b", lens_b, position_b)):
+        rows = table[table["position"] == position].sort_values("depth")
+        L = int(table["depth"].max())
+        frames.append(pd.DataFrame({
+            "side": side, "depth": rows["depth"].to_numpy(), "relative": rows["depth"].to_numpy() / max(L, 1),
+            "p_final": rows["p_final"].to_numpy(), "rank_final": rows["rank_final"].to_numpy(),
+            "top": rows["rank_final"].to_numpy() == 0}))
+    return pd.concat(frames, ignore_index=True)

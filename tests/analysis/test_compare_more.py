@@ -96,3 +96,21 @@ def test_parameters_are_aligned_by_component():
     assert table["component"].tolist() == ["embed_tokens", "self_attn", "mlp", "embed_positions"]
     assert table["a"].tolist() == [100, 40, 80, 0] and table["b"].tolist() == [100, 60, 80, 10]
     assert table["change"].tolist() == [0, 20, 0, 10] and compare.largest_change(table) == 1
+
+
+def _lens(ranks: list[list[int]], p: list[list[float]]) -> pd.DataFrame:
+    """A ``logit_lens`` table by hand: ``ranks[depth][position]`` of the final prediction and its probability."""
+    rows = [(d, q, r, pf) for d, (rr, pp) in enumerate(zip(ranks, p)) for q, (r, pf) in enumerate(zip(rr, pp))]
+    return pd.DataFrame(rows, columns=["depth", "position", "rank_final", "p_final"])
+
+
+def test_the_lens_of_two_depths_meets_at_relative_depth():
+    a = _lens([[3, 0], [0, 2], [0, 0]], [[0.1, 0.5], [0.3, 0.2], [0.6, 0.7]])  # 2 blocks, 2 positions
+    b = _lens([[5], [0], [4], [0], [0]], [[0.01], [0.2], [0.05], [0.4], [0.9]])  # 4 blocks, 1 position
+    assert compare.first_top_depth_at(a, 0) == 1 and compare.first_top_depth_at(a, 1) == 2  # top for good from
+    assert compare.first_top_depth_at(b, 0) == 3  # top at 1, lost at 2, top again from 3
+    table = compare.lens_by_relative_depth(a, b, 1, 0)
+    assert table["side"].tolist() == ["a"] * 3 + ["b"] * 5
+    assert table["relative"].tolist() == [0, 0.5, 1, 0, 0.25, 0.5, 0.75, 1]
+    assert table["p_final"].tolist() == [0.5, 0.2, 0.7, 0.01, 0.2, 0.05, 0.4, 0.9]
+    assert table["top"].tolist() == [True, False, True, False, True, False, True, True]

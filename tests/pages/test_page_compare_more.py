@@ -8,8 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis import lens as lens_module
 from tests.page_helpers import open_compared, open_page, recording_charts, texts
-from ui.figures.compare import change_bars, ratio_by_position
+from ui.figures.compare import change_bars, ratio_by_position, relative_depth_lines
+from ui.figures.lens import lens_heatmap
 from ui.figures.loss import contribution_bar
 from ui.figures.next_token import topk_bar
 from ui.figures.overview import parameter_bar
@@ -155,3 +157,29 @@ def test_overview_of_another_vocabulary_and_depth_is_said():
     assert "A's vocabulary has 4,000 tokens, B's 2,000" in said and "A has 2 layers, B 1" in said
     assert "The largest difference is embed_tokens:" in said  # 2,000 fewer rows of the embedding
 
+
+# ---- Logit lens ----------------------------------------------------------------------------------------------
+def _cells(df: pd.DataFrame) -> pd.DataFrame:
+    return df.set_index(["depth", "position"]).sort_index()
+
+
+def test_lens_sides_are_their_single_views_aligned_by_relative_depth():
+    """B deeper (3 blocks) on a shorter text."""
+    at, calls = open_compared("lens", DEEPER_SHORTER)
+    assert not at.exception
+    shown = sides(calls, lens_heatmap)
+    singles = {"A": single("lens", lens_heatmap), "B": single("lens", lens_heatmap, **DEEPER_SHORTER)}
+    for side in "AB":  # every cell drawn is the single view's (the compared heatmap draws the last 6 positions)
+        got, want = _cells(shown[side]), _cells(singles[side])
+        assert len(got) and got.index.isin(want.index).all()
+        pd.testing.assert_frame_equal(got, want.loc[got.index], check_exact=True)
+    curves = calls.data(relative_depth_lines)
+    for side, depths in (("A", 2), ("B", 3)):
+        last = singles[side][singles[side]["position"] == singles[side]["position"].max()].sort_values("depth")
+        rows = curves[curves["side"] == side.lower()]
+        assert rows["p_final"].tolist() == last["p_final"].tolist()
+        assert rows["relative"].tolist() == [d / depths for d in range(depths + 1)]
+        first = lens_module.first_top_depth(last)["depth"].iloc[0]
+        block = "embed" if first == 0 else f"block {first}"
+        assert f"at {block} of {depths} (relative depth {first / depths:.2f})" in texts(at)
+    assert "A has 2 layers, B 3: the layers past 2 have no counterpart." in texts(at)

@@ -130,3 +130,29 @@ def change_bars(table: pd.DataFrame, labels: list[str], title: str, x_title: str
     fig.update_yaxes(tickmode="array", tickvals=list(range(n)), ticktext=labels, autorange="reversed")
     fig.update_xaxes(range=[-limit, limit], zeroline=False, exponentformat="none")  # no "40µ" on tiny changes
     return fig
+
+
+SIDE_COLORS = {"a": "#1f77b4", "b": "#d62728"}
+
+
+def relative_depth_lines(table: pd.DataFrame, names: dict[str, str], title: str, x_title: str,
+                         y_title: str) -> go.Figure:
+    """The lens probability of each side's final prediction against relative depth (``analysis.compare.
+    lens_by_relative_depth``): one line per side from the embedding (0) to the output (1), a filled marker where
+    the final prediction is the lens's top token, an open one where it is not; y on a log scale up to 1."""
+    fig = go.Figure()
+    for side, rows in table.groupby("side", sort=False):
+        top = rows["top"].to_numpy(dtype=bool)
+        fig.add_trace(go.Scatter(
+            x=f32(rows["relative"]), y=f32(rows["p_final"]), mode="lines+markers", name=names[side],
+            line=dict(color=SIDE_COLORS[side], width=3),
+            marker=dict(size=9, symbol=["circle" if x else "circle-open" for x in top], color=SIDE_COLORS[side]),
+            customdata=np.stack([rows["depth"].to_numpy(), rows["rank_final"].to_numpy()], axis=-1),
+            hovertemplate=names[side] + " · %{customdata[0]}: %{y:.3f} (rank %{customdata[1]})<extra></extra>"))
+    base_layout(fig, title, x_title, y_title, height=340)
+    fig.update_xaxes(range=[-0.03, 1.03], tickformat=".0%")
+    p = table["p_final"].to_numpy(dtype=float)
+    low = p[np.isfinite(p) & (p > 0)]
+    # a log axis: an early depth's p(final) is often a thousandth of a late one's (a random model's: all tiny)
+    fig.update_yaxes(type="log", range=[np.floor(np.log10(low.min())) if low.size else -6, 0.05], exponentformat="power")
+    return fig

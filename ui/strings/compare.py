@@ -106,6 +106,12 @@ EN.update({
     "compare.next_diff_x": "A − B (percentage points)",
     "compare.params_sentence": "B has {ratio}× A's parameters ({b} vs {a}).",
     "compare.params_change": "The largest difference is {part}: {a} in A → {b} in B.",
+    "compare.lens_title": "Lens: top token per depth (last positions)",
+    "compare.lens_side_a": "At the last position A's final prediction {tok} becomes and stays the lens's top token "
+                           "at {depth} of {L} (relative depth {rel});",
+    "compare.lens_side_b": "B's {tok} at {depth} of {L} (relative depth {rel}).",
+    "compare.lens_rel_title": "p(final) at each side's last position by relative depth (log scale)",
+    "compare.lens_rel_x": "relative depth (0 = embedding, 100% = last block)",
 })
 ZH.update({
     "compare.loss_title": "各位置的 ℓ_t / N（N = {n}）",
@@ -129,4 +135,9 @@ ZH.update({
     "compare.next_diff_x": "A − B（百分点）",
     "compare.params_sentence": "B 的参数量是 A 的 {ratio} 倍（{b} 对 {a}）。",
     "compare.params_change": "差别最大的是{part}：A 中 {a} → B 中 {b}。",
+    "compare.lens_title": "透镜：每个深度的第一名 token（最后几个位置）",
+    "compare.lens_side_a": "在最后一个位置，A 的最终预测 {tok} 从 {depth}（共 {L} 层，相对深度 {rel}）起成为并保持透镜的第一名；",
+    "compare.lens_side_b": "B 的 {tok} 从 {depth}（共 {L} 层，相对深度 {rel}）起。",
+    "compare.lens_rel_title": "双方最后一个位置的 p(最终)，按相对深度（对数刻度）",
+    "compare.lens_rel_x": "相对深度（0 = 嵌入，100% = 最后一层）",
 })
