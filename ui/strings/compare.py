@@ -4,13 +4,14 @@ EN = {
     "compare.side": "{side}",
     "compare.start": "Compare",
     "compare.start_help": "Copy this view to a second side, B, and draw A and B side by side: the sidebar then "
-                          "edits B. Attention and Layer norms draw both sides.",
+                          "edits B. Attention, Layer norms, Loss, Next token, Overview and Logit lens draw both "
+                          "sides.",
     "compare.edits": "The sidebar edits side",
     "compare.swap": "⇄ Swap",
     "compare.swap_help": "A and B trade places.",
     "compare.stop": "Stop comparing",
-    "compare.pages_note": "Comparing A and B: the sidebar shows {side}. Attention and Layer norms draw both sides; "
-                          "the other pages draw {side}.",
+    "compare.pages_note": "Comparing A and B: the sidebar shows {side}. Attention, Layer norms, Loss, Next token, "
+                          "Overview and Logit lens draw both sides; the other pages draw {side}.",
     "compare.presets": "Comparison presets",
     "compare.preset.norm": "LayerNorm (A) vs RMSNorm (B)",
     "compare.preset.gqa": "MHA (A) vs GQA (B), same width",
@@ -46,12 +47,12 @@ EN = {
 ZH = {
     "compare.side": "{side}",
     "compare.start": "对比",
-    "compare.start_help": "把当前视图复制为第二方 B，A 与 B 并排绘制；之后侧边栏编辑 B。注意力和层范数两页绘制双方。",
+    "compare.start_help": "把当前视图复制为第二方 B，A 与 B 并排绘制；之后侧边栏编辑 B。注意力、层范数、损失、下一个 token、总览和 Logit 透镜几页绘制双方。",
     "compare.edits": "侧边栏编辑的一方",
     "compare.swap": "⇄ 交换",
     "compare.swap_help": "A 与 B 互换位置。",
     "compare.stop": "停止对比",
-    "compare.pages_note": "正在对比 A 与 B：侧边栏显示 {side}。注意力和层范数两页绘制双方，其他页面只绘制 {side}。",
+    "compare.pages_note": "正在对比 A 与 B：侧边栏显示 {side}。注意力、层范数、损失、下一个 token、总览和 Logit 透镜几页绘制双方，其他页面只绘制 {side}。",
     "compare.presets": "对比预设",
     "compare.preset.norm": "LayerNorm（A）对 RMSNorm（B）",
     "compare.preset.gqa": "MHA（A）对 GQA（B），宽度相同",
