@@ -207,3 +207,14 @@ def lens_by_relative_depth(lens_a: pd.DataFrame, lens_b: pd.DataFrame, position_
             "p_final": rows["p_final"].to_numpy(), "rank_final": rows["rank_final"].to_numpy(),
             "top": rows["rank_final"].to_numpy() == 0}))
     return pd.concat(frames, ignore_index=True)
+
+
+def shared_start(a: Sequence, b: Sequence) -> int:
+    """How many items two sequences share from the start (the new tokens of two generations: ids in one
+    vocabulary, text across two)."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n

@@ -114,3 +114,9 @@ def test_the_lens_of_two_depths_meets_at_relative_depth():
     assert table["relative"].tolist() == [0, 0.5, 1, 0, 0.25, 0.5, 0.75, 1]
     assert table["p_final"].tolist() == [0.5, 0.2, 0.7, 0.01, 0.2, 0.05, 0.4, 0.9]
     assert table["top"].tolist() == [True, False, True, False, True, False, True, True]
+
+
+def test_two_generations_share_their_start():
+    assert compare.shared_start([5, 7, 9], [5, 7, 8, 1]) == 2
+    assert compare.shared_start(["a"], ["b"]) == 0 and compare.shared_start([], [1]) == 0
+    assert compare.shared_start(["x", "y"], ["x", "y"]) == 2

@@ -11,6 +11,7 @@ import pytest
 from analysis import lens as lens_module
 from tests.page_helpers import open_compared, open_page, recording_charts, texts
 from ui.figures.compare import change_bars, ratio_by_position, relative_depth_lines
+from ui.figures.generate import cache_bars
 from ui.figures.lens import lens_heatmap
 from ui.figures.loss import contribution_bar
 from ui.figures.next_token import topk_bar
@@ -33,6 +34,16 @@ def sides(calls, builder) -> dict[str, pd.DataFrame]:
     return {c.arguments["title"][0]: c.data for c in calls.all(builder) if c.arguments["title"][1:3] == " ·"}
 
 
+def each_side_is_its_single_view(calls, page: str, builder, a_state: dict, b_state: dict):
+    """Assert that the compared charts of ``builder`` draw exactly the single views' data of ``a_state`` and
+    ``b_state`` on ``page``; returns those two single views' data."""
+    shown = sides(calls, builder)
+    singles = single(page, builder, **a_state), single(page, builder, **b_state)
+    for side, want in zip("AB", singles):
+        pd.testing.assert_frame_equal(shown[side], want, check_exact=True)
+    return singles
+
+
 # ---- Loss ----------------------------------------------------------------------------------------------------
 LOSS_MASK = {"loss.prompt_len": 3}
 
@@ -46,11 +57,7 @@ def loss():
 def test_loss_sides_are_their_single_views_and_the_panel_their_ratio(loss):
     at, calls = loss
     assert not at.exception
-    shown = sides(calls, contribution_bar)
-    single_a = single("loss", contribution_bar, **LOSS_MASK)
-    single_b = single("loss", contribution_bar, **LOSS_MASK, **HEADS_8)
-    pd.testing.assert_frame_equal(shown["A"], single_a, check_exact=True)
-    pd.testing.assert_frame_equal(shown["B"], single_b, check_exact=True)
+    single_a, single_b = each_side_is_its_single_view(calls, "loss", contribution_bar, LOSS_MASK, LOSS_MASK | HEADS_8)
     assert single_a["masked"].tolist()[:2] == [True, True]  # the page's mask reaches both sides
     panel = calls.data(ratio_by_position)
     ratio = single_b["loss"].to_numpy() / single_a["loss"].to_numpy()
@@ -89,10 +96,7 @@ def next_token():
 def test_next_token_sides_are_their_single_views_and_the_panel_their_difference(next_token):
     at, calls = next_token
     assert not at.exception
-    shown = sides(calls, topk_bar)
-    single_a, single_b = single("next_token", topk_bar), single("next_token", topk_bar, **HEADS_8)
-    pd.testing.assert_frame_equal(shown["A"], single_a, check_exact=True)
-    pd.testing.assert_frame_equal(shown["B"], single_b, check_exact=True)
+    single_a, single_b = each_side_is_its_single_view(calls, "next_token", topk_bar, {}, HEADS_8)
     panel = calls.data(change_bars)
     assert panel["token_id"].tolist()[:len(single_a)] == single_a["token_id"].tolist()  # A's top k, then B's new ones
     assert set(panel["token_id"]) == set(single_a["token_id"]) | set(single_b["token_id"])
@@ -129,11 +133,8 @@ def _totals_said(at, a: pd.DataFrame, b: pd.DataFrame) -> None:
 def test_overview_sides_are_their_single_views_on_one_y_range():
     at, calls = open_compared("overview", HEADS_8 | {"cfg.num_hidden_layers": 3})
     assert not at.exception
-    shown = sides(calls, parameter_bar)
-    single_a = single("overview", parameter_bar)
-    single_b = single("overview", parameter_bar, **HEADS_8, **{"cfg.num_hidden_layers": 3})
-    pd.testing.assert_frame_equal(shown["A"], single_a, check_exact=True)
-    pd.testing.assert_frame_equal(shown["B"], single_b, check_exact=True)
+    single_a, single_b = each_side_is_its_single_view(calls, "overview", parameter_bar, {},
+                                                      HEADS_8 | {"cfg.num_hidden_layers": 3})
     bars = [c.figure for c in calls.all(parameter_bar) if c.arguments["title"][1:3] == " ·"]
     assert bars[0].layout.yaxis.range == bars[1].layout.yaxis.range
     assert bars[0].layout.yaxis.range[1] >= max(single_a["params"].max(), single_b["params"].max())
@@ -183,3 +184,37 @@ def test_lens_sides_are_their_single_views_aligned_by_relative_depth():
         block = "embed" if first == 0 else f"block {first}"
         assert f"at {block} of {depths} (relative depth {first / depths:.2f})" in texts(at)
     assert "A has 2 layers, B 3: the layers past 2 have no counterpart." in texts(at)
+
+
+# ---- Generate ------------------------------------------------------------------------------------------------
+STEPS = {"gen.steps": 3}
+GQA = {"cfg.num_attention_heads": 8, "cfg.num_key_value_heads": 2}  # 8 heads sharing 2 KV heads
+
+
+def _compared_run(b_state: dict):
+    """Generate, "Compare", B's ``b_state`` (a new run: the page goes back to step 0), then 3 steps: each side's."""
+    at, _ = open_compared("generate", b_state)
+    at.session_state["gen.steps"] = 3
+    with recording_charts() as calls:
+        at.run()
+    return at, calls
+
+
+def test_generate_sides_are_their_single_views_at_the_same_step():
+    at, calls = _compared_run(GQA)
+    assert not at.exception
+    single_a, single_b = each_side_is_its_single_view(calls, "generate", cache_bars, STEPS, STEPS | GQA)
+    assert (single_a["kv_heads"] == 4).all() and (single_b["kv_heads"] == 2).all()
+    # bytes = 2 (K and V) x layers x KV heads x head_dim x positions x 4 (float32)
+    sizes = [2 * 4 * int(df.groupby("layer")["positions"].sum().sum()) * int(df["kv_heads"].iloc[0])
+             * int(df["head_dim"].iloc[0]) for df in (single_a, single_b)]
+    assert f"A's KV cache holds {sizes[0]:,} bytes and B's {sizes[1]:,} (0.25× A's)." in texts(at)  # 2 x 8 / (4 x 16)
+    assert "After 3 decode steps in A and 3 in B" in texts(at) and "of 3 new tokens." in texts(at)
+
+
+def test_generate_of_another_vocabulary_compares_the_text():
+    at, calls = _compared_run({"cfg.vocab_size": 2000, **DEEPER_SHORTER})
+    assert not at.exception
+    said = texts(at)
+    assert "After 3 decode steps in A and 3 in B" in said and "A's vocabulary has 4,000 tokens, B's 2,000" in said
+    assert len(sides(calls, cache_bars)["B"]["layer"].unique()) == 3

@@ -4,14 +4,14 @@ EN = {
     "compare.side": "{side}",
     "compare.start": "Compare",
     "compare.start_help": "Copy this view to a second side, B, and draw A and B side by side: the sidebar then "
-                          "edits B. Attention, Layer norms, Loss, Next token, Overview and Logit lens draw both "
-                          "sides.",
+                          "edits B. Attention, Layer norms, Loss, Next token, Overview, Generate and Logit lens "
+                          "draw both sides.",
     "compare.edits": "The sidebar edits side",
     "compare.swap": "⇄ Swap",
     "compare.swap_help": "A and B trade places.",
     "compare.stop": "Stop comparing",
     "compare.pages_note": "Comparing A and B: the sidebar shows {side}. Attention, Layer norms, Loss, Next token, "
-                          "Overview and Logit lens draw both sides; the other pages draw {side}.",
+                          "Overview, Generate and Logit lens draw both sides; the other pages draw {side}.",
     "compare.presets": "Comparison presets",
     "compare.preset.norm": "LayerNorm (A) vs RMSNorm (B)",
     "compare.preset.gqa": "MHA (A) vs GQA (B), same width",
@@ -47,12 +47,12 @@ EN = {
 ZH = {
     "compare.side": "{side}",
     "compare.start": "对比",
-    "compare.start_help": "把当前视图复制为第二方 B，A 与 B 并排绘制；之后侧边栏编辑 B。注意力、层范数、损失、下一个 token、总览和 Logit 透镜几页绘制双方。",
+    "compare.start_help": "把当前视图复制为第二方 B，A 与 B 并排绘制；之后侧边栏编辑 B。注意力、层范数、损失、下一个 token、总览、逐步生成和 Logit 透镜几页绘制双方。",
     "compare.edits": "侧边栏编辑的一方",
     "compare.swap": "⇄ 交换",
     "compare.swap_help": "A 与 B 互换位置。",
     "compare.stop": "停止对比",
-    "compare.pages_note": "正在对比 A 与 B：侧边栏显示 {side}。注意力、层范数、损失、下一个 token、总览和 Logit 透镜几页绘制双方，其他页面只绘制 {side}。",
+    "compare.pages_note": "正在对比 A 与 B：侧边栏显示 {side}。注意力、层范数、损失、下一个 token、总览、逐步生成和 Logit 透镜几页绘制双方，其他页面只绘制 {side}。",
     "compare.presets": "对比预设",
     "compare.preset.norm": "LayerNorm（A）对 RMSNorm（B）",
     "compare.preset.gqa": "MHA（A）对 GQA（B），宽度相同",
@@ -113,6 +113,10 @@ EN.update({
     "compare.lens_side_b": "B's {tok} at {depth} of {L} (relative depth {rel}).",
     "compare.lens_rel_title": "p(final) at each side's last position by relative depth (log scale)",
     "compare.lens_rel_x": "relative depth (0 = embedding, 100% = last block)",
+    "compare.gen_cache_title": "KV cache: {s} positions a layer",
+    "compare.gen_sentence": "After {n} decode steps in A and {m} in B, A's KV cache holds {a} bytes and B's {b} "
+                            "({ratio}× A's).",
+    "compare.gen_shared": "The two continuations agree on their first {k} of {n} new tokens.",
 })
 ZH.update({
     "compare.loss_title": "各位置的 ℓ_t / N（N = {n}）",
@@ -141,4 +145,7 @@ ZH.update({
     "compare.lens_side_b": "B 的 {tok} 从 {depth}（共 {L} 层，相对深度 {rel}）起。",
     "compare.lens_rel_title": "双方最后一个位置的 p(最终)，按相对深度（对数刻度）",
     "compare.lens_rel_x": "相对深度（0 = 嵌入，100% = 最后一层）",
+    "compare.gen_cache_title": "KV 缓存：每层 {s} 个位置",
+    "compare.gen_sentence": "A 解码 {n} 步、B 解码 {m} 步之后，A 的 KV 缓存占 {a} 字节，B 的占 {b} 字节（A 的 {ratio} 倍）。",
+    "compare.gen_shared": "两段续写的前 {k} 个新 token 相同（共 {n} 个）。",
 })
