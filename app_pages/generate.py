@@ -8,12 +8,14 @@ recompute and counts the FLOPs saved. A calculator sizes the KV cache of real mo
 import streamlit as st
 import torch
 
-from analysis import generation as gen
+from analysis import compare, generation as gen
 from engine.generation import FILTER_ORDER, sampling_filters
 from engine.kv_cache import cached_positions, config_kv_cache_bytes
+from ui.compare import compared, same_vocabulary, unaligned_notes
 from ui.examples import language_notice
 from ui.budget import refuse_over_budget
 from ui.controls import index_slider
+from ui.figures.compare import cap_height
 from ui.figures.generate import cache_bars, filter_bars, memory_bars, query_row_heatmap
 from ui.format import percent, significant
 from ui.i18n import t
@@ -38,12 +40,76 @@ def cache_chart(growth, S: int, fill_screen: bool) -> None:
           fill_screen=fill_screen)
 
 
+COMPARED_PX = 300  # a compared chart's height at most in presenter mode (x 1.25 there)
+QUERY_ROW_PX = 320  # the attention row's height while comparing (its colour bar's ticks apart)
+
+
+def step_limit(config, prompt: list[int]) -> tuple[int | None, int]:
+    """The position limit of a model (None without one) and the decode steps it leaves after ``prompt``."""
+    limit = config.max_position_embeddings if config.has_position_limit else None
+    return limit, MAX_STEPS if limit is None else max(0, min(MAX_STEPS, limit - len(prompt)))
+
+
+def side_run(side, steps: int, sampling: Sampling):
+    """One side's run after ``steps`` decode steps (fewer where its position limit ends it), the shared run the
+    single view of its settings shows; this session's own run (the sidebar's) stays its run."""
+    prompt = side.input_ids[0].tolist()
+    _, most = step_limit(side.config, prompt)
+    refuse_over_budget("trace", side.config, tokens=len(prompt) + most)
+    mine = st.session_state.get("gen._run")
+    run = current_run(side.model, (side.model_key, tuple(prompt), sampling), prompt, min(steps, most), sampling,
+                      side.strings_after, t("gen.replaying"))
+    st.session_state["gen._run"] = mine
+    return run
+
+
+def _html(side, run) -> str:
+    pieces = side.token_pieces(run.ids)
+    return (f'<div style="line-height:1.7;white-space:pre-wrap">{html_text(text(pieces[:run.prefill_len]))}'
+            f'<mark style="background:#fde68a">{html_text(text(pieces[run.prefill_len:]), visible_breaks=True)}</mark>'
+            "</div>")
+
+
+def compare_runs(pair, steps: int, sampling: Sampling) -> None:
+    """A's and B's runs at the same step: each side's text and cache per layer (one x range), and the sentence:
+    the caches' bytes and how many new tokens the two sides share from the start."""
+    src = {"prefill": t("gen.src.prefill"), "decode": t("gen.src.decode")}
+    drawn = {}
+    for letter, side in pair.sides():
+        run = side_run(side, steps, sampling)
+        growth = gen.cache_growth(run.cache, run.prefill_len)
+        growth = growth.assign(layer=growth["layer"] + 1)
+        title = t("compare.title", side=letter.upper(), title=t("compare.gen_cache_title", s=len(run.ids)))
+        drawn[letter] = (run, growth, cache_bars(growth, src, title, t("gen.cache_x"), t("gen.cache_y")))
+    most = max(int(g.groupby("layer")["positions"].sum().max()) for _, g, _ in drawn.values())
+    for _, _, fig in drawn.values():
+        fig.update_xaxes(range=[0, most * 1.05], autorange=False)  # one x range: equal caches equally long
+    if presenter_mode():
+        cap_height([fig for _, _, fig in drawn.values()], COMPARED_PX)
+    for column, (letter, side) in zip(st.columns(2), pair.sides()):
+        run, growth, fig = drawn[letter]
+        with column:
+            st.markdown(_html(side, run), unsafe_allow_html=True)
+            chart(fig, growth, f"gen.cache.{letter}", columns=2, view={"side": letter.upper(), "step": len(run.steps)})
+    (ra, _, _), (rb, _, _) = drawn["a"], drawn["b"]
+    a, b = ra.cache.num_bytes(), rb.cache.num_bytes()
+    new_a, new_b = ra.ids[ra.prefill_len:], rb.ids[rb.prefill_len:]
+    if not same_vocabulary(pair):  # another vocabulary: the new tokens compared by their text
+        new_a, new_b = pair.a.token_strings(ra.ids)[ra.prefill_len:], pair.b.token_strings(rb.ids)[rb.prefill_len:]
+    said = [t("compare.gen_sentence", n=len(ra.steps), m=len(rb.steps), a=f"{a:,}", b=f"{b:,}",
+              ratio=significant(b / a))]
+    if new_a or new_b:
+        said.append(t("compare.gen_shared", k=compare.shared_start(new_a, new_b), n=min(len(new_a), len(new_b))))
+    st.info(" ".join(said + unaligned_notes(pair)))
+
+
 def _step(delta: int | None) -> None:
     st.session_state["gen._pressed"] = delta
     st.session_state["gen.steps"] = 0 if delta is None else min(st.session_state["gen.steps"] + delta, max_steps)
 
 
 ctx = explorer()
+pair = compared(ctx)
 with first_screen(t("gen.title"), t("gen.explain")):
     language_notice(ctx)
     presenting = presenter_mode()
@@ -78,8 +144,7 @@ with first_screen(t("gen.title"), t("gen.explain")):
         settings.caption(t("gen.sampling_only"))
 
     # ---- the run: prefill once, then one step per click (PageDown) ----
-    limit = config.max_position_embeddings if config.has_position_limit else None
-    max_steps = MAX_STEPS if limit is None else max(0, min(MAX_STEPS, limit - len(prompt)))
+    limit, max_steps = step_limit(config, prompt)
     # The step count is in the link (a link replays the run to its step); a new prompt, model or sampling setting
     # starts a new run at step 0 (step 1 when "Next token" was pressed in the same run as the change).
     steps = linked_int("gen.steps", t("gen.steps_label"), 0, 0, MAX_STEPS)
@@ -110,8 +175,13 @@ with first_screen(t("gen.title"), t("gen.explain")):
 
     pieces = ctx.token_pieces(run.ids)  # the one display rule, over the whole run (a split character is named)
     prompt_text, new_text = text(pieces[:run.prefill_len]), text(pieces[run.prefill_len:])
-    st.markdown(f'<div style="font-size:1.15rem;line-height:1.8;white-space:pre-wrap">{html_text(prompt_text)}'
-                f'<mark style="background:#fde68a">{html_text(new_text, visible_breaks=True)}</mark></div>', unsafe_allow_html=True)
+    if pair is None:
+        st.markdown(f'<div style="font-size:1.15rem;line-height:1.8;white-space:pre-wrap">{html_text(prompt_text)}'
+                    f'<mark style="background:#fde68a">{html_text(new_text, visible_breaks=True)}</mark></div>',
+                    unsafe_allow_html=True)
+    else:
+        compare_runs(pair, n, sampling)
+        st.caption(t("compare.below", side=pair.edited.upper()))
     token_labels = ctx.token_strings(run.ids)
     labels = [plotly(f"{p} {s}") for p, s in enumerate(token_labels)]
 
@@ -138,8 +208,10 @@ with first_screen(t("gen.title"), t("gen.explain")):
         one = qdf[qdf["head"] == head - 1]
         fig = query_row_heatmap(one, labels, run.prefill_len, t("gen.row_title", layer=layer, head=head, s=S),
                                 t("gen.row_x"), t("gen.row_y", pos=last["position"]), t("gen.weight"))
+        if pair is not None:  # below the compared sides, at a height of its own (not the rest of the first screen)
+            fig.update_layout(height=max(fig.layout.height or 0, QUERY_ROW_PX))
         chart(fig, one.assign(head=head), "gen.query_row", view={"step": n, "layer": layer, "head": head},
-              fill_screen=True)
+              fill_screen=pair is None)
         top = one.loc[one["weight"].idxmax()]
         st.caption(t("gen.row_caption", s=S, pos=last["position"], j=int(top["key_position"]),
                      tok=phrase(pieces[int(top["key_position"])]), w=f"{top['weight']:.3f}", total=f"{one['weight'].sum():.4f}",
@@ -147,7 +219,8 @@ with first_screen(t("gen.title"), t("gen.explain")):
     else:
         # PageDown decodes here, but moves the lesson inside one (ui.teaching.gate.page_shortcut): said so
         st.caption(t("gen.press" if page_shortcut("PageDown") else "gen.press_lesson", n=run.prefill_len))  # a caption, not a box: the first chart stays on a projector screen
-        cache_chart(growth, S, fill_screen=True)
+        if pair is None:  # comparing: both sides' caches are drawn above
+            cache_chart(growth, S, fill_screen=True)
 
 # ---- cache growth (before the first step: the page's main chart) ----
 if n:

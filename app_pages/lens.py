@@ -8,22 +8,26 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from analysis import lens
+from analysis import compare as side_compare, lens
 from analysis.tokenizers import compare, tokenize
 from engine.tokenizer import TextTokenizer
 from ui.examples import language_notice
 from ui.caches.views import lens_table, pretrained_tokenizer
 from ui.controls import index_slider, window_slider
+from ui.compare import compared, unaligned_notes
+from ui.figures.compare import cap_height, relative_depth_lines
 from ui.figures.lens import lens_heatmap
 from ui.figures.tokenizers import token_chips_html, tokens_bar
 from ui.i18n import t
-from ui.presenter import pairs
+from ui.presenter import pairs, presenter_mode
 from ui.sidebar import explorer, tokenizer_for, trace
 from ui.tokens import label, phrase
 from ui.widgets import chart, explain, first_screen, real_model_notice, revealed
 from ui.window import rows_that_fit
 
 WINDOW = 20  # positions per lens heatmap (per-cell token text stays readable on a projector)
+COMPARED_POSITIONS = 6  # positions per compared heatmap (half the width, one colour bar for both)
+COMPARED_PX = 360  # a compared chart's height at most in presenter mode (x 1.25 there: within the first screen)
 DEPTHS_PX = 860  # the heatmap's plot height at its tallest outside presenter mode (ui/figures/lens.py)
 CHIPS_MAX = 400  # tokens drawn as chips per tokenizer
 SMOLLM2 = "smollm2-135m"
@@ -34,44 +38,102 @@ def _prob(p: float) -> str:
     return f"{p:.3g}" if p >= 1e-6 else "< 1e-6"
 
 
+def side_lens(side):
+    """One side's lens table (with its progress bar) and the labels of its predictions, as the single view makes
+    them: ``labels`` for the chart, ``named`` (pieces) for sentences, both by (position, token id)."""
+    L, T = side.config.num_hidden_layers, int(side.input_ids.shape[1])
+    bar = st.progress(0.0, text=t("lens.progress", depths=L + 1, positions=T))
+    table = lens_table(side.model, tuple(side.input_ids[0].tolist()),
+                       lambda f: bar.progress(f, text=t("lens.progress", depths=L + 1, positions=T)))
+    bar.empty()
+    # the one display rule: a prediction at position p is labelled as the token that would follow the input up to p
+    input_ids = side.input_ids[0].tolist()
+    labels, named = {}, {}
+    for p, g in table.groupby("position"):
+        shown = sorted(set(g["top_id"]) | set(g["final_id"]))
+        pieces = side.pieces_after(input_ids[:p + 1], shown)
+        labels.update({(p, i): label(x) for i, x in zip(shown, pieces)})
+        named.update({(p, i): x for i, x in zip(shown, pieces)})
+    return table, labels, named
+
+
+def depth_names(L: int) -> list[str]:
+    return [t("lens.embed")] + [t("lens.block", n=i) for i in range(1, L + 1)]
+
+
+def lens_figure(side, table, labels, positions: tuple[int, int], depths: tuple[int, int], title: str):
+    """The heatmap of one side's window (positions and depths ``[lo, hi)``) as the single view draws it, and the
+    rows it draws."""
+    (start, stop), (d0, d1) = positions, depths
+    shown = table[table["position"].between(start, stop - 1) & table["depth"].between(d0, d1 - 1)].copy()
+    shown["depth"] -= d0  # the figure's rows are the window's
+    pos_labels = [f"{p} {side.tokens[p]}" for p in range(start, stop)]
+    names = depth_names(side.config.num_hidden_layers)
+    return lens_heatmap(shown, labels, names[d0:d1], pos_labels, title, t("lens.x"), t("lens.y"), t("lens.unit"),
+                        t("lens.hover"), first=(d0, start)), shown
+
+
+def compare_lens(pair) -> None:
+    """Each side's lens over its last positions and deepest depths (as many as a half-width chart holds), the
+    final prediction's lens probability at each side's last position against relative depth, and the sentence:
+    at which depth each side's final top token becomes and stays top-1."""
+    last = {}
+    columns = st.columns(2)
+    for column, (letter, side) in zip(columns, pair.sides()):
+        with column:
+            table, labels, named = side_lens(side)
+            L, T = side.config.num_hidden_layers, int(side.input_ids.shape[1])
+            rows = rows_that_fit(COMPARED_PX)
+            fig, _ = lens_figure(side, table, labels, (max(0, T - COMPARED_POSITIONS), T), (max(0, L + 1 - rows), L + 1),
+                                 t("compare.title", side=letter.upper(), title=t("compare.lens_title")))
+            if presenter_mode():
+                cap_height([fig], COMPARED_PX)
+            fig.update_traces(showscale=letter == "b")  # one scale (0..1) on both: B's bar says it for A too
+            fig.update_xaxes(tickangle=-60)
+            chart(fig, table, f"lens.heatmap.{letter}", columns=2, view={"side": letter.upper()})
+            last[letter] = (table, named, T - 1, L)
+    curves = side_compare.lens_by_relative_depth(last["a"][0], last["b"][0], last["a"][2], last["b"][2])
+    said = []
+    for letter, side in pair.sides():
+        table, named, p, L = last[letter]
+        d = side_compare.first_top_depth_at(table, p)
+        final = int(table.loc[table["position"] == p, "final_id"].iloc[0])
+        said.append(t(f"compare.lens_side_{letter}", tok=phrase(named[p, final]), depth=depth_names(L)[d], L=L,
+                      rel=f"{d / L:.2f}" if L else "1"))
+    st.info(" ".join(said + unaligned_notes(pair)))
+    fig = relative_depth_lines(curves, {"a": t("compare.side", side="A"), "b": t("compare.side", side="B")},
+                               t("compare.lens_rel_title"), t("compare.lens_rel_x"), t("lens.unit"))
+    if presenter_mode():
+        cap_height([fig], COMPARED_PX)
+    chart(fig, curves, "lens.relative")
+
+
 ctx = explorer()
+pair = compared(ctx)
 with first_screen(t("lens.title"), t("lens.explain")):
     real_model_notice(ctx.source)
     language_notice(ctx)
 
     L, T = ctx.config.num_hidden_layers, int(ctx.input_ids.shape[1])
     out = trace(ctx)
-    bar = st.progress(0.0, text=t("lens.progress", depths=L + 1, positions=T))
-    table = lens_table(ctx.model, tuple(ctx.input_ids[0].tolist()),
-                       lambda f: bar.progress(f, text=t("lens.progress", depths=L + 1, positions=T)))
-    bar.empty()
-
-    # the one display rule: a prediction at position p is labelled as the token that would follow the input up to p
-    input_ids = ctx.input_ids[0].tolist()
-    labels, named = {}, {}
-    for p, g in table.groupby("position"):
-        shown = sorted(set(g["top_id"]) | set(g["final_id"]))
-        pieces = ctx.pieces_after(input_ids[:p + 1], shown)
-        labels.update({(p, i): label(x) for i, x in zip(shown, pieces)})
-        named.update({(p, i): x for i, x in zip(shown, pieces)})
+    table, labels, named = side_lens(ctx)
     input_labels = ctx.tokens
-    depth_labels = [t("lens.embed")] + [t("lens.block", n=i) for i in range(1, L + 1)]
-    start = 0
-    c1, c2 = pairs("lens.windows").columns(2)  # one row: the first screen has no line to spare
-    if T > WINDOW:
-        start = index_slider(t("lens.window"), 0, T - WINDOW, "lens.start", default=T - WINDOW,
-                             help=t("lens.window_help", n=WINDOW), container=c1)
-    stop = min(T, start + WINDOW)
-    # the depths drawn: as many as fit the chart at a readable row height, the deepest first (a slider moves them)
-    d0, d1 = window_slider(t("lens.depth_window"), L + 1, "lens.depth_start", DEPTHS_PX, "lens.heatmap",
-                           help=t("lens.depth_window_help", n=rows_that_fit(DEPTHS_PX)), container=c2)
-    st.caption(t("lens.shown", d0=d0, d1=d1 - 1, L=L, first=depth_labels[d0], last=depth_labels[d1 - 1],
-                 p0=start, p1=stop - 1, T=T - 1))
-    shown = table[table["position"].between(start, stop - 1) & table["depth"].between(d0, d1 - 1)].copy()
-    shown["depth"] -= d0  # the figure's rows are the window's
-    pos_labels = [f"{p} {input_labels[p]}" for p in range(start, stop)]
-    fig = lens_heatmap(shown, labels, depth_labels[d0:d1], pos_labels, t("lens.chart_title"), t("lens.x"), t("lens.y"),
-                       t("lens.unit"), t("lens.hover"), first=(d0, start))
+    depth_labels = depth_names(L)
+    if pair is not None:
+        compare_lens(pair)
+    else:
+        start = 0
+        c1, c2 = pairs("lens.windows").columns(2)  # one row: the first screen has no line to spare
+        if T > WINDOW:
+            start = index_slider(t("lens.window"), 0, T - WINDOW, "lens.start", default=T - WINDOW,
+                                 help=t("lens.window_help", n=WINDOW), container=c1)
+        stop = min(T, start + WINDOW)
+        # the depths drawn: as many as fit the chart at a readable row height, the deepest first (a slider moves them)
+        d0, d1 = window_slider(t("lens.depth_window"), L + 1, "lens.depth_start", DEPTHS_PX, "lens.heatmap",
+                               help=t("lens.depth_window_help", n=rows_that_fit(DEPTHS_PX)), container=c2)
+        st.caption(t("lens.shown", d0=d0, d1=d1 - 1, L=L, first=depth_labels[d0], last=depth_labels[d1 - 1],
+                     p0=start, p1=stop - 1, T=T - 1))
+        fig, _ = lens_figure(ctx, table, labels, (start, stop), (d0, d1), t("lens.chart_title"))
     data = pd.DataFrame({
         t("lens.col.depth"): [depth_labels[d] for d in table["depth"]], t("lens.col.position"): table["position"],
         t("lens.col.input"): [input_labels[p] for p in table["position"]],
@@ -81,7 +143,10 @@ with first_screen(t("lens.title"), t("lens.explain")):
         t("lens.col.p_final"): table["p_final"],
         t("lens.col.rank_final"): table["rank_final"],
     })
-    chart(fig, data, "lens.heatmap", fill_screen=True)
+    if pair is None:
+        chart(fig, data, "lens.heatmap", fill_screen=True)
+if pair is not None:
+    st.caption(t("compare.below", side=pair.edited.upper()))
 st.caption(t("lens.whitespace"))
 
 first = lens.first_top_depth(table)

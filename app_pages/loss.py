@@ -12,23 +12,96 @@ import pandas as pd
 import streamlit as st
 
 import analysis
+from analysis import compare
 from engine.loss import mask_positions, mask_prompt
+from ui.compare import compared, unaligned_notes
 from ui.examples import language_notice
 from ui.caches.views import keep_check
 from ui.controls import index_slider
+from ui.figures.compare import cap_height, ratio_by_position, share_axes, thin_ticks, union_range
 from ui.figures.loss import contribution_bar
 from ui.format import DASH, finite, number, scientific
 from ui.i18n import t
+from ui.presenter import presenter_mode
 from ui.teaching.gate import hidden, predict_first
 from ui.sidebar import explorer, trace
 from ui.state import control, current
+from ui.tokens import phrase
 from ui.widgets import chart, first_screen, screen_heading
 
 KEEP_ATOL = 1e-5  # kept and full logits agree within float32 rounding
 KEEP_RTOL = 1e-5  # ... which grows with the logits' size (a trained model's reach ~30): about 80 float32 ulps
+COMPARED_PX = 340  # a compared chart's height at most in presenter mode (x 1.25 there: within the first screen)
+COMPARED_TICKS = 8  # position labels on a chart at half the width
+
+
+def side_losses(side, prompt_len: int, masked: list[int]):
+    """One side's labels, forward and loss table as the single view computes them (the page's mask cut to the
+    side's length)."""
+    T = int(side.input_ids.shape[1])
+    lab = mask_positions(mask_prompt(side.input_ids, min(prompt_len, T)), [p for p in masked if p < T])
+    out = trace(side, lab)
+    return lab, out, analysis.loss_table(out, side.input_ids, lab, side.tokens)
+
+
+def _where(pair, p: int) -> str:
+    """Position ``p`` of the loss table named by its input and target (each side's when their tokens differ)."""
+    names = [t("compare.loss_tokens", inp=phrase(s.pieces[p]), tgt=phrase(s.pieces[p + 1])) for _, s in pair.sides()]
+    if names[0] == names[1]:
+        return t("compare.loss_where", p=p, tokens=names[0])
+    return t("compare.loss_where_two", p=p, a=names[0], b=names[1])
+
+
+def compare_losses(pair, prompt_len: int, masked: list[int]) -> None:
+    """A's and B's contributions side by side on one y range, the sentence, then B / A of each position's loss
+    over the positions both have."""
+    tables = {letter: side_losses(side, prompt_len, masked)[2] for letter, side in pair.sides()}
+    figs = {}
+    for letter, df in tables.items():
+        n = int((~df["masked"]).sum())
+        if n:
+            figs[letter] = contribution_bar(df, t("compare.title", side=letter.upper(), title=t("compare.loss_title", n=n)),
+                                            t("loss.bar_x"), t("loss.bar_y"), t("loss.masked_hover"))
+    share_axes(list(figs.values()), ("y",))
+    union_range(list(figs.values()))  # position p at the same place on both sides
+    thin_ticks(list(figs.values()), COMPARED_TICKS)
+    if presenter_mode():
+        cap_height(list(figs.values()), COMPARED_PX)
+    for column, (letter, side) in zip(st.columns(2), pair.sides()):
+        with column:
+            if letter in figs:
+                chart(figs[letter], tables[letter], f"loss.contrib.{letter}", columns=2, view={"side": letter.upper()})
+            else:
+                st.info(t("compare.side_note", side=letter.upper(), note=t(
+                    "loss.none_supervised" if len(tables[letter]) else "loss.too_short", n=len(tables[letter]))))
+    by_position = compare.loss_by_position(tables["a"], tables["b"])
+    a, b = compare.mean_loss(tables["a"]), compare.mean_loss(tables["b"])
+    change = compare.largest_loss_change(by_position)
+    said = [t("compare.loss_sentence", ratio=number(b / a, ".3g"), a=number(a, ".4g"), b=number(b, ".4g"))
+            if finite(a) and finite(b) and a > 0 else t("compare.loss_none")]
+    if change is not None:
+        said.append(t("compare.loss_change", where=_where(pair, change.position), a=number(change.a, ".4g"),
+                      b=number(change.b, ".4g")))
+    st.info(" ".join(said + unaligned_notes(pair)))
+    n = len(by_position)
+    if change is None:
+        return
+    same = compare.same_tokens(pair.a.tokens, pair.b.tokens, n + 1)  # each row's input and target
+    rows = tables["a"][["position", "input_token", "target_token"]].head(n).itertuples(index=False)
+    names = [f"{p}: {i}→{o}" for p, i, o in rows] if same else [str(p) for p in range(n)]
+    fig = ratio_by_position(by_position, names, t("compare.loss_ratio_title"), t("loss.bar_x"),
+                            t("compare.loss_ratio_y"))
+    if presenter_mode():
+        cap_height([fig], COMPARED_PX)
+    chart(fig, by_position, "loss.ratio")
+    if not same:
+        st.caption(t("compare.other_tokens"))
+    if n < max(len(tables["a"]), len(tables["b"])):
+        st.caption(t("compare.loss_cut", last=n - 1, ta=len(tables["a"]), tb=len(tables["b"])))
 
 
 ctx = explorer()
+pair = compared(ctx)
 with first_screen(t("loss.title"), t("loss.explain")):
     language_notice(ctx)
 
@@ -51,17 +124,19 @@ with first_screen(t("loss.title"), t("loss.explain")):
                       format_func=lambda p: labels[p] if 0 <= p < T else str(p), help=t("loss.masked_help"),
                       placeholder=t("loss.masked_placeholder"))
 
-    lab = mask_positions(mask_prompt(ctx.input_ids, prompt_len), toggled)  # (1, T): input_ids, -100 where masked
-    out = trace(ctx, lab)
-    df = analysis.loss_table(out, ctx.input_ids, lab, ctx.tokens)
+    lab, out, df = side_losses(ctx, prompt_len, toggled)  # lab (1, T): input_ids, -100 where masked
     N = int((~df["masked"]).sum())
 
     # ---- per-position contributions (first: the chart starts high on a projector) ----
     screen_heading(t("loss.per_pos_title"))
-    if N > 0:
+    if pair is not None:
+        compare_losses(pair, prompt_len, toggled)
+    elif N > 0:
         fig = contribution_bar(df, t("loss.bar_title", n=N), t("loss.bar_x"), t("loss.bar_y"), t("loss.masked_hover"))
         chart(fig, df, "loss.contrib", fill_screen=True)
     st.caption(t("loss.bar_caption"))
+if pair is not None:
+    st.caption(t("compare.below", side=pair.edited.upper()))
 view = pd.DataFrame({
     t("loss.col.position"): df["position"],
     t("loss.col.input"): df["input_token"],

@@ -7,23 +7,99 @@ import streamlit as st
 import torch
 
 import analysis
+from analysis import compare
+from ui.compare import compared, same_vocabulary, unaligned_notes
 from ui.examples import language_notice
 from ui.caches.views import continuation
 from ui.controls import index_slider
+from ui.figures.compare import cap_height, change_bars, union_range
 from ui.figures.next_token import topk_bar
-from ui.format import percent
+from ui.format import percent, scientific
 from ui.i18n import t
+from ui.presenter import presenter_mode
 from ui.sidebar import explorer, trace
 from ui.state import control
 from ui.widgets import chart, first_screen
-from ui.escape import html_text, md_code
-from ui.tokens import phrase, text
+from ui.escape import html_text, md, md_code, plotly
+from ui.tokens import label, phrase, text
 
 K_MAX = 20
 NEW_TOKENS_MAX = 32
+COMPARED_PX = 360  # a compared chart's height at most in presenter mode (x 1.25 there: within the first screen)
+
+
+def side_table(side, pos: int, k: int, temperature: float):
+    """One side's logits at ``pos`` and its top-k table, as the single view computes them."""
+    ids = side.input_ids[0].tolist()
+    logits = trace(side).logits[0, pos]  # (V,)
+    return logits, analysis.next_token_table(logits, lambda c: side.strings_after(ids[:pos + 1], c), k=k,
+                                             temperature=temperature)
+
+
+def side_position(side, pos: int, last: bool) -> int:
+    """The position a side predicts from: its own last one while the slider sits on the sidebar side's last (the
+    next token of each whole text), else ``pos`` (at most its last)."""
+    T = int(side.input_ids.shape[1])
+    return T - 1 if last else min(pos, T - 1)
+
+
+def _named(side, pos: int, token_id: int) -> str:
+    return phrase(side.pieces_after(side.input_ids[0].tolist()[:pos + 1], [token_id])[0])
+
+
+def compare_next(pair, pos: int, last: bool, k: int, temperature: float) -> None:
+    """A's and B's top-k side by side on one probability axis, the sentence, then A − B of the top tokens'
+    probabilities (by id in one vocabulary, else by token text)."""
+    drawn = {}
+    for letter, side in pair.sides():
+        p = side_position(side, pos, last)
+        logits, df = side_table(side, p, k, temperature)
+        title = t("compare.title", side=letter.upper(), title=t("compare.next_title", k=len(df), pos=p,
+                                                                temp=f"{temperature:.1f}"))
+        drawn[letter] = (p, logits, df, topk_bar(df, title, t("next.x"), t("next.y")))
+    figs = [d[3] for d in drawn.values()]
+    union_range(figs)
+    for fig in figs:
+        fig.update_xaxes(nticks=5)  # half the width: fewer percentages, upright
+    if presenter_mode():
+        cap_height(figs, COMPARED_PX)
+    for column, (letter, (p, _, df, fig)) in zip(st.columns(2), drawn.items()):
+        with column:
+            chart(fig, df, f"next.topk.{letter}", columns=2, view={"side": letter.upper(), "position": p})
+    (pa, la, da, _), (pb, lb, db, _) = drawn["a"], drawn["b"]
+    said = [t("compare.next_sentence", ta=_named(pair.a, pa, int(da["token_id"].iloc[0])),
+              pa=percent(da["probability"].iloc[0]), tb=_named(pair.b, pb, int(db["token_id"].iloc[0])),
+              pb=percent(db["probability"].iloc[0]))]
+    if pa != pb:
+        said.append(t("compare.next_positions", a=pa, b=pb))
+    one = same_vocabulary(pair)
+    if one:
+        table = compare.probability_change(la, lb, compare.top_ids(da, db), temperature)
+        pieces = pair.a.pieces_after(pair.a.input_ids[0].tolist()[:pa + 1], table["token_id"].tolist())
+        names = [label(x) for x in pieces]
+    else:
+        table = compare.topk_by_text(da, db)
+        names = table["token"].tolist()
+    row = compare.largest_change(table)
+    if row is not None:
+        token = phrase(pieces[row]) if one else t("tok.quoted", text=md(names[row]))
+        a, b = percent(table["a"].iloc[row]), percent(table["b"].iloc[row])
+        said.append(t("compare.next_change", tok=token, a=a, b=b) if a != b else t(
+            "compare.next_close", tok=token, delta=scientific(abs(table["change"].iloc[row]) * 100)))
+    if not one:
+        said.append(t("compare.next_by_text", n=len(table), ka=len(da), kb=len(db)))
+    st.info(" ".join(said + unaligned_notes(pair)))
+    if row is None:
+        return
+    fig = change_bars(table, [plotly(n) for n in names], t("compare.next_diff_title", n=len(table)),
+                      t("compare.next_diff_x"), t("compare.next_diff_y"))
+    if presenter_mode():
+        cap_height([fig], COMPARED_PX)
+    chart(fig, table, "next.diff")
 
 
 ctx = explorer()
+pair = compared(ctx)
 with first_screen(t("next.title"), t("next.explain")):
     language_notice(ctx)
 
@@ -48,10 +124,15 @@ with first_screen(t("next.title"), t("next.explain")):
     # ---- the distribution ----
     pieces = ctx.pieces
     st.subheader(t("next.dist_title", pos=pos, tok=phrase(pieces[pos])))
-    logits = out.logits[0, pos]  # (V,)
-    df = analysis.next_token_table(logits, lambda c: ctx.strings_after(ids[:pos + 1], c), k=k, temperature=temperature)
-    fig = topk_bar(df, t("next.chart_title", k=len(df), pos=pos, temp=f"{temperature:.1f}"), t("next.x"), t("next.y"))
-    chart(fig, df, "next.topk", fill_screen=True)
+    logits, df = side_table(ctx, pos, k, temperature)
+    if pair is None:
+        fig = topk_bar(df, t("next.chart_title", k=len(df), pos=pos, temp=f"{temperature:.1f}"), t("next.x"),
+                       t("next.y"))
+        chart(fig, df, "next.topk", fill_screen=True)
+    else:
+        compare_next(pair, pos, pos == T - 1, k, temperature)
+if pair is not None:
+    st.caption(t("compare.below", side=pair.edited.upper()))
 st.caption(t("next.temperature_explain"))
 mass = float(df["probability"].sum())
 st.caption(t("next.mass", k=len(df), mass=percent(mass), v=V, uniform=percent(1 / V)))

@@ -3,26 +3,69 @@
 import streamlit as st
 
 import analysis
+from analysis import compare
 from engine.cost import active_parameter_count
+from ui.compare import compared, unaligned_notes
 from ui.examples import language_notice
+from ui.figures.compare import cap_height, share_axes
 from ui.figures.overview import activation_heatmap, parameter_bar, step_norm_bar
 from ui.format import DASH, number, percent
 from ui.i18n import t
+from ui.presenter import presenter_mode
 from ui.teaching.gate import hidden, page_shortcut, predict_first
 from ui.sidebar import explorer, trace
 from ui.smollm2 import parity_badge
 from ui.widgets import chart, first_screen
 
+COMPARED_PX = 360  # a compared chart's height at most in presenter mode (x 1.25 there: within the first screen)
+
+
+def params_chart(side, letter: str | None = None):
+    """One side's parameter table and bar chart as the single view draws them (titled with ``letter``, a side's)."""
+    params = analysis.parameter_table(side.model)
+    title = t("overview.params_title", total=f"{int(params['params'].sum()):,}")
+    if letter:
+        title = t("compare.title", side=letter.upper(), title=title)
+    return params, parameter_bar(params, title, t("overview.params_x"), t("overview.params_y"))
+
+
+def compare_params(pair) -> None:
+    """A's and B's parameters side by side on one y range, and the sentence: the totals' ratio and the component
+    that changes most."""
+    drawn = {letter: params_chart(side, letter) for letter, side in pair.sides()}
+    figs = [fig for _, fig in drawn.values()]
+    share_axes(figs, ("y",))
+    if presenter_mode():
+        cap_height(figs, COMPARED_PX)
+    for column, (letter, (params, fig)) in zip(st.columns(2), drawn.items()):
+        with column:
+            chart(fig, params, f"overview.params.{letter}", columns=2, view={"side": letter.upper()})
+    table = compare.parameter_change(drawn["a"][0], drawn["b"][0])
+    a, b = int(table["a"].sum()), int(table["b"].sum())
+    said = [t("compare.params_sentence", ratio=number(b / a, ".3g"), a=f"{a:,}", b=f"{b:,}")]
+    row = compare.largest_change(table)
+    if table["change"].iloc[row] != 0:
+        r = table.iloc[row]
+        said.append(t("compare.params_change", part=t(f"fig.component.{r['component']}"), a=f"{int(r['a']):,}",
+                      b=f"{int(r['b']):,}"))
+    st.info(" ".join(said + unaligned_notes(pair)))
+
+
 ctx = explorer()
+pair = compared(ctx)
 with first_screen(t("overview.title"), t("overview.explain")):
     language_notice(ctx)
     parity_badge(ctx, trace(ctx).logits)  # SmolLM2 only: its logits checked two ways, green or red
 
     # ---- parameters ----
-    params = analysis.parameter_table(ctx.model)
+    params, fig = params_chart(ctx)
     total = int(params["params"].sum())
-    fig = parameter_bar(params, t("overview.params_title", total=f"{total:,}"), t("overview.params_x"), t("overview.params_y"))
-    chart(fig, params, "overview.params", fill_screen=True)
+    if pair is None:
+        chart(fig, params, "overview.params", fill_screen=True)
+    else:
+        compare_params(pair)
+if pair is not None:
+    st.caption(t("compare.below", side=pair.edited.upper()))
 saved = analysis.tying_savings(ctx.config)
 if hidden("overview.params"):
     pass  # a lesson asks what tying saves: the sentence waits for the answer, like the chart

@@ -281,3 +281,14 @@ def unaligned_notes(pair: Pair) -> list[str]:
               "heads": s.config.num_attention_heads, "tokens": int(s.input_ids.shape[1])} for s in (pair.a, pair.b)]
     return [t(f"compare.unaligned.{name}", a=f"{a:,}", b=f"{b:,}", n=min(a, b), last=min(a, b) - 1)
             for name, (a, b) in unaligned(*sizes).items()]
+
+
+# ---- loss, next token, overview, lens
+def same_vocabulary(pair: Pair) -> bool:
+    """Whether a token id means the same token on both sides: one vocabulary size and one tokenizer (both random
+    ids, or tokenizers of the same name and vocabulary)."""
+    a, b = pair.a, pair.b
+    if a.config.vocab_size != b.config.vocab_size or (a.tokenizer is None) != (b.tokenizer is None):
+        return False
+    return a.tokenizer is b.tokenizer or a.tokenizer is None or (
+        a.tokenizer.name == b.tokenizer.name and a.tokenizer.vocab_size == b.tokenizer.vocab_size)

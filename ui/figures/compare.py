@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.figures.common import base_layout, f32
+from ui.figures.common import base_layout, f32, position_axis
 from ui.figures.norms import depth_axis
 
 RATIO_COLOR = "#6a3d9a"
@@ -61,4 +61,103 @@ def ratio_by_depth(table: pd.DataFrame, depth_labels: list[str], title: str, x_t
         lo, hi = min(float(finite.min()), 1 - EQUAL_BAND), max(float(finite.max()), 1 + EQUAL_BAND)
         pad = (hi - lo) * HEADROOM
         fig.update_yaxes(range=[max(lo - pad, 0.0), hi + pad], autorange=False)
+    return fig
+
+
+# ---- loss, next token, overview, lens
+UP, DOWN = "#b2182b", "#2166ac"  # the ends of the diverging scale (ui.figures.common.DIVERGING): above / below
+
+
+def union_range(figs: list[go.Figure], axis: str = "xaxis") -> None:
+    """Give every chart the range that holds all their own ranges on ``axis`` ("xaxis", "yaxis"...): the charts
+    of two sides then place equal values at the same place (a chart without a set range is left alone)."""
+    ranges = [fig.layout[axis].range for fig in figs if fig.layout[axis].range is not None]
+    if not ranges:
+        return
+    lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
+    for fig in figs:
+        fig.layout[axis].update(range=[lo, hi], autorange=False)
+
+
+def cap_height(figs: list[go.Figure], px: int) -> None:
+    """At most ``px`` tall each (a compared chart in presenter mode stays within one screen)."""
+    for fig in figs:
+        if (fig.layout.height or 0) > px:
+            fig.update_layout(height=px)
+
+
+def thin_ticks(figs: list[go.Figure], most: int, axis: str = "xaxis") -> None:
+    """At most about ``most`` tick labels on ``axis`` (every n-th of the figure's own, from the first): a chart at
+    half the width holds half the labels."""
+    for fig in figs:
+        vals, text = fig.layout[axis].tickvals, fig.layout[axis].ticktext
+        if vals is not None and text is not None and len(vals) > most:
+            step = -(-len(vals) // most)
+            fig.layout[axis].update(tickvals=list(vals)[::step], ticktext=list(text)[::step])
+
+
+def ratio_by_position(table: pd.DataFrame, labels: list[str], title: str, x_title: str, y_title: str) -> go.Figure:
+    """B / A at each position both sides have (``analysis.compare.loss_by_position``'s ``ratio``) as bars from 1,
+    red where B is higher, blue where lower, a gap where either side masks the target; a dotted line at 1 (equal)
+    and a log scale when the ratios span more than a factor 100. ``labels``: one tick per position."""
+    ratio = table["ratio"].to_numpy(dtype=float)
+    finite = ratio[np.isfinite(ratio) & (ratio > 0)]
+    log = bool(finite.size) and finite.max() / finite.min() > 100
+    shown = np.where(np.isfinite(ratio), ratio, np.nan)
+    fig = go.Figure(go.Bar(
+        x=np.arange(len(ratio)), y=f32(shown - (0 if log else 1)), base=None if log else 1.0,
+        marker_color=[UP if r > 1 else DOWN for r in np.nan_to_num(ratio, nan=1.0)],
+        customdata=np.array([[lab, f"{r:.4g}" if np.isfinite(r) else "—"] for lab, r in zip(labels, ratio)], dtype=object),
+        hovertemplate="%{customdata[0]}: %{customdata[1]}<extra></extra>"))
+    fig.add_hline(y=1.0, line=dict(dash="dot", color="gray", width=1))
+    base_layout(fig, title, x_title, y_title, height=340)
+    fig.update_xaxes(**position_axis(labels), range=[-0.5, max(len(ratio), 1) - 0.5])
+    if log:
+        fig.update_yaxes(type="log")
+    return fig
+
+
+def change_bars(table: pd.DataFrame, labels: list[str], title: str, x_title: str, y_title: str) -> go.Figure:
+    """A − B of each row of ``table`` (its ``change`` column, a probability: drawn in percentage points) as
+    horizontal bars, the first row at the top, red where A is higher, blue where B is, on an axis centred at zero.
+    ``labels``: one tick per row (token text, already escaped for Plotly)."""
+    pp = f32(table["change"].to_numpy(dtype=float) * 100.0)
+    n = len(pp)
+    finite = np.abs(pp[np.isfinite(pp)])
+    limit = float(finite.max()) * 1.15 if finite.size and finite.max() > 0 else 1.0
+    fig = go.Figure(go.Bar(
+        x=pp, y=list(range(n)), orientation="h", marker_color=[UP if v > 0 else DOWN for v in np.nan_to_num(pp)],
+        customdata=np.array([[lab, f"{a:.3%}", f"{b:.3%}"] for lab, a, b in zip(labels, table["a"], table["b"])],
+                            dtype=object),
+        hovertemplate="%{customdata[0]}: A %{customdata[1]}, B %{customdata[2]} (%{x:+.3f})<extra></extra>"))
+    fig.add_vline(x=0.0, line=dict(color="gray", width=1))
+    base_layout(fig, title, x_title, y_title, height=max(300, 90 + 26 * n))
+    fig.update_yaxes(tickmode="array", tickvals=list(range(n)), ticktext=labels, autorange="reversed")
+    fig.update_xaxes(range=[-limit, limit], zeroline=False, exponentformat="none")  # no "40µ" on tiny changes
+    return fig
+
+
+SIDE_COLORS = {"a": "#1f77b4", "b": "#d62728"}
+
+
+def relative_depth_lines(table: pd.DataFrame, names: dict[str, str], title: str, x_title: str,
+                         y_title: str) -> go.Figure:
+    """The lens probability of each side's final prediction against relative depth (``analysis.compare.
+    lens_by_relative_depth``): one line per side from the embedding (0) to the output (1), a filled marker where
+    the final prediction is the lens's top token, an open one where it is not; y on a log scale up to 1."""
+    fig = go.Figure()
+    for side, rows in table.groupby("side", sort=False):
+        top = rows["top"].to_numpy(dtype=bool)
+        fig.add_trace(go.Scatter(
+            x=f32(rows["relative"]), y=f32(rows["p_final"]), mode="lines+markers", name=names[side],
+            line=dict(color=SIDE_COLORS[side], width=3),
+            marker=dict(size=9, symbol=["circle" if x else "circle-open" for x in top], color=SIDE_COLORS[side]),
+            customdata=np.stack([rows["depth"].to_numpy(), rows["rank_final"].to_numpy()], axis=-1),
+            hovertemplate=names[side] + " · %{customdata[0]}: %{y:.3f} (rank %{customdata[1]})<extra></extra>"))
+    base_layout(fig, title, x_title, y_title, height=340)
+    fig.update_xaxes(range=[-0.03, 1.03], tickformat=".0%")
+    p = table["p_final"].to_numpy(dtype=float)
+    low = p[np.isfinite(p) & (p > 0)]
+    # a log axis: an early depth's p(final) is often a thousandth of a late one's (a random model's: all tiny)
+    fig.update_yaxes(type="log", range=[np.floor(np.log10(low.min())) if low.size else -6, 0.05], exponentformat="power")
     return fig
