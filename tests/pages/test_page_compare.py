@@ -10,7 +10,7 @@ import pytest
 
 from analysis import compare
 from analysis.trace import run_trace
-from tests.page_helpers import open_page, recording_charts, reference, texts
+from tests.page_helpers import open_compared, open_page, recording_charts, reference, texts
 from ui.figures.attention import attention_heatmap
 from ui.figures.compare import ratio_by_depth
 from ui.figures.norms import residual_norm_lines
@@ -38,13 +38,7 @@ def _single(page: str, builder, **state) -> pd.DataFrame:
 
 def _compare_with(b_state: dict):
     """The Attention page: "Compare", then ``b_state`` in the sidebar (which edits B); the page and its charts."""
-    at = open_page("attention")
-    at.button(key="compare.start").click().run()
-    for key, value in b_state.items():
-        at.session_state[key] = value
-    with recording_charts() as calls:
-        at.run()
-    return at, calls
+    return open_compared("attention", b_state)
 
 
 @pytest.fixture(scope="module")

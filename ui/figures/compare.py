@@ -57,3 +57,38 @@ def ratio_by_depth(table: pd.DataFrame, depth_labels: list[str], title: str, x_t
     if finite.size and finite.max() / finite.min() > 100:
         fig.update_yaxes(type="log")
     return fig
+
+
+# ---- head roles, rope, interventions, experts
+from analysis.compare import symmetric_limit  # noqa: E402  (this block's own imports: kept apart for merges)
+from ui.figures.common import DIVERGING  # noqa: E402
+from ui.figures.heads import layers_heads_heatmap  # noqa: E402
+from ui.format import cells  # noqa: E402
+
+PRESENTER_COMPARE_PX = 440  # a compared chart's height before presenter mode grows it by a quarter (~550 px):
+# with its sentence it stays within one 1280 x 720 screen
+
+
+def same_height(figs: list[go.Figure], at_most: int | None = None) -> None:
+    """Give the charts of the two sides one height (the taller's, at most ``at_most`` px), so that rows of equal
+    depth line up across the columns."""
+    height = max(fig.layout.height or 450 for fig in figs)
+    for fig in figs:
+        fig.update_layout(height=min(height, at_most) if at_most else height)
+
+
+def difference_grid(diff: np.ndarray, row_labels: list[str], title: str, x_title: str, y_title: str,
+                    colorbar_title: str) -> go.Figure:
+    """A − B of a layers x heads score (``analysis.compare.grid_difference``) on the diverging scale centred at 0,
+    ``-m..m`` with ``m`` its largest ``|difference|``; row ``i`` labelled ``row_labels[i]`` (A's layer, or "A's / B's"
+    where the depths differ), head 1..nh across."""
+    limit = symmetric_limit(diff) or 1e-9
+    fig = layers_heads_heatmap(diff, DIVERGING, limit, title, x_title, y_title, colorbar_title)
+    n = diff.shape[0]
+    if fig.data[0].text is not None:  # differences can be tiny: two significant digits, not two decimals
+        fig.data[0].update(text=cells(diff, ".2g"))
+    fig.data[0].update(zmin=-limit, zmax=limit, zmid=0.0, customdata=np.repeat(np.array(row_labels, dtype=object)[:, None],
+                                                                                 diff.shape[1], 1),
+                       hovertemplate=f"{y_title} %{{customdata}}, {x_title} %{{x}}: %{{z:.3f}}<extra></extra>")
+    fig.update_yaxes(tickmode="array", tickvals=np.arange(1, n + 1), ticktext=row_labels)
+    return fig

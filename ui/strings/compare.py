@@ -4,13 +4,13 @@ EN = {
     "compare.side": "{side}",
     "compare.start": "Compare",
     "compare.start_help": "Copy this view to a second side, B, and draw A and B side by side: the sidebar then "
-                          "edits B. Attention and Layer norms draw both sides.",
+                          "edits B. The pages that can draw both sides do (Attention, Layer norms, Head roles...).",
     "compare.edits": "The sidebar edits side",
     "compare.swap": "⇄ Swap",
     "compare.swap_help": "A and B trade places.",
     "compare.stop": "Stop comparing",
-    "compare.pages_note": "Comparing A and B: the sidebar shows {side}. Attention and Layer norms draw both sides; "
-                          "the other pages draw {side}.",
+    "compare.pages_note": "Comparing A and B: the sidebar shows {side}. A page that draws both sides titles its "
+                          "charts “A · …” and “B · …”; the other pages draw {side}.",
     "compare.presets": "Comparison presets",
     "compare.preset.norm": "LayerNorm (A) vs RMSNorm (B)",
     "compare.preset.gqa": "MHA (A) vs GQA (B), same width",
@@ -46,12 +46,12 @@ EN = {
 ZH = {
     "compare.side": "{side}",
     "compare.start": "对比",
-    "compare.start_help": "把当前视图复制为第二方 B，A 与 B 并排绘制；之后侧边栏编辑 B。注意力和层范数两页绘制双方。",
+    "compare.start_help": "把当前视图复制为第二方 B，A 与 B 并排绘制；之后侧边栏编辑 B。能绘制双方的页面（注意力、层范数、注意力头的角色……）都会绘制双方。",
     "compare.edits": "侧边栏编辑的一方",
     "compare.swap": "⇄ 交换",
     "compare.swap_help": "A 与 B 互换位置。",
     "compare.stop": "停止对比",
-    "compare.pages_note": "正在对比 A 与 B：侧边栏显示 {side}。注意力和层范数两页绘制双方，其他页面只绘制 {side}。",
+    "compare.pages_note": "正在对比 A 与 B：侧边栏显示 {side}。绘制双方的页面在图表标题前标出 A · 与 B ·，其他页面只绘制 {side}。",
     "compare.presets": "对比预设",
     "compare.preset.norm": "LayerNorm（A）对 RMSNorm（B）",
     "compare.preset.gqa": "MHA（A）对 GQA（B），宽度相同",
@@ -80,3 +80,48 @@ ZH = {
     "compare.ratio": "B / A",
     "compare.norms_sentence": "最后一层之后，B 的残差流范数是 A 的 {ratio} 倍（A 在第 {la} 层之后为 {a}，B 在第 {lb} 层之后为 {b}）。",
 }
+
+
+# ---- head roles, rope, interventions, experts
+EN.update({
+    "compare.roles_change": "The {score} score changes most at {where}: {a} in A → {b} in B.",
+    "compare.roles_close": "The {score} scores of both sides agree to the digits shown: the largest change is "
+                           "{delta}, at {where}.",
+    "compare.roles_at": "layer {layer} head {head}",
+    "compare.roles_at_depth": "head {head} of A's layer {la} and B's layer {lb} (the same relative depth)",
+    "compare.roles_same": "Every head both sides have has the same {score} score in A and B.",
+    "compare.roles_top": "Highest in A: layer {la} head {ha} ({a}); in B: layer {lb} head {hb} ({b}).",
+    "compare.roles_top_entropy": "Most focused (lowest entropy) in A: layer {la} head {ha} ({a} nats); in B: layer "
+                                 "{lb} head {hb} ({b} nats).",
+    "compare.roles_missing": "Side {side} has no {score} score: its text is one token long.",
+    "compare.roles_heads": "A has {a} heads per layer, B {b}: heads of layers this different have no order in "
+                           "common, so there is no A − B map.",
+    "compare.roles_depth": "A has {a} layers, B {b}: the A − B map pairs each layer of the shallower side with the "
+                           "deeper side's layer at the same relative depth (rows: A's layer / B's).",
+    "compare.roles_diff_title": "A − B per head: {score}",
+    "compare.roles_map_title": "{score} score of every head",
+    "compare.roles_map_title_entropy": "Mean attention entropy of every head, nats",
+    "compare.layer_pair": "layer (A / B)",
+    "compare.col.layer_a": "layer (A)",
+    "compare.col.layer_b": "layer (B)",
+})
+ZH.update({
+    "compare.roles_change": "{score}分数变化最大的是{where}：A 中为 {a}，B 中为 {b}。",
+    "compare.roles_close": "双方的{score}分数在显示的位数内一致：最大变化为 {delta}，在{where}。",
+    "compare.roles_at": "第 {layer} 层第 {head} 个头",
+    "compare.roles_at_depth": "A 第 {la} 层、B 第 {lb} 层（相对深度相同）的第 {head} 个头",
+    "compare.roles_same": "双方共有的每个头在 A 与 B 中的{score}分数都相同。",
+    "compare.roles_top": "A 中最高：第 {la} 层第 {ha} 个头（{a}）；B 中最高：第 {lb} 层第 {hb} 个头（{b}）。",
+    "compare.roles_top_entropy": "A 中最集中（熵最低）：第 {la} 层第 {ha} 个头（{a} 奈特）；B 中：第 {lb} 层第 {hb} 个头"
+                                 "（{b} 奈特）。",
+    "compare.roles_missing": "{side} 方没有{score}分数：它的文本只有一个 token。",
+    "compare.roles_heads": "A 每层 {a} 个头，B 每层 {b} 个：宽度不同的层里，头的编号没有共同的顺序，所以没有 A − B 图。",
+    "compare.roles_depth": "A 有 {a} 层，B 有 {b} 层：A − B 图把较浅一方的每一层与较深一方相对深度相同的层配对"
+                           "（行：A 的层 / B 的层）。",
+    "compare.roles_diff_title": "A − B（每个头）：{score}",
+    "compare.roles_map_title": "每个头的{score}分数",
+    "compare.roles_map_title_entropy": "每个头的平均注意力熵（奈特）",
+    "compare.layer_pair": "层（A / B）",
+    "compare.col.layer_a": "层（A）",
+    "compare.col.layer_b": "层（B）",
+})

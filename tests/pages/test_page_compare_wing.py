@@ -1,0 +1,99 @@
+"""Compare side by side on Head roles, RoPE and Interventions (ui/compare.py) under AppTest: each side's chart is
+the single view of the same settings, the difference panel is the difference of the two single views, and
+mismatched shapes get a sentence, never an exception."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.page_helpers import open_compared, open_page, recording_charts, texts
+from ui.figures.compare import difference_grid
+from ui.figures.heads import role_map
+
+HEADS_8 = {"cfg.num_attention_heads": 8, "cfg.num_key_value_heads": 8}
+SEED_1 = {"cfg.seed": 1.0}
+
+
+def _single(page: str, builder, **state):
+    """The call of ``builder`` in the single view of ``state`` (one chart of that builder on the page)."""
+    with recording_charts() as calls:
+        open_page(page, **state)
+    return calls(builder)
+
+
+def _sides(calls, builder) -> dict:
+    """The calls of ``builder`` whose title starts with a side's letter ("A ·", "B ·"), by letter."""
+    return {c.arguments["title"][0]: c for c in calls.all(builder) if c.arguments["title"][1:3] == " ·"}
+
+
+def _grid(roles: pd.DataFrame, column: str) -> np.ndarray:
+    """``[L, nh]`` of a single view's roles table (rows in layer, head order), by hand."""
+    L, nh = roles["layer"].max() + 1, roles["head"].max() + 1
+    return roles.sort_values(["layer", "head"])[column].to_numpy().reshape(L, nh)
+
+
+# ---- head roles ----------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def heads_seed():
+    """B: the same shapes, another seed; the previous-token score (on the sidebar text)."""
+    return open_compared("heads", SEED_1, **{"heads.score": "prev_token"})
+
+
+@pytest.fixture(scope="module")
+def heads_single():
+    return {side: _single("heads", role_map, **{"heads.score": "prev_token", **state}).data
+            for side, state in (("A", {}), ("B", SEED_1))}
+
+
+def test_heads_sides_are_their_single_views_and_the_grid_their_difference(heads_seed, heads_single):
+    at, calls = heads_seed
+    assert not at.exception
+    maps = _sides(calls, role_map)
+    for side in "AB":
+        pd.testing.assert_frame_equal(maps[side].data, heads_single[side], check_exact=True)
+        assert maps[side].arguments["zmax"] == 1.0  # one colour scale: 0..1 on both
+    want = _grid(heads_single["A"], "prev_token") - _grid(heads_single["B"], "prev_token")
+    diff = calls(difference_grid)
+    assert np.array_equal(diff.arguments["diff"], want) and diff.arguments["row_labels"] == ["1", "2"]
+    heatmap = diff.figure.data[0]
+    m = float(np.abs(want).max())
+    assert (heatmap.zmin, heatmap.zmid, heatmap.zmax) == pytest.approx((-m, 0.0, m))
+
+
+def test_heads_sentence_names_the_largest_change(heads_seed, heads_single):
+    at, _ = heads_seed
+    a, b = (_grid(heads_single[s], "prev_token") for s in "AB")
+    layer, head = np.unravel_index(int(np.abs(a - b).argmax()), a.shape)
+    said = texts(at)
+    assert (f"The previous token score changes most at layer {layer + 1} head {head + 1}: "
+            f"{a[layer, head]:.3f} in A → {b[layer, head]:.3f} in B.") in said
+    assert "Below: side B only" in said
+
+
+def test_heads_other_head_counts_get_a_sentence_and_no_difference():
+    at, calls = open_compared("heads", {**HEADS_8, "cfg.num_hidden_layers": 3})
+    assert not at.exception and len(_sides(calls, role_map)) == 2
+    assert not calls.all(difference_grid)
+    said = texts(at)
+    assert "A has 4 heads per layer, B 8: heads of layers this different have no order in common" in said
+    assert "Highest in A: layer" in said
+
+
+def test_heads_other_depths_pair_by_relative_depth_on_one_entropy_scale():
+    """B: 3 layers and a five-token text. The maps share the entropy scale's top (the larger of the two
+    uniform entropies); A − B pairs A's layers 1, 2 with B's 1, 3."""
+    b_state = {"cfg.num_hidden_layers": 3, "input.text": "白日依山尽"}
+    at, calls = open_compared("heads", b_state, **{"heads.score": "entropy"})
+    assert not at.exception
+    single = {side: _single("heads", role_map, **{"heads.score": "entropy", **state}).data
+              for side, state in (("A", {}), ("B", b_state))}
+    top = max(float(single[s]["max_entropy"].iloc[0]) for s in "AB")
+    maps = _sides(calls, role_map)
+    assert [maps[s].arguments["zmax"] for s in "AB"] == [top, top]
+    a, b = _grid(single["A"], "entropy"), _grid(single["B"], "entropy")
+    diff = calls(difference_grid)
+    assert diff.arguments["row_labels"] == ["1", "2 / 3"]
+    assert np.array_equal(diff.arguments["diff"], np.stack([a[0] - b[0], a[1] - b[2]]))
+    assert "A has 2 layers, B 3: the A − B map pairs each layer" in texts(at)
