@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from tests.page_helpers import open_compared, open_page, recording_charts, texts
-from ui.figures.compare import difference_grid
+from ui.figures.compare import difference_grid, difference_line, ratio_by_depth
 from ui.figures.heads import role_map
+from ui.figures.rope import distance_chart, wavelength_chart
 
 HEADS_8 = {"cfg.num_attention_heads": 8, "cfg.num_key_value_heads": 8}
 SEED_1 = {"cfg.seed": 1.0}
@@ -97,3 +98,56 @@ def test_heads_other_depths_pair_by_relative_depth_on_one_entropy_scale():
     assert diff.arguments["row_labels"] == ["1", "2 / 3"]
     assert np.array_equal(diff.arguments["diff"], np.stack([a[0] - b[0], a[1] - b[2]]))
     assert "A has 2 layers, B 3: the A − B map pairs each layer" in texts(at)
+
+
+# ---- RoPE ----------------------------------------------------------------------------------------------------
+ROPE = {"cfg.position_embedding": "rope"}
+
+
+@pytest.fixture(scope="module")
+def rope_seed():
+    """A and B both with RoPE, B another seed: the same planes, other heads."""
+    return open_compared("rope", SEED_1, **ROPE)
+
+
+@pytest.fixture(scope="module")
+def rope_single():
+    out = {}
+    for side, state in (("A", ROPE), ("B", {**ROPE, **SEED_1})):
+        with recording_charts() as calls:
+            open_page("rope", **state)
+        out[side] = {"waves": calls.data(wavelength_chart), "head": calls.data(distance_chart)}
+    return out
+
+
+def test_rope_sides_are_their_single_views_on_shared_axes(rope_seed, rope_single):
+    at, calls = rope_seed
+    assert not at.exception
+    for builder, name in ((wavelength_chart, "waves"), (distance_chart, "head")):
+        drawn = _sides(calls, builder)
+        for side in "AB":
+            pd.testing.assert_frame_equal(drawn[side].data, rope_single[side][name], check_exact=True)
+        for axis in ("xaxis", "yaxis"):
+            assert drawn["A"].layout[axis]["range"] == drawn["B"].layout[axis]["range"], (name, axis)
+    ratio = calls.data(ratio_by_depth)["ratio"].to_numpy()
+    assert np.array_equal(ratio, rope_single["B"]["waves"]["wavelength"] / rope_single["A"]["waves"]["wavelength"])
+
+
+def test_rope_difference_is_the_single_views_difference_and_said(rope_seed, rope_single):
+    at, calls = rope_seed
+    a, b = rope_single["A"]["head"]["mean"].to_numpy(), rope_single["B"]["head"]["mean"].to_numpy()
+    assert np.array_equal(calls.data(difference_line)["difference"].to_numpy(), a - b)
+    said = texts(at)
+    assert f"the mean score at distance 0 is {a[0]:.3f} in A and {b[0]:.3f} in B" in said
+    assert f"it is highest at distance {int(a.argmax())} in A ({a.max():.3f})" in said
+
+
+def test_rope_a_side_without_rope_and_other_planes_get_sentences():
+    """A with learned positions (the default), B with RoPE and 8 heads (4 planes, A's chart 8)."""
+    at, calls = open_compared("rope", {**ROPE, **HEADS_8})
+    assert not at.exception
+    said = texts(at)
+    assert "Side A does not use RoPE (positions: Learned table): its chart shows base θ = 10,000 at its head width d = 16" in said
+    assert "A has 8 planes, B 4 (other head widths)" in said and not calls.all(ratio_by_depth)
+    assert "its q and k carry no rotation" in said and not calls.all(difference_line)
+    assert len(_sides(calls, distance_chart)) == 1 and len(_sides(calls, wavelength_chart)) == 2

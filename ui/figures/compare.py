@@ -72,7 +72,7 @@ PRESENTER_COMPARE_PX = 440  # a compared chart's height before presenter mode gr
 def same_height(figs: list[go.Figure], at_most: int | None = None) -> None:
     """Give the charts of the two sides one height (the taller's, at most ``at_most`` px), so that rows of equal
     depth line up across the columns."""
-    height = max(fig.layout.height or 450 for fig in figs)
+    height = max((fig.layout.height or 450 for fig in figs), default=None)
     for fig in figs:
         fig.update_layout(height=min(height, at_most) if at_most else height)
 
@@ -92,3 +92,25 @@ def difference_grid(diff: np.ndarray, row_labels: list[str], title: str, x_title
                        hovertemplate=f"{y_title} %{{customdata}}, {x_title} %{{x}}: %{{z:.3f}}<extra></extra>")
     fig.update_yaxes(tickmode="array", tickvals=np.arange(1, n + 1), ticktext=row_labels)
     return fig
+
+
+def share_log_axis(figs: list[go.Figure], axis: str = "y") -> None:
+    """One range for a log axis of the two sides' charts (Plotly reads a log range in powers of ten): from the
+    smallest positive value to the largest both draw, a twentieth of the span beyond each."""
+    values = [v for fig in figs for v in _values(fig, axis) if v > 0]
+    if not values:
+        return
+    lo, hi = np.log10(min(values)), np.log10(max(values))
+    pad = max(hi - lo, 1.0) * 0.05
+    name = ("xaxis" if axis.startswith("x") else "yaxis") + axis[1:]
+    for fig in figs:
+        fig.layout[name].update(range=[lo - pad, hi + pad], autorange=False)
+
+
+def difference_line(table: pd.DataFrame, x: str, title: str, x_title: str, y_title: str) -> go.Figure:
+    """A − B (``table["difference"]``) against ``table[x]``, with a line at 0 (no difference)."""
+    fig = go.Figure(go.Scatter(x=table[x].to_numpy(), y=f32(table["difference"]), mode="lines+markers", name=y_title,
+                               line=dict(color=RATIO_COLOR, width=3), marker=dict(size=5),
+                               hovertemplate=f"{x_title} %{{x}}: %{{y:.4g}}<extra></extra>"))
+    fig.add_hline(y=0.0, line=dict(dash="dot", color="gray", width=1))
+    return base_layout(fig, title, x_title, y_title, height=360)

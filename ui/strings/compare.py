@@ -125,3 +125,34 @@ ZH.update({
     "compare.col.layer_a": "层（A）",
     "compare.col.layer_b": "层（B）",
 })
+EN.update({
+    "compare.rope_one_side": "Comparing: this chart draws side {side} only (the sidebar's); the wavelengths and the "
+                             "real head below draw both sides.",
+    "compare.rope_not_used": "Side {side} does not use RoPE (positions: {position}): its chart shows base θ = {theta} "
+                             "at its head width d = {d}, as its single view does.",
+    "compare.rope_waves": "The slowest plane turns once every {sa} tokens in A (base θ = {ta}, {ha} planes) and every "
+                          "{sb} in B (θ = {tb}, {hb} planes): {ratio}× A's. Planes that turn at least once within the "
+                          "context: {ca} of {ha} in A ({na} tokens), {cb} of {hb} in B ({nb} tokens).",
+    "compare.rope_planes": "A has {a} planes, B {b} (other head widths): plane i of one is not plane i of the other, "
+                           "so there is no plane-by-plane ratio.",
+    "compare.rope_ratio_title": "B / A: wavelength of each plane",
+    "compare.rope_head_none": "Side {side} does not use RoPE (positions: {position}): its q and k carry no rotation "
+                              "to plot against the distance.",
+    "compare.rope_head_sentence": "Layer {layer}, head {head}: the mean score at distance 0 is {a0} in A and {b0} in "
+                                  "B; it is highest at distance {da} in A ({va}) and {db} in B ({vb}).",
+    "compare.rope_diff_title": "A − B: layer {layer}, head {head}'s mean score by distance",
+})
+ZH.update({
+    "compare.rope_one_side": "对比中：这张图只绘制 {side} 方（侧边栏的一方）；下面的波长图和真实头的图绘制双方。",
+    "compare.rope_not_used": "{side} 方不使用 RoPE（位置编码：{position}）：它的图按基数 θ = {theta}、它的头宽 d = {d} "
+                             "绘制，与它的单方视图相同。",
+    "compare.rope_waves": "最慢的平面在 A 中每 {sa} 个 token 转一圈（基数 θ = {ta}，{ha} 个平面），在 B 中每 {sb} 个"
+                          "（θ = {tb}，{hb} 个平面）：是 A 的 {ratio} 倍。在上下文内至少转一圈的平面：A 有 {ca}/{ha} 个"
+                          "（{na} 个 token），B 有 {cb}/{hb} 个（{nb} 个 token）。",
+    "compare.rope_planes": "A 有 {a} 个平面，B 有 {b} 个（头宽不同）：一方的第 i 个平面不是另一方的第 i 个平面，所以没有逐平面的比值。",
+    "compare.rope_ratio_title": "B / A：每个平面的波长之比",
+    "compare.rope_head_none": "{side} 方不使用 RoPE（位置编码：{position}）：它的 q 和 k 没有旋转，无法按距离作图。",
+    "compare.rope_head_sentence": "第 {layer} 层第 {head} 个头：距离 0 处的平均分数在 A 中为 {a0}，在 B 中为 {b0}；"
+                                  "A 在距离 {da} 处最高（{va}），B 在距离 {db} 处最高（{vb}）。",
+    "compare.rope_diff_title": "A − B：第 {layer} 层第 {head} 个头按距离的平均分数",
+})
