@@ -15,15 +15,16 @@ from analysis import compare, heads, massive
 from analysis.trace import residual_stream
 from analysis.tokenizers import special_ids
 from ui.compare import compared, unaligned_notes
+from ui.compare_grid import difference_panel, grid_sentences
 from ui.examples import language_notice
 from ui.caches.views import repeat_attentions, role_table
 from ui.controls import index_slider
 from ui.figures.attention import attention_heatmap
 from ui.figures.common import HEATMAP_MAX_TOKENS
-from ui.figures.compare import PRESENTER_COMPARE_PX, difference_grid, same_height
+from ui.figures.compare import PRESENTER_COMPARE_PX, same_height
 from ui.figures.heads import role_map
 from ui.figures.massive import massive_chart, sink_heatmap
-from ui.format import number, scientific
+from ui.format import number
 from ui.i18n import labeler, t
 from ui.presenter import presenter_mode
 from ui.sidebar import explorer, trace
@@ -93,42 +94,16 @@ def compare_roles(pair, score: str, sel: tuple[int, int]) -> None:
             chart(fig, role_csv(tables[letter]), f"{MAP_KEY}.{letter}", on_select=partial(_select_head, f"{MAP_KEY}.{letter}"),
                   columns=2, view={"side": letter.upper(), "score": score})
     name = t(f"heads.score.{score}")
-    said = []
-    (La, na), (Lb, nb) = grids["a"].shape, grids["b"].shape
-    change = compare.largest_cell_change(grids["a"], grids["b"])
-    if change is not None and change.a != change.b:
-        where = t("compare.roles_at", layer=change.layer_a + 1, head=change.head + 1) if La == Lb else \
-            t("compare.roles_at_depth", la=change.layer_a + 1, lb=change.layer_b + 1, head=change.head + 1)
-        a, b = number(change.a, ".3f"), number(change.b, ".3f")
-        said.append(t("compare.roles_change", score=name, where=where, a=a, b=b) if a != b else
-                    t("compare.roles_close", score=name, where=where, delta=scientific(abs(change.a - change.b))))
-    elif change is not None:
-        said.append(t("compare.roles_same", score=name))
+    said = grid_sentences(grids["a"], grids["b"], t("compare.roles_what", score=name))
     tops = {letter: compare.top_cell(grid, lowest=entropy) for letter, grid in grids.items()}
     if all(tops.values()):
         (la, ha, a), (lb, hb, b) = tops["a"], tops["b"]
         said.append(t("compare.roles_top_entropy" if entropy else "compare.roles_top", la=la + 1, ha=ha + 1,
                       a=number(a, ".3f"), lb=lb + 1, hb=hb + 1, b=number(b, ".3f")))
     said += [t("compare.roles_missing", side=letter.upper(), score=name) for letter, top in tops.items() if top is None]
-    if na != nb:
-        said.append(t("compare.roles_heads", a=na, b=nb))
-    elif La != Lb:
-        said.append(t("compare.roles_depth", a=La, b=Lb))
     st.info(" ".join(said + unaligned_notes(pair, skip=("layers", "heads"))))
-    got = compare.grid_difference(grids["a"], grids["b"])
-    if got is None:
-        return
-    diff, rows = got
-    labels = [str(i + 1) if i == j else f"{i + 1} / {j + 1}" for i, j in rows]
-    fig = difference_grid(diff, labels, t("compare.roles_diff_title", score=name), t("heads.head_axis"),
-                          t("heads.layer_axis") if La == Lb else t("compare.layer_pair"), t("compare.diff_unit"))
-    if presenter_mode():
-        same_height([fig], PRESENTER_COMPARE_PX)
-    table = pd.DataFrame({t("compare.col.layer_a"): [i + 1 for i, j in rows for _ in range(na)],
-                          t("compare.col.layer_b"): [j + 1 for i, j in rows for _ in range(na)],
-                          t("heads.col.head"): list(range(1, na + 1)) * len(rows),
-                          t("compare.diff_unit"): diff.reshape(-1)})
-    chart(fig, table, f"{MAP_KEY}.diff", view={"score": score})
+    difference_panel(grids["a"], grids["b"], t("compare.roles_diff_title", score=name), f"{MAP_KEY}.diff",
+                     {"score": score}, t("heads.head_axis"), t("heads.layer_axis"))
 
 
 def _mag(v: float) -> str:

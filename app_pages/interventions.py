@@ -13,14 +13,18 @@ from functools import partial
 
 import streamlit as st
 
+from analysis import compare
 from analysis import intervention_views as views
 from analysis import interventions as iv
 from engine.cost import trace_cost
 from server.admission import HEAVY_GFLOP
 from server.budget import view_work
 from ui.caches import interventions as jobs
+from ui.compare import compared, unaligned_notes
+from ui.compare_grid import difference_panel, grid_sentences
 from ui.controls import index_slider
 from ui.figures.attention import attention_heatmap
+from ui.figures.compare import PRESENTER_COMPARE_PX, same_height
 from ui.figures.interventions import effect_map, together_bars, tokens_bars
 from ui.format import duration, number, significant
 from ui.escape import plotly
@@ -87,10 +91,8 @@ def _progress(job: jobs.SweepJob) -> None:
     st.button(t("interv.cancel"), key="interv.cancel", on_click=jobs.leave, args=(job, jobs.this_session()))
 
 
-def _run_or_wait(ctx, screen: ExitStack, key: tuple, name: str, work, forwards: float, runs: int, ids: tuple, preview):
-    """The result of ``key``: stored, computed now (small), or by a background job (a Run button, then a live
-    progress panel); stops the page while there is none, after drawing ``preview()`` (what the model does
-    without any intervention: the prediction to check). ``screen``: the first screen, closed before it stops."""
+def _ready(ctx, key: tuple, work, forwards: float, ids: tuple):
+    """The result of ``key`` if there is one without a background job: stored, or computed now (small); else None."""
     res = jobs.result(key)
     if res is not None:
         return res
@@ -98,6 +100,16 @@ def _run_or_wait(ctx, screen: ExitStack, key: tuple, name: str, work, forwards: 
     if gflop < HEAVY_GFLOP:  # a toy model's sweep: at once, as any page view
         with view_work(gflop), st.spinner(t("interv.computing")):
             return jobs.store(key, work(None))
+    return None
+
+
+def _run_or_wait(ctx, screen: ExitStack, key: tuple, name: str, work, forwards: float, runs: int, ids: tuple, preview):
+    """The result of ``key``: stored, computed now (small), or by a background job (a Run button, then a live
+    progress panel); stops the page while there is none, after drawing ``preview()`` (what the model does
+    without any intervention: the prediction to check). ``screen``: the first screen, closed before it stops."""
+    res = _ready(ctx, key, work, forwards, ids)
+    if res is not None:
+        return res
     job = jobs.pending(key)
     if job is not None:  # someone (maybe this session) is computing it: watch the same job
         job = jobs.start(key, name, work, jobs.this_session())
@@ -205,16 +217,65 @@ def _before_after(ctx, ids: tuple, what: tuple, at_layer: int, watch: tuple[int,
 
 
 # ---------------------------------------------------------------------------------------------------- induction
-def _induction(ctx, screen: ExitStack) -> None:
-    period = iv.induction_period(ctx.config)
-    ids = iv.induction_ids(ctx.model, ctx.tokenizer, period)  # (1, 2n)
-    id_tuple = tuple(ids[0].tolist())
-    key = ("induction", ctx.model_key, id_tuple)
+def induction_sweep(side):
+    """A side's induction experiment as the single view sets it up: ``(period, ids tuple, key, work, forwards)``."""
+    period = iv.induction_period(side.config)
+    ids = iv.induction_ids(side.model, side.tokenizer, period)  # (1, 2n)
+    return (period, tuple(ids[0].tolist()), ("induction", side.model_key, tuple(ids[0].tolist())),
+            partial(views.induction_experiment, side.model, ids, period),
+            views.induction_forwards(side.model, ids.shape[1]))
+
+
+def compare_induction(pair, mine: tuple, sel: tuple[int, int]) -> bool:
+    """Both sides' loss rise per removed head on one colour scale, the sentence, and A − B per head (``mine``: the
+    sidebar's side's result). False, with a sentence, where the other side's sweep needs a background run first."""
+    results = {}
+    for letter, side in pair.sides():
+        if letter == pair.edited:
+            results[letter] = mine
+            continue
+        _, ids, key, work, forwards = induction_sweep(side)
+        results[letter] = _ready(side, key, work, forwards, ids)
+        if results[letter] is None:
+            st.info(t("compare.interv_waiting", side=letter.upper(), edited=pair.edited.upper()))
+            return False
+    frames = {letter: res[0] for letter, res in results.items()}
+    top = max(float(f["increase"].abs().max()) for f in frames.values())  # one colour scale: equal rises look equal
+    figs = {}
+    for letter, side in pair.sides():
+        nh = side.config.num_attention_heads
+        inside = sel[0] < side.config.num_hidden_layers and sel[1] < nh
+        figs[letter] = effect_map(frames[letter], "head", "increase", [str(h + 1) for h in range(nh)],
+                                  t("compare.title", side=letter.upper(), title=t("compare.interv_map_title")),
+                                  t("interv.head_axis"), t("interv.layer_axis"), t("interv.ind.unit"),
+                                  sel if inside else None, zmax=top or None)
+    same_height(list(figs.values()), PRESENTER_COMPARE_PX if presenter_mode() else None)
+    keys = KEYS["ind"]
+    for column, (letter, fig) in zip(st.columns(2), figs.items()):
+        with column:
+            frame = frames[letter]
+            chart(fig, frame.assign(layer=frame["layer"] + 1, head=frame["head"] + 1), f"interv.ind_map.{letter}",
+                  on_select=_picker_follows(f"interv.ind_map.{letter}", keys, "ind"), columns=2,
+                  view={"side": letter.upper()})
+    grids = {letter: compare.layer_grid(f, "increase") for letter, f in frames.items()}
+    tops = {letter: res[1] for letter, res in results.items()}
+    said = [t("compare.interv_top", la=tops["a"]["top"]["layer"] + 1, ha=tops["a"]["top"]["head"] + 1,
+              ra=_signed(tops["a"]["top"]["increase"]), ba=_fmt(tops["a"]["base_loss"]),
+              lb=tops["b"]["top"]["layer"] + 1, hb=tops["b"]["top"]["head"] + 1,
+              rb=_signed(tops["b"]["top"]["increase"]), bb=_fmt(tops["b"]["base_loss"]))]
+    said += grid_sentences(grids["a"], grids["b"], t("compare.interv_what"))
+    st.info(" ".join(said + unaligned_notes(pair, skip=("layers", "heads", "tokens"))))
+    difference_panel(grids["a"], grids["b"], t("compare.interv_diff_title"), "interv.ind_map.diff", {},
+                     t("interv.head_axis"), t("interv.layer_axis"))
+    st.caption(t("compare.below", side=pair.edited.upper()))
+    return True
+
+
+def _induction(ctx, screen: ExitStack, pair=None) -> None:
+    period, id_tuple, key, work, forwards = induction_sweep(ctx)
     L, nh = ctx.config.num_hidden_layers, ctx.config.num_attention_heads
-    forwards = views.induction_forwards(ctx.model, ids.shape[1])
-    frame, summary, groups = _run_or_wait(ctx, screen, key, "induction",
-                                          partial(views.induction_experiment, ctx.model, ids, period), forwards,
-                                          L * nh, id_tuple, lambda: _induction_preview(ctx, screen, id_tuple, period))
+    frame, summary, groups = _run_or_wait(ctx, screen, key, "induction", work, forwards, L * nh, id_tuple,
+                                          lambda: _induction_preview(ctx, screen, id_tuple, period))
     base = summary["base_loss"]
 
     keys, top = KEYS["ind"], summary["top"]
@@ -224,10 +285,11 @@ def _induction(ctx, screen: ExitStack) -> None:
         st.session_state.pop("interv.watched", None)
     sel = (min(max(int(current(keys[0], 1)), 1), L) - 1, min(max(int(current(keys[1], 1)), 1), nh) - 1)
     labels = [str(h + 1) for h in range(nh)]
-    fig = effect_map(frame, "head", "increase", labels, t("interv.ind.map_title"), t("interv.head_axis"),
-                     t("interv.layer_axis"), t("interv.ind.unit"), sel)
-    table = frame.assign(layer=frame["layer"] + 1, head=frame["head"] + 1)
-    chart(fig, table, "interv.ind_map", on_select=_picker_follows("interv.ind_map", keys, "ind"), fill_screen=True)
+    if pair is None or not compare_induction(pair, (frame, summary, groups), sel):
+        fig = effect_map(frame, "head", "increase", labels, t("interv.ind.map_title"), t("interv.head_axis"),
+                         t("interv.layer_axis"), t("interv.ind.unit"), sel)
+        table = frame.assign(layer=frame["layer"] + 1, head=frame["head"] + 1)
+        chart(fig, table, "interv.ind_map", on_select=_picker_follows("interv.ind_map", keys, "ind"), fill_screen=True)
     screen.close()
     if chart_gate("interv.ind_map")[0]:  # a lesson asks to predict it: no sentence gives it away
         return
@@ -384,6 +446,7 @@ register_params("interv.experiment", *(k for pair in KEYS.values() for k in pair
                 "interv.watch_head", "interv.ba_position", "interv.own.clean", "interv.own.corrupt", "interv.own.correct",
                 "interv.own.wrong")
 ctx = explorer()
+pair = compared(ctx)
 screen = ExitStack()  # the first screen (title, controls, main chart); closed after the main chart is drawn
 screen.enter_context(first_screen(t("interv.title"), t("interv.explain")))
 if ctx.source == "random":
@@ -393,7 +456,9 @@ else:
 experiment = control(st.segmented_control, t("interv.experiment"), "interv.experiment", "induction", kind="choice",
                      options=EXPERIMENTS, format_func=labeler("interv.experiment."), required=True) or "induction"
 if experiment == "induction":
-    _induction(ctx, screen)
+    _induction(ctx, screen, pair)
 else:
+    if pair is not None:
+        st.caption(t("compare.interv_pairs_one_side", side=pair.edited.upper()))
     _pair(ctx, screen, experiment)
 screen.close()  # a message instead of a chart (a pair that cannot be patched)

@@ -1,4 +1,4 @@
-"""Compare side by side on Head roles, RoPE and Interventions (ui/compare.py) under AppTest: each side's chart is
+"""Compare side by side on Head roles, RoPE and Interventions (ui/compare.py, ui/compare_grid.py) under AppTest: each side's chart is
 the single view of the same settings, the difference panel is the difference of the two single views, and
 mismatched shapes get a sentence, never an exception."""
 
@@ -11,6 +11,7 @@ import pytest
 from tests.page_helpers import open_compared, open_page, recording_charts, texts
 from ui.figures.compare import difference_grid, difference_line, ratio_by_depth
 from ui.figures.heads import role_map
+from ui.figures.interventions import effect_map
 from ui.figures.rope import distance_chart, wavelength_chart
 
 HEADS_8 = {"cfg.num_attention_heads": 8, "cfg.num_key_value_heads": 8}
@@ -151,3 +152,45 @@ def test_rope_a_side_without_rope_and_other_planes_get_sentences():
     assert "A has 8 planes, B 4 (other head widths)" in said and not calls.all(ratio_by_depth)
     assert "its q and k carry no rotation" in said and not calls.all(difference_line)
     assert len(_sides(calls, distance_chart)) == 1 and len(_sides(calls, wavelength_chart)) == 2
+
+
+# ---- Interventions (the induction experiment) -----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def interv_seed():
+    return open_compared("interventions", SEED_1)
+
+
+@pytest.fixture(scope="module")
+def interv_single():
+    return {side: _single("interventions", effect_map, **state).data for side, state in (("A", {}), ("B", SEED_1))}
+
+
+def test_interventions_sides_are_their_single_views_on_one_scale(interv_seed, interv_single):
+    at, calls = interv_seed
+    assert not at.exception
+    maps = _sides(calls, effect_map)
+    top = max(float(interv_single[s]["increase"].abs().max()) for s in "AB")
+    for side in "AB":
+        pd.testing.assert_frame_equal(maps[side].data, interv_single[side], check_exact=True)
+        heatmap = maps[side].figure.data[0]
+        assert (heatmap.zmin, heatmap.zmax) == pytest.approx((-top, top))
+    want = _grid(interv_single["A"], "increase") - _grid(interv_single["B"], "increase")
+    assert np.array_equal(calls(difference_grid).arguments["diff"], want)
+
+
+def test_interventions_sentence_names_each_sides_top_head_and_the_largest_change(interv_seed, interv_single):
+    at, _ = interv_seed
+    tops = {s: interv_single[s].loc[interv_single[s]["increase"].idxmax()] for s in "AB"}
+    a, b = (_grid(interv_single[s], "increase") for s in "AB")
+    layer, head = np.unravel_index(int(np.abs(a - b).argmax()), a.shape)
+    said = texts(at)
+    assert (f"Removing one head raises the loss most at layer {int(tops['A']['layer']) + 1} head "
+            f"{int(tops['A']['head']) + 1} in A") in said
+    assert f"and at layer {int(tops['B']['layer']) + 1} head {int(tops['B']['head']) + 1} in B" in said
+    assert f"The loss rise changes most at layer {layer + 1} head {head + 1}: {a[layer, head]:.3f} in A" in said
+
+
+def test_interventions_other_head_counts_get_a_sentence_and_no_difference():
+    at, calls = open_compared("interventions", HEADS_8)
+    assert not at.exception and len(_sides(calls, effect_map)) == 2 and not calls.all(difference_grid)
+    assert "A has 4 heads per layer, B 8: heads of layers this different have no order in common" in texts(at)

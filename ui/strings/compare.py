@@ -84,46 +84,50 @@ ZH = {
 
 # ---- head roles, rope, interventions, experts
 EN.update({
-    "compare.roles_change": "The {score} score changes most at {where}: {a} in A → {b} in B.",
-    "compare.roles_close": "The {score} scores of both sides agree to the digits shown: the largest change is "
-                           "{delta}, at {where}.",
-    "compare.roles_at": "layer {layer} head {head}",
-    "compare.roles_at_depth": "head {head} of A's layer {la} and B's layer {lb} (the same relative depth)",
-    "compare.roles_same": "Every head both sides have has the same {score} score in A and B.",
+    "compare.grid_change": "{what} changes most at {where}: {a} in A → {b} in B.",
+    "compare.grid_close": "{what} agrees between A and B to the digits shown: the largest change is {delta}, at "
+                          "{where}.",
+    "compare.grid_at": "layer {layer} head {head}",
+    "compare.grid_at_depth": "head {head} of A's layer {la} and B's layer {lb} (the same relative depth)",
+    "compare.grid_same": "{what} is the same in A and B at every head both sides have.",
+    "compare.roles_what": "The {score} score",
     "compare.roles_top": "Highest in A: layer {la} head {ha} ({a}); in B: layer {lb} head {hb} ({b}).",
     "compare.roles_top_entropy": "Most focused (lowest entropy) in A: layer {la} head {ha} ({a} nats); in B: layer "
                                  "{lb} head {hb} ({b} nats).",
     "compare.roles_missing": "Side {side} has no {score} score: its text is one token long.",
-    "compare.roles_heads": "A has {a} heads per layer, B {b}: heads of layers this different have no order in "
-                           "common, so there is no A − B map.",
-    "compare.roles_depth": "A has {a} layers, B {b}: the A − B map pairs each layer of the shallower side with the "
-                           "deeper side's layer at the same relative depth (rows: A's layer / B's).",
+    "compare.grid_heads": "A has {a} heads per layer, B {b}: heads of layers this different have no order in "
+                          "common, so there is no A − B map.",
+    "compare.grid_depth": "A has {a} layers, B {b}: the A − B map pairs each layer of the shallower side with the "
+                          "deeper side's layer at the same relative depth (rows: A's layer / B's).",
     "compare.roles_diff_title": "A − B per head: {score}",
     "compare.roles_map_title": "{score} score of every head",
     "compare.roles_map_title_entropy": "Mean attention entropy of every head, nats",
     "compare.layer_pair": "layer (A / B)",
     "compare.col.layer_a": "layer (A)",
     "compare.col.layer_b": "layer (B)",
+    "compare.col.head": "head",
 })
 ZH.update({
-    "compare.roles_change": "{score}分数变化最大的是{where}：A 中为 {a}，B 中为 {b}。",
-    "compare.roles_close": "双方的{score}分数在显示的位数内一致：最大变化为 {delta}，在{where}。",
-    "compare.roles_at": "第 {layer} 层第 {head} 个头",
-    "compare.roles_at_depth": "A 第 {la} 层、B 第 {lb} 层（相对深度相同）的第 {head} 个头",
-    "compare.roles_same": "双方共有的每个头在 A 与 B 中的{score}分数都相同。",
+    "compare.grid_change": "{what}变化最大的是{where}：A 中为 {a}，B 中为 {b}。",
+    "compare.grid_close": "{what}在 A 与 B 中在显示的位数内一致：最大变化为 {delta}，在{where}。",
+    "compare.grid_at": "第 {layer} 层第 {head} 个头",
+    "compare.grid_at_depth": "A 第 {la} 层、B 第 {lb} 层（相对深度相同）的第 {head} 个头",
+    "compare.grid_same": "在双方共有的每个头上，{what}在 A 与 B 中都相同。",
+    "compare.roles_what": "{score}分数",
     "compare.roles_top": "A 中最高：第 {la} 层第 {ha} 个头（{a}）；B 中最高：第 {lb} 层第 {hb} 个头（{b}）。",
     "compare.roles_top_entropy": "A 中最集中（熵最低）：第 {la} 层第 {ha} 个头（{a} 奈特）；B 中：第 {lb} 层第 {hb} 个头"
                                  "（{b} 奈特）。",
     "compare.roles_missing": "{side} 方没有{score}分数：它的文本只有一个 token。",
-    "compare.roles_heads": "A 每层 {a} 个头，B 每层 {b} 个：宽度不同的层里，头的编号没有共同的顺序，所以没有 A − B 图。",
-    "compare.roles_depth": "A 有 {a} 层，B 有 {b} 层：A − B 图把较浅一方的每一层与较深一方相对深度相同的层配对"
-                           "（行：A 的层 / B 的层）。",
+    "compare.grid_heads": "A 每层 {a} 个头，B 每层 {b} 个：宽度不同的层里，头的编号没有共同的顺序，所以没有 A − B 图。",
+    "compare.grid_depth": "A 有 {a} 层，B 有 {b} 层：A − B 图把较浅一方的每一层与较深一方相对深度相同的层配对"
+                          "（行：A 的层 / B 的层）。",
     "compare.roles_diff_title": "A − B（每个头）：{score}",
     "compare.roles_map_title": "每个头的{score}分数",
     "compare.roles_map_title_entropy": "每个头的平均注意力熵（奈特）",
     "compare.layer_pair": "层（A / B）",
     "compare.col.layer_a": "层（A）",
     "compare.col.layer_b": "层（B）",
+    "compare.col.head": "头",
 })
 EN.update({
     "compare.rope_one_side": "Comparing: this chart draws side {side} only (the sidebar's); the wavelengths and the "
@@ -155,4 +159,25 @@ ZH.update({
     "compare.rope_head_sentence": "第 {layer} 层第 {head} 个头：距离 0 处的平均分数在 A 中为 {a0}，在 B 中为 {b0}；"
                                   "A 在距离 {da} 处最高（{va}），B 在距离 {db} 处最高（{vb}）。",
     "compare.rope_diff_title": "A − B：第 {layer} 层第 {head} 个头按距离的平均分数",
+})
+EN.update({
+    "compare.interv_map_title": "Loss rise on the second copy when one head is removed, nats",
+    "compare.interv_waiting": "Side {side}'s sweep on its model needs a background run first: edit side {side} in "
+                              "the sidebar, run it there, then both sides are drawn here. Below: side {edited} only.",
+    "compare.interv_top": "Removing one head raises the loss most at layer {la} head {ha} in A ({ra} nats over "
+                          "{ba}) and at layer {lb} head {hb} in B ({rb} over {bb}).",
+    "compare.interv_what": "The loss rise",
+    "compare.interv_diff_title": "A − B: loss rise when each head is removed, nats",
+    "compare.interv_pairs_one_side": "Comparing: the prompt-pair experiments draw side {side} only (the sidebar's); "
+                                     "the induction experiment draws both sides.",
+})
+ZH.update({
+    "compare.interv_map_title": "删掉一个头后第二遍损失的增加量（奈特）",
+    "compare.interv_waiting": "{side} 方的模型需要先在后台运行扫描：在侧边栏编辑 {side} 方并在那里运行，之后这里会绘制双方。"
+                              "以下：只有 {edited} 方。",
+    "compare.interv_top": "删掉一个头使损失上升最多的：A 是第 {la} 层第 {ha} 个头（在 {ba} 的基础上 {ra} 奈特），"
+                          "B 是第 {lb} 层第 {hb} 个头（在 {bb} 的基础上 {rb}）。",
+    "compare.interv_what": "损失的上升",
+    "compare.interv_diff_title": "A − B：删掉每个头后损失的上升（奈特）",
+    "compare.interv_pairs_one_side": "对比中：提示词对实验只绘制 {side} 方（侧边栏的一方）；归纳实验绘制双方。",
 })

@@ -1,0 +1,57 @@
+"""Compared layers x heads grids (Head roles, Interventions): the sentences of the largest change between A's and
+B's grid and of how their shapes are paired, and the A − B map (``analysis.compare``: layers paired by relative
+depth where the depths differ; no map where the head counts differ)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis import compare
+from ui.figures.compare import PRESENTER_COMPARE_PX, difference_grid, same_height
+from ui.format import number, scientific
+from ui.i18n import t
+from ui.presenter import presenter_mode
+from ui.widgets import chart
+
+
+def grid_sentences(a: np.ndarray, b: np.ndarray, what: str, spec: str = ".3f") -> list[str]:
+    """Where ``what`` (a sentence's subject: "The induction score") changes most from grid ``a`` to ``b`` (values
+    written with ``spec``), and how the layers and heads of the two are paired."""
+    (La, na), (Lb, nb) = a.shape, b.shape
+    said = []
+    change = compare.largest_cell_change(a, b)
+    if change is not None and change.a != change.b:
+        where = t("compare.grid_at", layer=change.layer_a + 1, head=change.head + 1) if La == Lb else \
+            t("compare.grid_at_depth", la=change.layer_a + 1, lb=change.layer_b + 1, head=change.head + 1)
+        va, vb = number(change.a, spec), number(change.b, spec)
+        said.append(t("compare.grid_change", what=what, where=where, a=va, b=vb) if va != vb else
+                    t("compare.grid_close", what=what, where=where, delta=scientific(abs(change.a - change.b))))
+    elif change is not None:
+        said.append(t("compare.grid_same", what=what))
+    if na != nb:
+        said.append(t("compare.grid_heads", a=na, b=nb))
+    elif La != Lb:
+        said.append(t("compare.grid_depth", a=La, b=Lb))
+    return said
+
+
+def difference_panel(a: np.ndarray, b: np.ndarray, title: str, key: str, view: dict, x_title: str,
+                     y_title: str) -> None:
+    """The A − B map of two grids (nothing where the head counts differ), its rows "A's layer / B's" where the
+    depths differ; its download names both layers of each row."""
+    got = compare.grid_difference(a, b)
+    if got is None:
+        return
+    diff, rows = got
+    nh = diff.shape[1]
+    labels = [str(i + 1) if i == j else f"{i + 1} / {j + 1}" for i, j in rows]
+    fig = difference_grid(diff, labels, title, x_title, y_title if a.shape[0] == b.shape[0] else t("compare.layer_pair"),
+                          t("compare.diff_unit"))
+    if presenter_mode():
+        same_height([fig], PRESENTER_COMPARE_PX)
+    table = pd.DataFrame({t("compare.col.layer_a"): [i + 1 for i, _ in rows for _ in range(nh)],
+                          t("compare.col.layer_b"): [j + 1 for _, j in rows for _ in range(nh)],
+                          t("compare.col.head"): list(range(1, nh + 1)) * len(rows),
+                          t("compare.diff_unit"): diff.reshape(-1)})
+    chart(fig, table, key, view=view)
