@@ -174,3 +174,15 @@ def distance_difference(scores_a: pd.DataFrame, scores_b: pd.DataFrame) -> pd.Da
                           "b": scores_b["mean"].to_numpy()[:n]})
     table["difference"] = table["a"] - table["b"]
     return table
+
+
+def load_difference(load_a: pd.DataFrame, load_b: pd.DataFrame) -> pd.DataFrame | None:
+    """A − B of each expert's share of the tokens (``analysis.experts.expert_load`` tables): columns ``expert``
+    (0-based), ``a``, ``b``, ``difference``; None where the sides have other numbers of experts (expert i of one
+    is not expert i of the other)."""
+    if len(load_a) != len(load_b):
+        return None
+    table = pd.DataFrame({"expert": load_a["expert"].to_numpy(), "a": load_a["share"].to_numpy(),
+                          "b": load_b["share"].to_numpy()})
+    table["difference"] = table["a"] - table["b"]
+    return table

@@ -15,7 +15,7 @@ from analysis import compare, heads, massive
 from analysis.trace import residual_stream
 from analysis.tokenizers import special_ids
 from ui.compare import compared, unaligned_notes
-from ui.compare_grid import difference_panel, grid_sentences
+from ui.compare_views import difference_panel, grid_sentences
 from ui.examples import language_notice
 from ui.caches.views import repeat_attentions, role_table
 from ui.controls import index_slider

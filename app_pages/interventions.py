@@ -21,7 +21,7 @@ from server.admission import HEAVY_GFLOP
 from server.budget import view_work
 from ui.caches import interventions as jobs
 from ui.compare import compared, unaligned_notes
-from ui.compare_grid import difference_panel, grid_sentences
+from ui.compare_views import difference_panel, grid_sentences
 from ui.controls import index_slider
 from ui.figures.attention import attention_heatmap
 from ui.figures.compare import PRESENTER_COMPARE_PX, same_height

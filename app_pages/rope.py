@@ -12,6 +12,7 @@ import streamlit as st
 
 from analysis import compare, rope
 from ui.compare import compared, unaligned_notes
+from ui.compare_views import side_by_side
 from ui.controls import index_slider
 from ui.examples import language_notice
 from ui.figures.compare import (PRESENTER_COMPARE_PX, difference_line, ratio_by_depth, same_height, share_axes,
@@ -61,17 +62,6 @@ def head_view(side, layer: int, head: int, letter: str = ""):
     return scores, fig
 
 
-def _side_by_side(pair, drawn: dict, key: str, view: dict) -> None:
-    """Each side's (table, chart) in its column; a side drawn as None gets its sentence there instead."""
-    for column, (letter, _) in zip(st.columns(2), pair.sides()):
-        with column:
-            got = drawn[letter]
-            if isinstance(got, str):
-                st.info(got)
-            else:
-                chart(got[1], got[0], f"{key}.{letter}", columns=2, view={"side": letter.upper(), **view})
-
-
 def compare_waves(pair) -> None:
     """Both sides' wavelengths on shared axes (log y), the sentence, and B / A plane by plane where the head widths
     match."""
@@ -83,7 +73,7 @@ def compare_waves(pair) -> None:
     if presenter_mode():  # half the width at presenter size: the legend would cover the lines (the sentence names them)
         for fig in figs:
             fig.update_layout(showlegend=False)
-    _side_by_side(pair, drawn, "rope.wavelength", {})
+    side_by_side(pair, drawn, "rope.wavelength", {})
     said = []
     for letter, side in pair.sides():
         if side.config.position_embedding != "rope":
@@ -126,7 +116,7 @@ def compare_head(pair, layer: int, head: int) -> None:
     figs = [got[1] for got in drawn.values() if not isinstance(got, str)]
     share_axes(figs)
     same_height(figs, PRESENTER_COMPARE_PX if presenter_mode() else None)
-    _side_by_side(pair, drawn, "rope.head", {"layer": layer, "head": head})
+    side_by_side(pair, drawn, "rope.head", {"layer": layer, "head": head})
     if len(figs) < 2:
         return
     sa, sb = drawn["a"][0], drawn["b"][0]

@@ -71,3 +71,10 @@ def test_distance_difference_over_the_distances_both_have():
     b = pd.DataFrame({"distance": [0, 1], "mean": [0.75, 1.0]})
     table = compare.distance_difference(a, b)
     assert table["distance"].tolist() == [0, 1] and table["difference"].tolist() == [0.25, -0.5]
+
+
+def test_load_difference_is_a_minus_b_of_the_shares():
+    a = pd.DataFrame({"expert": [0, 1, 2], "share": [0.5, 1.0, 0.5]})
+    b = pd.DataFrame({"expert": [0, 1, 2], "share": [0.25, 0.75, 1.0]})
+    assert compare.load_difference(a, b)["difference"].tolist() == [0.25, 0.25, -0.5]
+    assert compare.load_difference(a, b.iloc[:2]) is None

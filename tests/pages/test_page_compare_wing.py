@@ -1,4 +1,4 @@
-"""Compare side by side on Head roles, RoPE and Interventions (ui/compare.py, ui/compare_grid.py) under AppTest: each side's chart is
+"""Compare side by side on Head roles, RoPE, Interventions and Experts (ui/compare.py, ui/compare_views.py) under AppTest: each side's chart is
 the single view of the same settings, the difference panel is the difference of the two single views, and
 mismatched shapes get a sentence, never an exception."""
 
@@ -8,11 +8,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from settings.schema import preset_values
 from tests.page_helpers import open_compared, open_page, recording_charts, texts
 from ui.figures.compare import difference_grid, difference_line, ratio_by_depth
+from ui.figures.experts import load_bar
 from ui.figures.heads import role_map
 from ui.figures.interventions import effect_map
 from ui.figures.rope import distance_chart, wavelength_chart
+from ui.format import percent
+from ui.state import FIXED_KEY
 
 HEADS_8 = {"cfg.num_attention_heads": 8, "cfg.num_key_value_heads": 8}
 SEED_1 = {"cfg.seed": 1.0}
@@ -194,3 +198,36 @@ def test_interventions_other_head_counts_get_a_sentence_and_no_difference():
     at, calls = open_compared("interventions", HEADS_8)
     assert not at.exception and len(_sides(calls, effect_map)) == 2 and not calls.all(difference_grid)
     assert "A has 4 heads per layer, B 8: heads of layers this different have no order in common" in texts(at)
+
+
+# ---- Experts (MoE) -------------------------------------------------------------------------------------------
+MOE = {**preset_values("minimind_moe"), "cfg.preset": "minimind_moe"}
+
+
+@pytest.fixture(scope="module")
+def experts_seed():
+    """A and B on the MiniMind-MoE preset, B another seed."""
+    return open_compared("experts", SEED_1, **MOE)
+
+
+def test_experts_sides_are_their_single_views_and_the_bars_their_difference(experts_seed):
+    at, calls = experts_seed
+    assert not at.exception
+    single = {side: _single("experts", load_bar, **{**MOE, **state}).data for side, state in (("A", {}), ("B", SEED_1))}
+    drawn = _sides(calls, load_bar)
+    for side in "AB":
+        pd.testing.assert_frame_equal(drawn[side].data, single[side], check_exact=True)
+    assert drawn["A"].layout["yaxis"]["range"] == drawn["B"].layout["yaxis"]["range"]
+    want = (single["A"]["share"] - single["B"]["share"]).to_numpy() * 100
+    assert np.array_equal(calls.data(difference_line)["difference"].to_numpy(), want)
+    busiest = {s: single[s].loc[single[s]["share"].idxmax()] for s in "AB"}
+    assert (f"The busiest expert gets {percent(busiest['A']['share'])} of the tokens in A (expert "
+            f"{int(busiest['A']['expert']) + 1}") in texts(at)
+
+
+def test_experts_a_dense_side_says_so_and_the_other_is_drawn():
+    """A on the MoE preset, B (the sidebar's) dense: B's page says it has no router, A's load is still drawn."""
+    at, calls = open_compared("experts", {FIXED_KEY: {}, "cfg.preset": ""}, **MOE)
+    assert not at.exception
+    assert "Side B has a dense FFN: no router, so no load per expert." in texts(at)
+    assert list(_sides(calls, load_bar)) == ["A"] and not calls.all(difference_line)

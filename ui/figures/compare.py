@@ -107,10 +107,17 @@ def share_log_axis(figs: list[go.Figure], axis: str = "y") -> None:
         fig.layout[name].update(range=[lo - pad, hi + pad], autorange=False)
 
 
-def difference_line(table: pd.DataFrame, x: str, title: str, x_title: str, y_title: str) -> go.Figure:
-    """A − B (``table["difference"]``) against ``table[x]``, with a line at 0 (no difference)."""
-    fig = go.Figure(go.Scatter(x=table[x].to_numpy(), y=f32(table["difference"]), mode="lines+markers", name=y_title,
-                               line=dict(color=RATIO_COLOR, width=3), marker=dict(size=5),
-                               hovertemplate=f"{x_title} %{{x}}: %{{y:.4g}}<extra></extra>"))
+def difference_line(table: pd.DataFrame, x: str, title: str, x_title: str, y_title: str,
+                    bars: bool = False) -> go.Figure:
+    """A − B (``table["difference"]``) against ``table[x]``, with a line at 0 (no difference); ``bars``: one bar
+    per x (experts, not a continuum), red above 0, blue below."""
+    y = f32(table["difference"])
+    style = dict(marker_color=np.where(y > 0, "#d62728", "#1f77b4")) if bars else \
+        dict(mode="lines+markers", line=dict(color=RATIO_COLOR, width=3), marker=dict(size=5))
+    fig = go.Figure((go.Bar if bars else go.Scatter)(x=table[x].to_numpy(), y=y, name=y_title, **style,
+                                                     hovertemplate=f"{x_title} %{{x}}: %{{y:.4g}}<extra></extra>"))
     fig.add_hline(y=0.0, line=dict(dash="dot", color="gray", width=1))
-    return base_layout(fig, title, x_title, y_title, height=360)
+    base_layout(fig, title, x_title, y_title, height=360)
+    if bars:
+        fig.update_xaxes(tick0=1, dtick=1)
+    return fig

@@ -181,3 +181,28 @@ ZH.update({
     "compare.interv_diff_title": "A − B：删掉每个头后损失的上升（奈特）",
     "compare.interv_pairs_one_side": "对比中：提示词对实验只绘制 {side} 方（侧边栏的一方）；归纳实验绘制双方。",
 })
+EN.update({
+    "compare.experts_one_side": "Comparing: the router map draws side {side} only (the sidebar's); the load per "
+                                "expert below draws both sides.",
+    "compare.experts_dense": "Side {side} has a dense FFN: no router, so no load per expert.",
+    "compare.experts_no_block": "Side {side} has {n} mixture-of-experts blocks: none is its MoE block number {shown}.",
+    "compare.experts_sentence": "The busiest expert gets {ma} of the tokens in A (expert {ea}, {ra}× the even share "
+                                "{ua}) and {mb} in B (expert {eb}, {rb}× the even share {ub}); the load-balancing "
+                                "loss is {xa} in A and {xb} in B.",
+    "compare.experts_counts": "A has {a} experts, B {b}: expert i of one is not expert i of the other, so there is "
+                              "no A − B chart.",
+    "compare.experts_diff_title": "A − B: share of the tokens routed to each expert",
+    "compare.experts_diff_y": "A − B (percentage points)",
+    "compare.col.expert": "expert",
+})
+ZH.update({
+    "compare.experts_one_side": "对比中：路由热力图只绘制 {side} 方（侧边栏的一方）；下面的各专家负载绘制双方。",
+    "compare.experts_dense": "{side} 方是稠密 FFN：没有路由器，也就没有各专家的负载。",
+    "compare.experts_no_block": "{side} 方有 {n} 个混合专家块：没有第 {shown} 个 MoE 块。",
+    "compare.experts_sentence": "最忙的专家在 A 中得到 {ma} 的 token（专家 {ea}，是均匀份额 {ua} 的 {ra} 倍），在 B 中得到 "
+                                "{mb}（专家 {eb}，是均匀份额 {ub} 的 {rb} 倍）；负载均衡损失 A 为 {xa}，B 为 {xb}。",
+    "compare.experts_counts": "A 有 {a} 个专家，B 有 {b} 个：一方的第 i 个专家不是另一方的第 i 个专家，所以没有 A − B 图。",
+    "compare.experts_diff_title": "A − B：路由到每个专家的 token 份额",
+    "compare.experts_diff_y": "A − B（百分点）",
+    "compare.col.expert": "专家",
+})

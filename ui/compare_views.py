@@ -1,11 +1,13 @@
-"""Compared layers x heads grids (Head roles, Interventions): the sentences of the largest change between A's and
-B's grid and of how their shapes are paired, and the A − B map (``analysis.compare``: layers paired by relative
-depth where the depths differ; no map where the head counts differ)."""
+"""What the compared pages (Head roles, RoPE, Interventions, Experts) share: the two sides' charts in two columns
+(or a side's sentence where it has nothing to draw); for layers x heads grids the sentences of the largest change
+between A's and B's grid and of how their shapes are paired, and the A − B map (``analysis.compare``: layers paired
+by relative depth where the depths differ; no map where the head counts differ)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import streamlit as st
 
 from analysis import compare
 from ui.figures.compare import PRESENTER_COMPARE_PX, difference_grid, same_height
@@ -13,6 +15,18 @@ from ui.format import number, scientific
 from ui.i18n import t
 from ui.presenter import presenter_mode
 from ui.widgets import chart
+
+
+def side_by_side(pair, drawn: dict, key: str, view: dict) -> None:
+    """Each side's chart in its column: ``drawn[letter]`` is ``(table, figure, ...)``, or a sentence (a side with
+    nothing to draw) said there instead; chart keys ``<key>.a`` and ``<key>.b``."""
+    for column, (letter, _) in zip(st.columns(2), pair.sides()):
+        with column:
+            got = drawn[letter]
+            if isinstance(got, str):
+                st.info(got)
+            else:
+                chart(got[1], got[0], f"{key}.{letter}", columns=2, view={"side": letter.upper(), **view})
 
 
 def grid_sentences(a: np.ndarray, b: np.ndarray, what: str, spec: str = ".3f") -> list[str]:
