@@ -52,10 +52,10 @@ def grid_sentences(a: np.ndarray, b: np.ndarray, what: str, spec: str = ".3f") -
 
 def difference_panel(a: np.ndarray, b: np.ndarray, title: str, key: str, view: dict, x_title: str,
                      y_title: str) -> None:
-    """The A − B map of two grids (nothing where the head counts differ), its rows "A's layer / B's" where the
-    depths differ; its download names both layers of each row."""
+    """The A − B map of two grids (nothing where the head counts differ or no difference is finite: a side without
+    the score), its rows "A's layer / B's" where the depths differ; its download names both layers of each row."""
     got = compare.grid_difference(a, b)
-    if got is None:
+    if got is None or not np.isfinite(got[0]).any():
         return
     diff, rows = got
     nh = diff.shape[1]

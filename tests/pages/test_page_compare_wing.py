@@ -231,3 +231,9 @@ def test_experts_a_dense_side_says_so_and_the_other_is_drawn():
     assert not at.exception
     assert "Side B has a dense FFN: no router, so no load per expert." in texts(at)
     assert list(_sides(calls, load_bar)) == ["A"] and not calls.all(difference_line)
+
+
+def test_heads_a_one_token_side_has_no_score_and_no_map():
+    at, calls = open_compared("heads", {"input.text": "x"}, **{"heads.score": "prev_token"})
+    assert not at.exception and not calls.all(difference_grid)
+    assert "Side B has no previous token score: its text is one token long." in texts(at)
