@@ -111,7 +111,7 @@ ZH.update({
     "compare.grid_change": "{what}变化最大的是{where}：A 中为 {a}，B 中为 {b}。",
     "compare.grid_close": "{what}在 A 与 B 中在显示的位数内一致：最大变化为 {delta}，在{where}。",
     "compare.grid_at": "第 {layer} 层第 {head} 个头",
-    "compare.grid_at_depth": "A 第 {la} 层、B 第 {lb} 层（相对深度相同）的第 {head} 个头",
+    "compare.grid_at_depth": "第 {head} 个头（A 第 {la} 层、B 第 {lb} 层，相对深度相同）",
     "compare.grid_same": "在双方共有的每个头上，{what}在 A 与 B 中都相同。",
     "compare.roles_what": "{score}分数",
     "compare.roles_top": "A 中最高：第 {la} 层第 {ha} 个头（{a}）；B 中最高：第 {lb} 层第 {hb} 个头（{b}）。",
