@@ -103,10 +103,10 @@ class CellChange(NamedTuple):
     b: float
 
 
-def layer_grid(table: pd.DataFrame, column: str) -> np.ndarray:
-    """``[L, nh]``: ``column`` of a table with one row per 0-based ``layer`` and ``head`` (``head_roles``,
-    an intervention's frame), layer by layer."""
-    return table.pivot(index="layer", columns="head", values=column).sort_index().sort_index(axis=1).to_numpy(float)
+def layer_grid(table: pd.DataFrame, column: str, across: str = "head") -> np.ndarray:
+    """``[L, n]``: ``column`` of a table with one row per 0-based ``layer`` and ``across`` (``head``: ``head_roles``,
+    an intervention's frame; ``position``: a residual patching frame), layer by layer."""
+    return table.pivot(index="layer", columns=across, values=column).sort_index().sort_index(axis=1).to_numpy(float)
 
 
 def depth_pairs(la: int, lb: int) -> list[tuple[int, int]]:
@@ -120,7 +120,8 @@ def depth_pairs(la: int, lb: int) -> list[tuple[int, int]]:
 
 def grid_difference(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int]]] | None:
     """A − B of two ``[L, nh]`` grids, row by row over :func:`depth_pairs` (``[min L, nh]``) and those pairs;
-    None where the head counts differ (the heads of two layers of other widths have no order in common)."""
+    None where the column counts differ (the heads of two layers of other widths have no order in common; two
+    prompts of other lengths no position by position)."""
     if a.shape[1] != b.shape[1]:
         return None
     rows = depth_pairs(a.shape[0], b.shape[0])

@@ -348,7 +348,81 @@ def _own_pair() -> iv.PromptPair:
                            for i, f in enumerate(("clean", "corrupt", "correct", "wrong"))))
 
 
-def _pair(ctx, screen: ExitStack, experiment: str) -> None:
+def _check_text(check: iv.PairCheck, prompts: iv.PromptPair) -> str:
+    """Why a prompt pair cannot be patched (``check.error``), in words."""
+    return t(f"interv.check.{check.error}", a=check.clean_length, b=check.corrupt_length,
+             correct=phrase(prompts.correct), wrong=phrase(prompts.wrong), ca=check.correct_length,
+             wa=check.wrong_length)
+
+
+def pair_sweep(side, check: iv.PairCheck):
+    """A side's patching experiment on a checked pair as the single view sets it up: ``(clean ids, corrupted ids,
+    key, work, forwards)``."""
+    clean_ids, corrupt_ids = tuple(check.clean_ids[0].tolist()), tuple(check.corrupt_ids[0].tolist())
+    key = ("pair", side.model_key, clean_ids, corrupt_ids, check.correct_id, check.wrong_id)
+    return (clean_ids, corrupt_ids, key, partial(views.pair_experiment, side.model, check),
+            sum(views.pair_forwards(side.model, len(clean_ids))))
+
+
+def pair_labels(side, clean_ids: tuple, corrupt_ids: tuple) -> list[str]:
+    """The residual map's column labels: each position and its corrupted token (-> the clean one where they differ)."""
+    tokens, clean_tokens = side.token_strings(list(corrupt_ids)), side.token_strings(list(clean_ids))
+    return [plotly(f"{p} {a}" if a == b else f"{p} {b}→{a}") for p, (a, b) in enumerate(zip(clean_tokens, tokens))]
+
+
+def compare_patching(sides, prompts: iv.PromptPair, mine: tuple, sel: tuple[int, int]) -> bool:
+    """Both sides' residual patching map of ``prompts`` (``mine``: the sidebar's side's ``(frame, summary, column
+    labels)``), the sentence, and A − B per layer and position where the shapes match. False, with a sentence,
+    where the other side cannot run the pair or needs a background run first."""
+    results = {}
+    for letter, side in sides.sides():
+        if letter == sides.edited:
+            results[letter] = mine
+            continue
+        check = None if side.tokenizer is None else iv.check_pair(side.tokenizer, prompts)
+        why = t("interv.no_tokenizer") if check is None else _check_text(check, prompts) if check.error else None
+        if why:
+            st.info(t("compare.side_note", side=letter.upper(), note=why))
+            return False
+        clean_ids, corrupt_ids, key, work, forwards = pair_sweep(side, check)
+        got = _ready(side, key, work, forwards, corrupt_ids)
+        if got is None:
+            st.info(t("compare.interv_waiting", side=letter.upper(), edited=sides.edited.upper()))
+            return False
+        results[letter] = (got[0], got[1], pair_labels(side, clean_ids, corrupt_ids))
+    figs = {}
+    for letter, side in sides.sides():
+        frame, _, labels = results[letter]
+        inside = sel[0] < side.config.num_hidden_layers and sel[1] < len(labels)
+        figs[letter] = effect_map(frame, "position", "restored", labels,
+                                  t("compare.title", side=letter.upper(), title=t("compare.interv_res_title")),
+                                  t("interv.res.x"), t("interv.layer_axis"), t("interv.res.unit"),
+                                  sel if inside else None, zmax=1.0)
+    same_height(list(figs.values()), PRESENTER_COMPARE_PX if presenter_mode() else None)
+    for column, (letter, fig) in zip(st.columns(2), figs.items()):
+        with column:
+            frame = results[letter][0]
+            chart(fig, frame.assign(layer=frame["layer"] + 1), f"interv.res_map.{letter}",
+                  on_select=_picker_follows(f"interv.res_map.{letter}", KEYS["res"], "res"), columns=2,
+                  view={"side": letter.upper()})
+    bests = {letter: res[1]["best"] for letter, res in results.items()}
+    said = [t("compare.interv_res_none", side=letter.upper()) for letter, best in bests.items() if best is None]
+    if not said:
+        said.append(t("compare.interv_res_best", la=bests["a"]["layer"] + 1, pa=bests["a"]["position"],
+                      va=_fmt(bests["a"]["restored"]), lb=bests["b"]["layer"] + 1, pb=bests["b"]["position"],
+                      vb=_fmt(bests["b"]["restored"])))
+    grids = {letter: compare.layer_grid(res[0], "restored", "position") for letter, res in results.items()}
+    said += grid_sentences(grids["a"], grids["b"], t("compare.interv_res_what"), across="position")
+    st.info(" ".join(said + unaligned_notes(sides, skip=("layers", "heads", "tokens"))))
+    labels = results["a"][2] if results["a"][2] == results["b"][2] else None  # other tokens: positions only
+    difference_panel(grids["a"], grids["b"], t("compare.interv_res_diff_title"), "interv.res_map.diff", {},
+                     t("interv.res.x"), t("interv.layer_axis"),
+                     labels or [str(p) for p in range(grids["a"].shape[1])])
+    st.caption(t("compare.below", side=sides.edited.upper()))
+    return True
+
+
+def _pair(ctx, screen: ExitStack, experiment: str, sides=None) -> None:
     if ctx.tokenizer is None:
         st.info(t("interv.no_tokenizer"))
         return
@@ -357,22 +431,16 @@ def _pair(ctx, screen: ExitStack, experiment: str) -> None:
     if experiment == "own":
         st.caption(t("interv.own.tokens", clean_n=check.clean_length, corrupt_n=check.corrupt_length))
     if check.error is not None:
-        st.warning(t(f"interv.check.{check.error}", a=check.clean_length, b=check.corrupt_length,
-                     correct=phrase(pair.correct), wrong=phrase(pair.wrong), ca=check.correct_length,
-                     wa=check.wrong_length))
+        st.warning(_check_text(check, pair))
         return
-    clean_ids, corrupt_ids = tuple(check.clean_ids[0].tolist()), tuple(check.corrupt_ids[0].tolist())
-    key = ("pair", ctx.model_key, clean_ids, corrupt_ids, check.correct_id, check.wrong_id)
+    clean_ids, corrupt_ids, key, work, forwards = pair_sweep(ctx, check)
     L, nh, T = ctx.config.num_hidden_layers, ctx.config.num_attention_heads, len(clean_ids)
-    forwards = sum(views.pair_forwards(ctx.model, T))
-    res_frame, res, layers, z_frame, zs = _run_or_wait(ctx, screen, key, "patching",
-                                                       partial(views.pair_experiment, ctx.model, check), forwards,
+    res_frame, res, layers, z_frame, zs = _run_or_wait(ctx, screen, key, "patching", work, forwards,
                                                        L * T + min(iv.MATTER_LAYERS, L) * nh, corrupt_ids,
                                                        lambda: _pair_preview(ctx, clean_ids, corrupt_ids))
     correct, wrong, zb = phrase(pair.correct), phrase(pair.wrong), zs["best"]
     tokens, clean_tokens = ctx.token_strings(list(corrupt_ids)), ctx.token_strings(list(clean_ids))
-    col_labels = [plotly(f"{p} {a}" if a == b else f"{p} {b}→{a}")  # the corrupted token -> the clean one
-                  for p, (a, b) in enumerate(zip(clean_tokens, tokens))]
+    col_labels = pair_labels(ctx, clean_ids, corrupt_ids)
     rk, zk = KEYS["res"], KEYS["z"]
     if st.session_state.get("interv.sel_key") != key:  # a new result: select its best cells
         st.session_state["interv.sel_key"] = key
@@ -382,10 +450,11 @@ def _pair(ctx, screen: ExitStack, experiment: str) -> None:
         st.session_state[zk[0]], st.session_state[zk[1]] = zbest["layer"] + 1, zbest["head"] + 1
         st.session_state["interv.subject"] = "res"
     sel = (min(max(int(current(rk[0], 1)), 1), L) - 1, min(max(int(current(rk[1], 0)), 0), T - 1))
-    fig = effect_map(res_frame, "position", "restored", col_labels, t("interv.res.map_title"), t("interv.res.x"),
-                     t("interv.layer_axis"), t("interv.res.unit"), sel, zmax=1.0)
-    table = res_frame.assign(layer=res_frame["layer"] + 1, token=[tokens[p] for p in res_frame["position"]])
-    chart(fig, table, "interv.res_map", on_select=_picker_follows("interv.res_map", rk, "res"), fill_screen=True)
+    if sides is None or not compare_patching(sides, pair, (res_frame, res, col_labels), sel):
+        fig = effect_map(res_frame, "position", "restored", col_labels, t("interv.res.map_title"), t("interv.res.x"),
+                         t("interv.layer_axis"), t("interv.res.unit"), sel, zmax=1.0)
+        table = res_frame.assign(layer=res_frame["layer"] + 1, token=[tokens[p] for p in res_frame["position"]])
+        chart(fig, table, "interv.res_map", on_select=_picker_follows("interv.res_map", rk, "res"), fill_screen=True)
     screen.close()
     if chart_gate("interv.res_map")[0]:  # a lesson asks to predict it: no sentence gives it away
         return
@@ -460,5 +529,5 @@ if experiment == "induction":
 else:
     if pair is not None:
         st.caption(t("compare.interv_pairs_one_side", side=pair.edited.upper()))
-    _pair(ctx, screen, experiment)
+    _pair(ctx, screen, experiment, pair)
 screen.close()  # a message instead of a chart (a pair that cannot be patched)

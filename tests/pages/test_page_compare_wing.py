@@ -237,3 +237,34 @@ def test_heads_a_one_token_side_has_no_score_and_no_map():
     at, calls = open_compared("heads", {"input.text": "x"}, **{"heads.score": "prev_token"})
     assert not at.exception and not calls.all(difference_grid)
     assert "Side B has no previous token score: its text is one token long." in texts(at)
+
+
+OWN = {"interv.experiment": "own", "interv.own.clean": "床前明月光", "interv.own.corrupt": "床前明月霜",
+       "interv.own.correct": "，", "interv.own.wrong": "。"}
+RES_TITLE = "Fraction of the logit difference restored by patching"
+
+
+def test_interventions_patching_sides_are_their_single_views_and_the_map_their_difference():
+    """The learner's own pair, B another seed: each side's residual map is its single view's, A − B theirs."""
+    at, calls = open_compared("interventions", SEED_1, **OWN)
+    assert not at.exception
+    single = {}
+    for side, state in (("A", OWN), ("B", {**OWN, **SEED_1})):
+        with recording_charts() as one:
+            open_page("interventions", **state)
+        single[side] = next(c.data for c in one.all(effect_map) if c.arguments["title"].startswith(RES_TITLE))
+    drawn = _sides(calls, effect_map)
+    for side in "AB":
+        pd.testing.assert_frame_equal(drawn[side].data, single[side], check_exact=True)
+    grids = [single[s].pivot(index="layer", columns="position", values="restored").to_numpy() for s in "AB"]
+    assert np.array_equal(calls(difference_grid).arguments["diff"], grids[0] - grids[1], equal_nan=True)
+    best = {s: single[s].loc[single[s]["restored"].idxmax()] for s in "AB"}
+    assert (f"Patching restores most at layer {int(best['A']['layer']) + 1} position {int(best['A']['position'])} "
+            f"in A") in texts(at)
+
+
+def test_interventions_patching_on_another_depth_pairs_layers_by_depth():
+    at, calls = open_compared("interventions", {"cfg.num_hidden_layers": 3}, **OWN)
+    assert not at.exception and len(_sides(calls, effect_map)) == 2
+    assert calls(difference_grid).arguments["row_labels"] == ["1", "2 / 3"]
+    assert "A has 2 layers, B 3: the A − B map pairs each layer" in texts(at)

@@ -78,19 +78,23 @@ def same_height(figs: list[go.Figure], at_most: int | None = None) -> None:
 
 
 def difference_grid(diff: np.ndarray, row_labels: list[str], title: str, x_title: str, y_title: str,
-                    colorbar_title: str) -> go.Figure:
+                    colorbar_title: str, col_labels: list[str] | None = None) -> go.Figure:
     """A − B of a layers x heads score (``analysis.compare.grid_difference``) on the diverging scale centred at 0,
     ``-m..m`` with ``m`` its largest ``|difference|``; row ``i`` labelled ``row_labels[i]`` (A's layer, or "A's / B's"
-    where the depths differ), head 1..nh across."""
+    where the depths differ), head 1..nh across, or column ``j`` labelled ``col_labels[j]`` (positions)."""
     limit = symmetric_limit(diff) or 1e-9
     fig = layers_heads_heatmap(diff, DIVERGING, limit, title, x_title, y_title, colorbar_title)
     n = diff.shape[0]
     if fig.data[0].text is not None:  # differences can be tiny: two significant digits, not two decimals
         fig.data[0].update(text=cells(diff, ".2g"))
-    fig.data[0].update(zmin=-limit, zmax=limit, zmid=0.0, customdata=np.repeat(np.array(row_labels, dtype=object)[:, None],
-                                                                                 diff.shape[1], 1),
-                       hovertemplate=f"{y_title} %{{customdata}}, {x_title} %{{x}}: %{{z:.3f}}<extra></extra>")
+    cols = col_labels or [str(j + 1) for j in range(diff.shape[1])]
+    where = np.array([[[r, c] for c in cols] for r in row_labels], dtype=object)  # (rows, cols, 2)
+    fig.data[0].update(zmin=-limit, zmax=limit, zmid=0.0, customdata=where,
+                       hovertemplate=f"{y_title} %{{customdata[0]}}, {x_title} %{{customdata[1]}}: %{{z:.3g}}"
+                                     "<extra></extra>")
     fig.update_yaxes(tickmode="array", tickvals=np.arange(1, n + 1), ticktext=row_labels)
+    if col_labels:
+        fig.update_xaxes(tickmode="array", tickvals=np.arange(1, len(cols) + 1), ticktext=cols)
     return fig
 
 

@@ -168,8 +168,18 @@ EN.update({
                           "{ba}) and at layer {lb} head {hb} in B ({rb} over {bb}).",
     "compare.interv_what": "The loss rise",
     "compare.interv_diff_title": "A − B: loss rise when each head is removed, nats",
-    "compare.interv_pairs_one_side": "Comparing: the prompt-pair experiments draw side {side} only (the sidebar's); "
-                                     "the induction experiment draws both sides.",
+    "compare.interv_pairs_one_side": "Comparing: the residual patching map draws both sides; the per-head map and "
+                                     "the cell below draw side {side} only (the sidebar's).",
+    "compare.interv_res_title": "Logit difference restored by patching the clean residual stream",
+    "compare.interv_res_best": "Patching restores most at layer {la} position {pa} in A ({va}) and at layer {lb} "
+                               "position {pb} in B ({vb}).",
+    "compare.interv_res_none": "Side {side}: no patch restores anything (its prompts leave no gap between the answers).",
+    "compare.interv_res_what": "The restored fraction",
+    "compare.interv_res_diff_title": "A − B: restored fraction per layer and position",
+    "compare.grid_at_pos": "layer {layer} position {head}",
+    "compare.grid_at_depth_pos": "position {head} of A's layer {la} and B's layer {lb} (the same relative depth)",
+    "compare.grid_positions": "A's prompts have {a} tokens, B's {b}: positions have no counterpart one by one, so "
+                              "there is no A − B map.",
 })
 ZH.update({
     "compare.interv_map_title": "删掉一个头后第二遍损失的增加量（奈特）",
@@ -179,7 +189,15 @@ ZH.update({
                           "B 是第 {lb} 层第 {hb} 个头（在 {bb} 的基础上 {rb}）。",
     "compare.interv_what": "损失的上升",
     "compare.interv_diff_title": "A − B：删掉每个头后损失的上升（奈特）",
-    "compare.interv_pairs_one_side": "对比中：提示词对实验只绘制 {side} 方（侧边栏的一方）；归纳实验绘制双方。",
+    "compare.interv_pairs_one_side": "对比中：残差修补图绘制双方；逐头图和下面的格子只绘制 {side} 方（侧边栏的一方）。",
+    "compare.interv_res_title": "修补干净运行的残差流后恢复的 logit 差",
+    "compare.interv_res_best": "修补恢复最多的位置：A 是第 {la} 层位置 {pa}（{va}），B 是第 {lb} 层位置 {pb}（{vb}）。",
+    "compare.interv_res_none": "{side} 方：没有任何修补能恢复（它的两个提示词在两个答案之间没有差距）。",
+    "compare.interv_res_what": "恢复的比例",
+    "compare.interv_res_diff_title": "A − B：每层每个位置恢复的比例",
+    "compare.grid_at_pos": "第 {layer} 层位置 {head}",
+    "compare.grid_at_depth_pos": "位置 {head}（A 第 {la} 层、B 第 {lb} 层，相对深度相同）",
+    "compare.grid_positions": "A 的提示词有 {a} 个 token，B 的有 {b} 个：位置无法一一对应，所以没有 A − B 图。",
 })
 EN.update({
     "compare.experts_one_side": "Comparing: the router map draws side {side} only (the sidebar's); the load per "
