@@ -7,17 +7,22 @@ as repairs, the way a lesson step sets its preset: ui/teaching/steps.py ``apply_
 
 import streamlit as st
 
+from analysis import compare
 from analysis.experts import expert_load, load_summary, moe_layers, routed_expert_parameters, router_table
 from engine.cost import active_parameter_count, parameter_count
+from ui.compare import compared
+from ui.compare_views import side_by_side
 from ui.controls import index_slider, window_slider
 from ui.examples import language_notice
 from ui.figures.common import mark_window
+from ui.figures.compare import PRESENTER_COMPARE_PX, difference_line, same_height, share_axes
 from ui.figures.experts import load_bar, router_heatmap
 from ui.format import number, percent
 from ui.i18n import t
 from settings.schema import preset_values
 from ui.sidebar import explorer, trace
 from ui.state import FIXED_KEY, control, repair, set_controls
+from ui.presenter import presenter_mode
 from ui.widgets import chart, first_screen, revealed
 from ui.window import rows_that_fit
 
@@ -38,14 +43,64 @@ def _use_moe_preset() -> None:
     repair(FIXED_KEY, fixed)
 
 
+def side_load(side, shown: int, scope: str, letter: str = ""):
+    """One side's ``(load, chart, summary)`` of its ``shown``-th MoE block (or all, ``scope`` "all"), as the single
+    view draws them (a compared side's title starts with its letter); a sentence where it has no such block."""
+    cfg = side.config
+    if not cfg.num_local_experts:
+        return t("compare.experts_dense", side=letter)
+    out = trace(side)
+    layers = moe_layers(out)
+    if shown > len(layers):
+        return t("compare.experts_no_block", side=letter, n=len(layers), shown=shown)
+    layer = layers[shown - 1]
+    n, k = cfg.num_local_experts, cfg.num_experts_per_tok
+    load = expert_load(out, layer if scope == "layer" else None)
+    summary = load_summary(load, k)
+    title = t("experts.load_title", scope=t(f"experts.scope.{scope}", layer=layer + 1, n=len(layers)))
+    fig = load_bar(load, summary["uniform"], t("compare.title", side=letter, title=title) if letter else title,
+                   t("experts.load_x", k=k, n=n, share=percent(summary["uniform"])), t("experts.load_y"),
+                   t("experts.uniform", k=k, n=n, share=percent(summary["uniform"])))
+    return load, fig, summary
+
+
+def compare_load(pair, shown: int, scope: str) -> None:
+    """Both sides' load per expert on one y axis, the sentence, and A − B per expert where the counts match."""
+    drawn = {letter: side_load(side, shown, scope, letter.upper()) for letter, side in pair.sides()}
+    figs = [got[1] for got in drawn.values() if not isinstance(got, str)]
+    share_axes(figs, ("y",))
+    same_height(figs, PRESENTER_COMPARE_PX if presenter_mode() else None)
+    side_by_side(pair, drawn, "experts.load", {"block": shown} if scope == "layer" else {})
+    if len(figs) < 2:
+        return
+    (load_a, _, sa), (load_b, _, sb) = drawn["a"], drawn["b"]
+    said = [t("compare.experts_sentence", ma=percent(sa["most_share"]), ea=sa["most"] + 1,
+              ra=number(sa["most_ratio"], ".2f"), ua=percent(sa["uniform"]), mb=percent(sb["most_share"]),
+              eb=sb["most"] + 1, rb=number(sb["most_ratio"], ".2f"), ub=percent(sb["uniform"]),
+              xa=number(sa["aux_loss"], ".3f"), xb=number(sb["aux_loss"], ".3f"))]
+    table = compare.load_difference(load_a, load_b)
+    if table is None:
+        said.append(t("compare.experts_counts", a=len(load_a), b=len(load_b)))
+    st.info(" ".join(said))
+    if table is not None:
+        shown_table = table.assign(expert=table["expert"] + 1, difference=table["difference"] * 100)
+        fig = difference_line(shown_table, "expert", t("compare.experts_diff_title"), t("compare.col.expert"),
+                              t("compare.experts_diff_y"), bars=True)
+        chart(fig, table.assign(expert=table["expert"] + 1), "experts.load_diff")
+
+
 ctx = explorer()
 config = ctx.config
+pair = compared(ctx)
 with first_screen(t("experts.title"), t("experts.explain")):
     language_notice(ctx)
     if not config.num_local_experts:
         st.info(t("experts.dense"))
         st.button(t("experts.use_preset"), key="experts.use_preset", on_click=_use_moe_preset, type="primary",
                   icon="🔀")
+        if pair is not None:  # the other side may route: its load is drawn (this one says it has none)
+            st.subheader(t("experts.load_heading"))
+            compare_load(pair, 1, "layer")
         st.stop()
 
     out = trace(ctx)
@@ -69,6 +124,8 @@ with first_screen(t("experts.title"), t("experts.explain")):
                          t("experts.heat_x", k=k), t("experts.heat_y"), t("experts.colorbar"), t("experts.chosen", k=k))
     mark_window(fig, y0=lo)  # a lesson's outline names a position: counted from the window's first row
     chart(fig, table, "experts.router", fill_screen=True, view={"layer": layer + 1})
+    if pair is not None:
+        st.caption(t("compare.experts_one_side", side=pair.edited.upper()))
 
 how = t("experts.how.renorm") if config.norm_topk_prob else t("experts.how.raw")
 st.caption(t("experts.heat_caption", n=n, k=k, how=how))
@@ -79,13 +136,12 @@ if config.shared_expert_intermediate_size:
 st.subheader(t("experts.load_heading"))
 scope = control(st.segmented_control, t("experts.scope.label"), "experts.scope", "layer", kind="choice",
                 options=["layer", "all"], format_func=lambda s: t(f"experts.scope.{s}", layer=layer + 1, n=L))
-load = expert_load(out, layer if scope == "layer" else None)
-summary = load_summary(load, k)
-scope_text = t(f"experts.scope.{scope}", layer=layer + 1, n=L)
-uniform_text = t("experts.uniform", k=k, n=n, share=percent(summary["uniform"]))
-fig = load_bar(load, summary["uniform"], t("experts.load_title", scope=scope_text),
-               t("experts.load_x", k=k, n=n, share=percent(summary["uniform"])), t("experts.load_y"), uniform_text)
-chart(fig, load, "experts.load", view={"layer": layer + 1} if scope == "layer" else None)
+load, fig, summary = side_load(ctx, shown, scope)
+if pair is None:
+    chart(fig, load, "experts.load", view={"layer": layer + 1} if scope == "layer" else None)
+else:
+    compare_load(pair, shown, scope)
+    st.caption(t("compare.below", side=pair.edited.upper()))
 if revealed("experts.load"):  # it reads the chart out: it waits with it while a lesson asks
     if summary["spread"] < 1e-12:
         st.markdown(t("experts.even", uniform=percent(summary["uniform"])))

@@ -5,22 +5,28 @@ share of attention on the first token.
 Layers and heads are 1-based on this page; depths are 0 = embedding, i = after block i; positions are 0-based.
 """
 
+from functools import partial
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from analysis import heads, massive
+from analysis import compare, heads, massive
 from analysis.trace import residual_stream
 from analysis.tokenizers import special_ids
+from ui.compare import compared, unaligned_notes
+from ui.compare_views import difference_panel, grid_sentences
 from ui.examples import language_notice
 from ui.caches.views import repeat_attentions, role_table
 from ui.controls import index_slider
 from ui.figures.attention import attention_heatmap
 from ui.figures.common import HEATMAP_MAX_TOKENS
+from ui.figures.compare import PRESENTER_COMPARE_PX, same_height
 from ui.figures.heads import role_map
 from ui.figures.massive import massive_chart, sink_heatmap
 from ui.format import number
 from ui.i18n import labeler, t
+from ui.presenter import presenter_mode
 from ui.sidebar import explorer, trace
 from ui.state import control, current
 from ui.tokens import phrase
@@ -32,12 +38,72 @@ STANDS_OUT = 2.0  # a top score below this multiple of the uniform reference is 
 MAP_KEY = "heads.map"
 
 
-def _select_head() -> None:
-    """on_select of the map: move the layer/head pickers to the clicked cell."""
-    points = st.session_state[MAP_KEY + ".chart"].selection.get("points", [])
+def _select_head(key: str = MAP_KEY) -> None:
+    """on_select of the map (``key``: its chart key): move the layer/head pickers to the clicked cell."""
+    points = st.session_state[key + ".chart"].selection.get("points", [])
     if points:
         st.session_state["heads.layer"] = int(points[0]["y"])
         st.session_state["heads.head"] = int(points[0]["x"])
+
+
+def induction_setup(side) -> tuple[int, tuple[int, ...]]:
+    """A side's induction period (at most the model's context / 2) and the token ids its repeat leaves out."""
+    cfg = side.config
+    limit = cfg.max_position_embeddings if cfg.has_position_limit else 2 * PERIOD
+    exclude = tuple(sorted(special_ids(side.tokenizer))) if side.tokenizer is not None else ()
+    return max(1, min(PERIOD, limit // 2)), exclude
+
+
+def score_map(roles: pd.DataFrame, score: str, sel: tuple[int, int] | None, side: str = "",
+              zmax: float | None = None):
+    """The layers x heads map of ``score`` as the single view draws it; a compared ``side`` ("A", "B") gets a
+    title that fits half the width and ``zmax``, the top of the entropy's scale both sides share."""
+    name = t(f"heads.score.{score}")
+    if side:
+        title = t("compare.title", side=side, title=t("compare.roles_map_title_entropy" if score == "entropy"
+                                                      else "compare.roles_map_title", score=name))
+    else:
+        title = t("heads.map_title_entropy") if score == "entropy" else t("heads.map_title", score=name)
+    if score == "entropy":
+        return role_map(roles, "entropy", title, t("heads.head_axis"), t("heads.layer_axis"), t("heads.unit_nats"),
+                        zmax or float(roles["max_entropy"].iloc[0]), sel, t("heads.unit_nats"))
+    return role_map(roles, score, title, t("heads.head_axis"), t("heads.layer_axis"), t("heads.unit_score"), 1.0, sel)
+
+
+def role_csv(roles: pd.DataFrame) -> pd.DataFrame:
+    """The map's download: every score of every head, layers and heads from 1."""
+    return pd.DataFrame({t(f"heads.col.{c}"): (roles[c] + 1 if c in ("layer", "head") else roles[c])
+                         for c in ("layer", "head", "prev_token", "induction", "first_token", "entropy", "text_induction")})
+
+
+def compare_roles(pair, score: str, sel: tuple[int, int]) -> None:
+    """Both sides' maps on one colour scale, the sentence, then A − B per head where the head counts match (the
+    layers paired by relative depth where the depths differ)."""
+    tables = {letter: role_table(side.model, tuple(side.input_ids[0].tolist()), *induction_setup(side))
+              for letter, side in pair.sides()}
+    entropy = score == "entropy"
+    zmax = max(float(r["max_entropy"].iloc[0]) for r in tables.values()) if entropy else None
+    grids = {letter: compare.layer_grid(roles, score) for letter, roles in tables.items()}
+    figs = {}
+    for letter, roles in tables.items():
+        inside = sel[0] < grids[letter].shape[0] and sel[1] < grids[letter].shape[1]
+        figs[letter] = score_map(roles, score, sel if inside else None, letter.upper(), zmax)
+    same_height(list(figs.values()), PRESENTER_COMPARE_PX if presenter_mode() else None)
+    for column, (letter, fig) in zip(st.columns(2), figs.items()):
+        with column:
+            chart(fig, role_csv(tables[letter]), f"{MAP_KEY}.{letter}", on_select=partial(_select_head, f"{MAP_KEY}.{letter}"),
+                  columns=2, view={"side": letter.upper(), "score": score})
+    name = t(f"heads.score.{score}")
+    said = grid_sentences(grids["a"], grids["b"], t("compare.roles_what", score=name))
+    tops = {letter: compare.top_cell(grid, lowest=entropy) for letter, grid in grids.items()}
+    if all(tops.values()):
+        (la, ha, a), (lb, hb, b) = tops["a"], tops["b"]
+        said.append(t("compare.roles_top_entropy" if entropy else "compare.roles_top", la=la + 1, ha=ha + 1,
+                      a=number(a, ".3f"), lb=lb + 1, hb=hb + 1, b=number(b, ".3f")))
+    said += [t("compare.roles_missing", side=letter.upper(), score=name) for letter, top in tops.items() if top is None]
+    st.info(" ".join(said + unaligned_notes(pair, skip=("layers", "heads"))))
+    difference_panel(grids["a"], grids["b"], t("compare.roles_diff_title", score=name), f"{MAP_KEY}.diff",
+                     {"score": score}, t("heads.head_axis"), t("heads.layer_axis"))
 
 
 def _mag(v: float) -> str:
@@ -46,15 +112,14 @@ def _mag(v: float) -> str:
 
 
 ctx = explorer()
+pair = compared(ctx)
 with first_screen(t("heads.title"), t("heads.explain")):
     real_model_notice(ctx.source)
     language_notice(ctx)
 
     cfg = ctx.config
     L, nh, T = cfg.num_hidden_layers, cfg.num_attention_heads, int(ctx.input_ids.shape[1])
-    limit = cfg.max_position_embeddings if cfg.has_position_limit else 2 * PERIOD
-    period = max(1, min(PERIOD, limit // 2))
-    exclude = tuple(sorted(special_ids(ctx.tokenizer))) if ctx.tokenizer is not None else ()
+    period, exclude = induction_setup(ctx)
 
     bar = st.progress(0.0, text=t("heads.progress_text"))
     out = trace(ctx)
@@ -69,17 +134,14 @@ with first_screen(t("heads.title"), t("heads.explain")):
                     options=list(SCORES), format_func=labeler("heads.score."), bind=False, required=True) or "induction"
     sel = (min(max(int(current("heads.layer", 1)), 1), L) - 1, min(max(int(current("heads.head", 1)), 1), nh) - 1)
     name = t(f"heads.score.{score}")
-    if score == "entropy":
-        fig = role_map(roles, "entropy", t("heads.map_title_entropy"), t("heads.head_axis"), t("heads.layer_axis"),
-                       t("heads.unit_nats"), float(roles["max_entropy"].iloc[0]), sel, t("heads.unit_nats"))
+    if pair is None:
+        chart(score_map(roles, score, sel), role_csv(roles), MAP_KEY, on_select=_select_head, fill_screen=True)
     else:
-        fig = role_map(roles, score, t("heads.map_title", score=name), t("heads.head_axis"), t("heads.layer_axis"),
-                       t("heads.unit_score"), 1.0, sel)
-    table = pd.DataFrame({t(f"heads.col.{c}"): (roles[c] + 1 if c in ("layer", "head") else roles[c])
-                          for c in ("layer", "head", "prev_token", "induction", "first_token", "entropy", "text_induction")})
-    chart(fig, table, MAP_KEY, on_select=_select_head, fill_screen=True)
+        compare_roles(pair, score, sel)
 
 # ---- what the map shows, in words (from the numbers) ----
+if pair is not None:
+    st.caption(t("compare.below", side=pair.edited.upper()))
 uniform = {"induction": heads.uniform_reference(2 * period, period, 2 * period - 1),
            "prev_token": heads.uniform_reference(T), "first_token": heads.uniform_reference(T)}
 if score == "induction" and revealed(MAP_KEY):  # the chance level the map is read against: it waits with the map

@@ -13,14 +13,18 @@ from functools import partial
 
 import streamlit as st
 
+from analysis import compare
 from analysis import intervention_views as views
 from analysis import interventions as iv
 from engine.cost import trace_cost
 from server.admission import HEAVY_GFLOP
 from server.budget import view_work
 from ui.caches import interventions as jobs
+from ui.compare import compared, unaligned_notes
+from ui.compare_views import difference_panel, grid_sentences
 from ui.controls import index_slider
 from ui.figures.attention import attention_heatmap
+from ui.figures.compare import PRESENTER_COMPARE_PX, same_height
 from ui.figures.interventions import effect_map, together_bars, tokens_bars
 from ui.format import duration, number, significant
 from ui.escape import plotly
@@ -87,10 +91,8 @@ def _progress(job: jobs.SweepJob) -> None:
     st.button(t("interv.cancel"), key="interv.cancel", on_click=jobs.leave, args=(job, jobs.this_session()))
 
 
-def _run_or_wait(ctx, screen: ExitStack, key: tuple, name: str, work, forwards: float, runs: int, ids: tuple, preview):
-    """The result of ``key``: stored, computed now (small), or by a background job (a Run button, then a live
-    progress panel); stops the page while there is none, after drawing ``preview()`` (what the model does
-    without any intervention: the prediction to check). ``screen``: the first screen, closed before it stops."""
+def _ready(ctx, key: tuple, work, forwards: float, ids: tuple):
+    """The result of ``key`` if there is one without a background job: stored, or computed now (small); else None."""
     res = jobs.result(key)
     if res is not None:
         return res
@@ -98,6 +100,16 @@ def _run_or_wait(ctx, screen: ExitStack, key: tuple, name: str, work, forwards: 
     if gflop < HEAVY_GFLOP:  # a toy model's sweep: at once, as any page view
         with view_work(gflop), st.spinner(t("interv.computing")):
             return jobs.store(key, work(None))
+    return None
+
+
+def _run_or_wait(ctx, screen: ExitStack, key: tuple, name: str, work, forwards: float, runs: int, ids: tuple, preview):
+    """The result of ``key``: stored, computed now (small), or by a background job (a Run button, then a live
+    progress panel); stops the page while there is none, after drawing ``preview()`` (what the model does
+    without any intervention: the prediction to check). ``screen``: the first screen, closed before it stops."""
+    res = _ready(ctx, key, work, forwards, ids)
+    if res is not None:
+        return res
     job = jobs.pending(key)
     if job is not None:  # someone (maybe this session) is computing it: watch the same job
         job = jobs.start(key, name, work, jobs.this_session())
@@ -205,16 +217,65 @@ def _before_after(ctx, ids: tuple, what: tuple, at_layer: int, watch: tuple[int,
 
 
 # ---------------------------------------------------------------------------------------------------- induction
-def _induction(ctx, screen: ExitStack) -> None:
-    period = iv.induction_period(ctx.config)
-    ids = iv.induction_ids(ctx.model, ctx.tokenizer, period)  # (1, 2n)
-    id_tuple = tuple(ids[0].tolist())
-    key = ("induction", ctx.model_key, id_tuple)
+def induction_sweep(side):
+    """A side's induction experiment as the single view sets it up: ``(period, ids tuple, key, work, forwards)``."""
+    period = iv.induction_period(side.config)
+    ids = iv.induction_ids(side.model, side.tokenizer, period)  # (1, 2n)
+    return (period, tuple(ids[0].tolist()), ("induction", side.model_key, tuple(ids[0].tolist())),
+            partial(views.induction_experiment, side.model, ids, period),
+            views.induction_forwards(side.model, ids.shape[1]))
+
+
+def compare_induction(pair, mine: tuple, sel: tuple[int, int]) -> bool:
+    """Both sides' loss rise per removed head on one colour scale, the sentence, and A − B per head (``mine``: the
+    sidebar's side's result). False, with a sentence, where the other side's sweep needs a background run first."""
+    results = {}
+    for letter, side in pair.sides():
+        if letter == pair.edited:
+            results[letter] = mine
+            continue
+        _, ids, key, work, forwards = induction_sweep(side)
+        results[letter] = _ready(side, key, work, forwards, ids)
+        if results[letter] is None:
+            st.info(t("compare.interv_waiting", side=letter.upper(), edited=pair.edited.upper()))
+            return False
+    frames = {letter: res[0] for letter, res in results.items()}
+    top = max(float(f["increase"].abs().max()) for f in frames.values())  # one colour scale: equal rises look equal
+    figs = {}
+    for letter, side in pair.sides():
+        nh = side.config.num_attention_heads
+        inside = sel[0] < side.config.num_hidden_layers and sel[1] < nh
+        figs[letter] = effect_map(frames[letter], "head", "increase", [str(h + 1) for h in range(nh)],
+                                  t("compare.title", side=letter.upper(), title=t("compare.interv_map_title")),
+                                  t("interv.head_axis"), t("interv.layer_axis"), t("interv.ind.unit"),
+                                  sel if inside else None, zmax=top or None)
+    same_height(list(figs.values()), PRESENTER_COMPARE_PX if presenter_mode() else None)
+    keys = KEYS["ind"]
+    for column, (letter, fig) in zip(st.columns(2), figs.items()):
+        with column:
+            frame = frames[letter]
+            chart(fig, frame.assign(layer=frame["layer"] + 1, head=frame["head"] + 1), f"interv.ind_map.{letter}",
+                  on_select=_picker_follows(f"interv.ind_map.{letter}", keys, "ind"), columns=2,
+                  view={"side": letter.upper()})
+    grids = {letter: compare.layer_grid(f, "increase") for letter, f in frames.items()}
+    tops = {letter: res[1] for letter, res in results.items()}
+    said = [t("compare.interv_top", la=tops["a"]["top"]["layer"] + 1, ha=tops["a"]["top"]["head"] + 1,
+              ra=_signed(tops["a"]["top"]["increase"]), ba=_fmt(tops["a"]["base_loss"]),
+              lb=tops["b"]["top"]["layer"] + 1, hb=tops["b"]["top"]["head"] + 1,
+              rb=_signed(tops["b"]["top"]["increase"]), bb=_fmt(tops["b"]["base_loss"]))]
+    said += grid_sentences(grids["a"], grids["b"], t("compare.interv_what"))
+    st.info(" ".join(said + unaligned_notes(pair, skip=("layers", "heads", "tokens"))))
+    difference_panel(grids["a"], grids["b"], t("compare.interv_diff_title"), "interv.ind_map.diff", {},
+                     t("interv.head_axis"), t("interv.layer_axis"))
+    st.caption(t("compare.below", side=pair.edited.upper()))
+    return True
+
+
+def _induction(ctx, screen: ExitStack, pair=None) -> None:
+    period, id_tuple, key, work, forwards = induction_sweep(ctx)
     L, nh = ctx.config.num_hidden_layers, ctx.config.num_attention_heads
-    forwards = views.induction_forwards(ctx.model, ids.shape[1])
-    frame, summary, groups = _run_or_wait(ctx, screen, key, "induction",
-                                          partial(views.induction_experiment, ctx.model, ids, period), forwards,
-                                          L * nh, id_tuple, lambda: _induction_preview(ctx, screen, id_tuple, period))
+    frame, summary, groups = _run_or_wait(ctx, screen, key, "induction", work, forwards, L * nh, id_tuple,
+                                          lambda: _induction_preview(ctx, screen, id_tuple, period))
     base = summary["base_loss"]
 
     keys, top = KEYS["ind"], summary["top"]
@@ -224,10 +285,11 @@ def _induction(ctx, screen: ExitStack) -> None:
         st.session_state.pop("interv.watched", None)
     sel = (min(max(int(current(keys[0], 1)), 1), L) - 1, min(max(int(current(keys[1], 1)), 1), nh) - 1)
     labels = [str(h + 1) for h in range(nh)]
-    fig = effect_map(frame, "head", "increase", labels, t("interv.ind.map_title"), t("interv.head_axis"),
-                     t("interv.layer_axis"), t("interv.ind.unit"), sel)
-    table = frame.assign(layer=frame["layer"] + 1, head=frame["head"] + 1)
-    chart(fig, table, "interv.ind_map", on_select=_picker_follows("interv.ind_map", keys, "ind"), fill_screen=True)
+    if pair is None or not compare_induction(pair, (frame, summary, groups), sel):
+        fig = effect_map(frame, "head", "increase", labels, t("interv.ind.map_title"), t("interv.head_axis"),
+                         t("interv.layer_axis"), t("interv.ind.unit"), sel)
+        table = frame.assign(layer=frame["layer"] + 1, head=frame["head"] + 1)
+        chart(fig, table, "interv.ind_map", on_select=_picker_follows("interv.ind_map", keys, "ind"), fill_screen=True)
     screen.close()
     if chart_gate("interv.ind_map")[0]:  # a lesson asks to predict it: no sentence gives it away
         return
@@ -286,7 +348,81 @@ def _own_pair() -> iv.PromptPair:
                            for i, f in enumerate(("clean", "corrupt", "correct", "wrong"))))
 
 
-def _pair(ctx, screen: ExitStack, experiment: str) -> None:
+def _check_text(check: iv.PairCheck, prompts: iv.PromptPair) -> str:
+    """Why a prompt pair cannot be patched (``check.error``), in words."""
+    return t(f"interv.check.{check.error}", a=check.clean_length, b=check.corrupt_length,
+             correct=phrase(prompts.correct), wrong=phrase(prompts.wrong), ca=check.correct_length,
+             wa=check.wrong_length)
+
+
+def pair_sweep(side, check: iv.PairCheck):
+    """A side's patching experiment on a checked pair as the single view sets it up: ``(clean ids, corrupted ids,
+    key, work, forwards)``."""
+    clean_ids, corrupt_ids = tuple(check.clean_ids[0].tolist()), tuple(check.corrupt_ids[0].tolist())
+    key = ("pair", side.model_key, clean_ids, corrupt_ids, check.correct_id, check.wrong_id)
+    return (clean_ids, corrupt_ids, key, partial(views.pair_experiment, side.model, check),
+            sum(views.pair_forwards(side.model, len(clean_ids))))
+
+
+def pair_labels(side, clean_ids: tuple, corrupt_ids: tuple) -> list[str]:
+    """The residual map's column labels: each position and its corrupted token (-> the clean one where they differ)."""
+    tokens, clean_tokens = side.token_strings(list(corrupt_ids)), side.token_strings(list(clean_ids))
+    return [plotly(f"{p} {a}" if a == b else f"{p} {b}→{a}") for p, (a, b) in enumerate(zip(clean_tokens, tokens))]
+
+
+def compare_patching(sides, prompts: iv.PromptPair, mine: tuple, sel: tuple[int, int]) -> bool:
+    """Both sides' residual patching map of ``prompts`` (``mine``: the sidebar's side's ``(frame, summary, column
+    labels)``), the sentence, and A − B per layer and position where the shapes match. False, with a sentence,
+    where the other side cannot run the pair or needs a background run first."""
+    results = {}
+    for letter, side in sides.sides():
+        if letter == sides.edited:
+            results[letter] = mine
+            continue
+        check = None if side.tokenizer is None else iv.check_pair(side.tokenizer, prompts)
+        why = t("interv.no_tokenizer") if check is None else _check_text(check, prompts) if check.error else None
+        if why:
+            st.info(t("compare.side_note", side=letter.upper(), note=why))
+            return False
+        clean_ids, corrupt_ids, key, work, forwards = pair_sweep(side, check)
+        got = _ready(side, key, work, forwards, corrupt_ids)
+        if got is None:
+            st.info(t("compare.interv_waiting", side=letter.upper(), edited=sides.edited.upper()))
+            return False
+        results[letter] = (got[0], got[1], pair_labels(side, clean_ids, corrupt_ids))
+    figs = {}
+    for letter, side in sides.sides():
+        frame, _, labels = results[letter]
+        inside = sel[0] < side.config.num_hidden_layers and sel[1] < len(labels)
+        figs[letter] = effect_map(frame, "position", "restored", labels,
+                                  t("compare.title", side=letter.upper(), title=t("compare.interv_res_title")),
+                                  t("interv.res.x"), t("interv.layer_axis"), t("interv.res.unit"),
+                                  sel if inside else None, zmax=1.0)
+    same_height(list(figs.values()), PRESENTER_COMPARE_PX if presenter_mode() else None)
+    for column, (letter, fig) in zip(st.columns(2), figs.items()):
+        with column:
+            frame = results[letter][0]
+            chart(fig, frame.assign(layer=frame["layer"] + 1), f"interv.res_map.{letter}",
+                  on_select=_picker_follows(f"interv.res_map.{letter}", KEYS["res"], "res"), columns=2,
+                  view={"side": letter.upper()})
+    bests = {letter: res[1]["best"] for letter, res in results.items()}
+    said = [t("compare.interv_res_none", side=letter.upper()) for letter, best in bests.items() if best is None]
+    if not said:
+        said.append(t("compare.interv_res_best", la=bests["a"]["layer"] + 1, pa=bests["a"]["position"],
+                      va=_fmt(bests["a"]["restored"]), lb=bests["b"]["layer"] + 1, pb=bests["b"]["position"],
+                      vb=_fmt(bests["b"]["restored"])))
+    grids = {letter: compare.layer_grid(res[0], "restored", "position") for letter, res in results.items()}
+    said += grid_sentences(grids["a"], grids["b"], t("compare.interv_res_what"), across="position")
+    st.info(" ".join(said + unaligned_notes(sides, skip=("layers", "heads", "tokens"))))
+    labels = results["a"][2] if results["a"][2] == results["b"][2] else None  # other tokens: positions only
+    difference_panel(grids["a"], grids["b"], t("compare.interv_res_diff_title"), "interv.res_map.diff", {},
+                     t("interv.res.x"), t("interv.layer_axis"),
+                     labels or [str(p) for p in range(grids["a"].shape[1])])
+    st.caption(t("compare.below", side=sides.edited.upper()))
+    return True
+
+
+def _pair(ctx, screen: ExitStack, experiment: str, sides=None) -> None:
     if ctx.tokenizer is None:
         st.info(t("interv.no_tokenizer"))
         return
@@ -295,22 +431,16 @@ def _pair(ctx, screen: ExitStack, experiment: str) -> None:
     if experiment == "own":
         st.caption(t("interv.own.tokens", clean_n=check.clean_length, corrupt_n=check.corrupt_length))
     if check.error is not None:
-        st.warning(t(f"interv.check.{check.error}", a=check.clean_length, b=check.corrupt_length,
-                     correct=phrase(pair.correct), wrong=phrase(pair.wrong), ca=check.correct_length,
-                     wa=check.wrong_length))
+        st.warning(_check_text(check, pair))
         return
-    clean_ids, corrupt_ids = tuple(check.clean_ids[0].tolist()), tuple(check.corrupt_ids[0].tolist())
-    key = ("pair", ctx.model_key, clean_ids, corrupt_ids, check.correct_id, check.wrong_id)
+    clean_ids, corrupt_ids, key, work, forwards = pair_sweep(ctx, check)
     L, nh, T = ctx.config.num_hidden_layers, ctx.config.num_attention_heads, len(clean_ids)
-    forwards = sum(views.pair_forwards(ctx.model, T))
-    res_frame, res, layers, z_frame, zs = _run_or_wait(ctx, screen, key, "patching",
-                                                       partial(views.pair_experiment, ctx.model, check), forwards,
+    res_frame, res, layers, z_frame, zs = _run_or_wait(ctx, screen, key, "patching", work, forwards,
                                                        L * T + min(iv.MATTER_LAYERS, L) * nh, corrupt_ids,
                                                        lambda: _pair_preview(ctx, clean_ids, corrupt_ids))
     correct, wrong, zb = phrase(pair.correct), phrase(pair.wrong), zs["best"]
     tokens, clean_tokens = ctx.token_strings(list(corrupt_ids)), ctx.token_strings(list(clean_ids))
-    col_labels = [plotly(f"{p} {a}" if a == b else f"{p} {b}→{a}")  # the corrupted token -> the clean one
-                  for p, (a, b) in enumerate(zip(clean_tokens, tokens))]
+    col_labels = pair_labels(ctx, clean_ids, corrupt_ids)
     rk, zk = KEYS["res"], KEYS["z"]
     if st.session_state.get("interv.sel_key") != key:  # a new result: select its best cells
         st.session_state["interv.sel_key"] = key
@@ -320,10 +450,11 @@ def _pair(ctx, screen: ExitStack, experiment: str) -> None:
         st.session_state[zk[0]], st.session_state[zk[1]] = zbest["layer"] + 1, zbest["head"] + 1
         st.session_state["interv.subject"] = "res"
     sel = (min(max(int(current(rk[0], 1)), 1), L) - 1, min(max(int(current(rk[1], 0)), 0), T - 1))
-    fig = effect_map(res_frame, "position", "restored", col_labels, t("interv.res.map_title"), t("interv.res.x"),
-                     t("interv.layer_axis"), t("interv.res.unit"), sel, zmax=1.0)
-    table = res_frame.assign(layer=res_frame["layer"] + 1, token=[tokens[p] for p in res_frame["position"]])
-    chart(fig, table, "interv.res_map", on_select=_picker_follows("interv.res_map", rk, "res"), fill_screen=True)
+    if sides is None or not compare_patching(sides, pair, (res_frame, res, col_labels), sel):
+        fig = effect_map(res_frame, "position", "restored", col_labels, t("interv.res.map_title"), t("interv.res.x"),
+                         t("interv.layer_axis"), t("interv.res.unit"), sel, zmax=1.0)
+        table = res_frame.assign(layer=res_frame["layer"] + 1, token=[tokens[p] for p in res_frame["position"]])
+        chart(fig, table, "interv.res_map", on_select=_picker_follows("interv.res_map", rk, "res"), fill_screen=True)
     screen.close()
     if chart_gate("interv.res_map")[0]:  # a lesson asks to predict it: no sentence gives it away
         return
@@ -384,6 +515,7 @@ register_params("interv.experiment", *(k for pair in KEYS.values() for k in pair
                 "interv.watch_head", "interv.ba_position", "interv.own.clean", "interv.own.corrupt", "interv.own.correct",
                 "interv.own.wrong")
 ctx = explorer()
+pair = compared(ctx)
 screen = ExitStack()  # the first screen (title, controls, main chart); closed after the main chart is drawn
 screen.enter_context(first_screen(t("interv.title"), t("interv.explain")))
 if ctx.source == "random":
@@ -393,7 +525,9 @@ else:
 experiment = control(st.segmented_control, t("interv.experiment"), "interv.experiment", "induction", kind="choice",
                      options=EXPERIMENTS, format_func=labeler("interv.experiment."), required=True) or "induction"
 if experiment == "induction":
-    _induction(ctx, screen)
+    _induction(ctx, screen, pair)
 else:
-    _pair(ctx, screen, experiment)
+    if pair is not None:
+        st.caption(t("compare.interv_pairs_one_side", side=pair.edited.upper()))
+    _pair(ctx, screen, experiment, pair)
 screen.close()  # a message instead of a chart (a pair that cannot be patched)

@@ -10,9 +10,13 @@ import math
 
 import streamlit as st
 
-from analysis import rope
+from analysis import compare, rope
+from ui.compare import compared, unaligned_notes
+from ui.compare_views import side_by_side
 from ui.controls import index_slider
 from ui.examples import language_notice
+from ui.figures.compare import (PRESENTER_COMPARE_PX, difference_line, ratio_by_depth, same_height, share_axes,
+                                share_log_axis)
 from ui.figures.rope import distance_chart, relative_heatmap, rotation_chart, wavelength_chart
 from ui.format import number, scientific, significant
 from ui.i18n import t
@@ -34,8 +38,102 @@ def _theta(value: float) -> str:
     return f"{value:,.0f}" if value >= 1 else significant(value)
 
 
+def wave_view(side, letter: str = ""):
+    """One side's wavelength table and chart, as the single view draws them (a compared side's title starts with
+    its letter)."""
+    rcfg = rope.rope_config(side.config)
+    bases, context = rope.rope_bases(rcfg), int(side.config.max_position_embeddings)
+    waves = rope.wavelengths(rcfg, bases, context)
+    T = int(side.input_ids.shape[1])
+    names = [t("rope.base_name", theta=_theta(bases[0]))] + [t("rope.base_local", theta=_theta(b)) for b in bases[1:]]
+    title = t("rope.wave_chart", half=rcfg.head_dim // 2, d=rcfg.head_dim)
+    fig = wavelength_chart(waves, names, t("compare.title", side=letter, title=title) if letter else title,
+                           t("rope.wave_x"), t("rope.wave_y"), context, t("rope.context_name", n=f"{context:,}"), T,
+                           t("rope.input_name", n=T), t("rope.wave_hover"))
+    return waves, fig
+
+
+def head_view(side, layer: int, head: int, letter: str = ""):
+    """One side's score-by-distance table and chart of this head, as the single view draws them."""
+    scores = rope.head_scores_by_distance(trace(side), layer - 1, head - 1, rope.attention_scale(side.config))
+    title = t("rope.head_chart", layer=layer, head=head)
+    fig = distance_chart(scores, t("compare.title", side=letter, title=title) if letter else title, t("rope.head_x"),
+                         t("rope.head_y"), t("rope.mean_name"), t("rope.band_name"), t("rope.head_hover"))
+    return scores, fig
+
+
+def compare_waves(pair) -> None:
+    """Both sides' wavelengths on shared axes (log y), the sentence, and B / A plane by plane where the head widths
+    match."""
+    drawn = {letter: wave_view(side, letter.upper()) for letter, side in pair.sides()}
+    figs = [fig for _, fig in drawn.values()]
+    share_axes(figs, ("x",))
+    share_log_axis(figs, "y")
+    same_height(figs, PRESENTER_COMPARE_PX if presenter_mode() else None)
+    if presenter_mode():  # half the width at presenter size: the legend would cover the lines (the sentence names them)
+        for fig in figs:
+            fig.update_layout(showlegend=False)
+    side_by_side(pair, drawn, "rope.wavelength", {})
+    said = []
+    for letter, side in pair.sides():
+        if side.config.position_embedding != "rope":
+            rcfg = rope.rope_config(side.config)
+            said.append(t("compare.rope_not_used", side=letter.upper(), d=rcfg.head_dim, theta=_theta(rcfg.rope_theta),
+                          position=t(f"cfg.position_embedding.{side.config.position_embedding}")))
+    mains = {letter: w[w["base"] == w["base"].iloc[0]] for letter, (w, _) in drawn.items()}
+    contexts = {letter: int(side.config.max_position_embeddings) for letter, side in pair.sides()}
+    slow = {letter: float(m["wavelength"].max()) for letter, m in mains.items()}
+    said.insert(0, t("compare.rope_waves", sa=significant(slow["a"]), sb=significant(slow["b"]),
+                     ratio=significant(slow["b"] / slow["a"]), ta=_theta(mains["a"]["base"].iloc[0]),
+                     tb=_theta(mains["b"]["base"].iloc[0]), ha=len(mains["a"]), hb=len(mains["b"]),
+                     ca=int((mains["a"]["wavelength"] <= contexts["a"]).sum()),
+                     cb=int((mains["b"]["wavelength"] <= contexts["b"]).sum()), na=f"{contexts['a']:,}",
+                     nb=f"{contexts['b']:,}"))
+    table = compare.plane_ratio(drawn["a"][0], drawn["b"][0])
+    if table is None:
+        said.append(t("compare.rope_planes", a=len(mains["a"]), b=len(mains["b"])))
+    st.info(" ".join(said))
+    if table is not None:
+        fig = ratio_by_depth(table, [str(i) for i in table["plane"]], t("compare.rope_ratio_title"), t("rope.wave_x"),
+                             t("compare.ratio"))
+        chart(fig, table, "rope.wave_ratio")
+
+
+def compare_head(pair, layer: int, head: int) -> None:
+    """Both sides' score by distance of this head on shared axes (a side without RoPE or without the head: its
+    sentence), the sentence, and A − B by distance where both are drawn."""
+    drawn = {}
+    for letter, side in pair.sides():
+        cfg = side.config
+        if cfg.position_embedding != "rope":
+            drawn[letter] = t("compare.rope_head_none", side=letter.upper(),
+                              position=t(f"cfg.position_embedding.{cfg.position_embedding}"))
+        elif layer > cfg.num_hidden_layers or head > cfg.num_attention_heads:
+            drawn[letter] = t("compare.no_head", side=letter.upper(), layer=layer, head=head, L=cfg.num_hidden_layers,
+                              nh=cfg.num_attention_heads)
+        else:
+            drawn[letter] = head_view(side, layer, head, letter.upper())
+    figs = [got[1] for got in drawn.values() if not isinstance(got, str)]
+    share_axes(figs)
+    same_height(figs, PRESENTER_COMPARE_PX if presenter_mode() else None)
+    side_by_side(pair, drawn, "rope.head", {"layer": layer, "head": head})
+    if len(figs) < 2:
+        return
+    sa, sb = drawn["a"][0], drawn["b"][0]
+    best = {letter: got[0].loc[got[0]["mean"].idxmax()] for letter, got in drawn.items()}
+    st.info(" ".join([t("compare.rope_head_sentence", layer=layer, head=head, a0=number(sa["mean"].iloc[0], ".3f"),
+                        b0=number(sb["mean"].iloc[0], ".3f"), da=int(best["a"]["distance"]),
+                        va=number(best["a"]["mean"], ".3f"), db=int(best["b"]["distance"]),
+                        vb=number(best["b"]["mean"], ".3f"))] + unaligned_notes(pair, skip=("layers", "heads"))))
+    table = compare.distance_difference(sa, sb)
+    fig = difference_line(table, "distance", t("compare.rope_diff_title", layer=layer, head=head), t("rope.head_x"),
+                          t("compare.diff_unit"))
+    chart(fig, table, "rope.head_diff", view={"layer": layer, "head": head})
+
+
 register_params("rope.positions", "rope.layer", "rope.head")
 ctx = explorer()
+pair = compared(ctx)
 cfg = ctx.config
 uses_rope = cfg.position_embedding == "rope"
 rcfg = rope.rope_config(cfg)  # cfg itself, or cfg as if it used plain RoPE with the default base
@@ -58,6 +156,8 @@ with first_screen(t("rope.title"), t("rope.explain")):
                          t("rope.rotation_title", last=last, theta=_theta(theta)), t("rope.position_bar"),
                          t("rope.rotation_hover"))
     chart(fig, path, "rope.rotation", fill_screen=True)
+    if pair is not None:
+        st.caption(t("compare.rope_one_side", side=pair.edited.upper()))
 
 if revealed("rope.rotation"):  # it reads the chart out: it waits with it while a lesson asks
     end = path[path["position"] == last].set_index("plane")
@@ -77,11 +177,11 @@ context = int(cfg.max_position_embeddings)
 T = int(ctx.input_ids.shape[1])
 waves = rope.wavelengths(rcfg, bases, context)
 st.latex(rf"\theta_i = {theta:.0f}^{{-2i/{d}}}, \qquad \lambda_i = \frac{{2\pi}}{{\theta_i}}, \qquad i = 0 \dots {half - 1}")
-names = [t("rope.base_name", theta=_theta(bases[0]))] + [t("rope.base_local", theta=_theta(b)) for b in bases[1:]]
-fig = wavelength_chart(waves, names, t("rope.wave_chart", half=half, d=d), t("rope.wave_x"), t("rope.wave_y"),
-                       context, t("rope.context_name", n=f"{context:,}"), T, t("rope.input_name", n=T),
-                       t("rope.wave_hover"))
-chart(fig, waves, "rope.wavelength")
+if pair is None:
+    chart(wave_view(ctx)[1], waves, "rope.wavelength")
+else:
+    compare_waves(pair)
+    st.caption(t("compare.below", side=pair.edited.upper()))
 main = waves[waves["base"] == bases[0]]
 if revealed("rope.wavelength"):  # it reads the chart out: it waits with it while a lesson asks
     fast, slow = float(main["wavelength"].min()), float(main["wavelength"].max())
@@ -102,6 +202,8 @@ if revealed("rope.wavelength"):  # it reads the chart out: it waits with it whil
 
 # ---- 3. the score depends only on m − n ----
 st.subheader(t("rope.check_title"))
+if pair is not None:
+    st.caption(t("compare.rope_one_side", side=pair.edited.upper()))
 check = rope.relative_check(rcfg, CHECK_POSITIONS, CHECK_SEED)
 fig = relative_heatmap(check, t("rope.check_chart", last=CHECK_POSITIONS - 1), t("rope.check_x"), t("rope.check_y"),
                        t("rope.check_bar"), t("rope.check_hover"))
@@ -115,7 +217,14 @@ if revealed("rope.check"):  # it reads the chart out: it waits with it while a l
 
 # ---- 4. a real head: score against distance ----
 st.subheader(t("rope.head_title"))
-if not uses_rope:
+if pair is not None:  # the sliders reach every layer and head of either side; a side without one says so
+    c1, c2 = st.columns(2)
+    layer = index_slider(t("rope.layer"), 1, max(s.config.num_hidden_layers for _, s in pair.sides()), "rope.layer",
+                         container=c1)
+    head = index_slider(t("rope.head"), 1, max(s.config.num_attention_heads for _, s in pair.sides()), "rope.head",
+                        container=c2)
+    compare_head(pair, layer, head)
+elif not uses_rope:
     st.info(t("rope.head_no_rope", position=position_name))
 else:
     if ctx.source == "random":
@@ -127,11 +236,7 @@ else:
     c1, c2 = st.columns(2)
     layer = index_slider(t("rope.layer"), 1, L, "rope.layer", container=c1)
     head = index_slider(t("rope.head"), 1, nh, "rope.head", container=c2)
-    out = trace(ctx)
-    scores = rope.head_scores_by_distance(out, layer - 1, head - 1, rope.attention_scale(cfg))
-    fig = distance_chart(scores, t("rope.head_chart", layer=layer, head=head),
-                         t("rope.head_x"), t("rope.head_y"), t("rope.mean_name"), t("rope.band_name"),
-                         t("rope.head_hover"))
+    scores, fig = head_view(ctx, layer, head)
     chart(fig, scores, "rope.head", view={"layer": layer, "head": head})
     if T < 2:
         st.info(t("rope.head_short"))

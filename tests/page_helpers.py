@@ -78,6 +78,18 @@ def open_page(page: str | None = None, *, via: str = "navigation", script: str |
     return rerun(at, settle=settle, **{**base, **state})
 
 
+def open_compared(page: str, b_state: dict, **state) -> tuple[AppTest, "ChartCalls"]:
+    """``page`` with ``state`` (:func:`open_page`), then "Compare" and ``b_state`` in the sidebar (which then
+    edits B), one more run: the page and the chart builder calls of that run (:func:`recording_charts`)."""
+    at = open_page(page, **state)
+    at.button(key="compare.start").click().run()
+    for key, value in b_state.items():
+        at.session_state[key] = value
+    with recording_charts() as calls:
+        at.run()
+    return at, calls
+
+
 def rerun(at: AppTest, settle: bool = True, **state) -> AppTest:
     """Set session-state values and rerun the current page.
 

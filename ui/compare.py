@@ -274,13 +274,13 @@ def compared(ctx: Explorer) -> Pair | None:
     return Pair(ctx, shown, edited) if edited == "a" else Pair(shown, ctx, edited)
 
 
-def unaligned_notes(pair: Pair) -> list[str]:
+def unaligned_notes(pair: Pair, skip: tuple[str, ...] = ()) -> list[str]:
     """What of the two sides has no counterpart (another vocabulary, depth, head count or length), one sentence
-    each (``analysis.compare.unaligned``)."""
+    each (``analysis.compare.unaligned``); the sizes in ``skip`` (a page that aligns them otherwise) left out."""
     sizes = [{"vocab": s.config.vocab_size, "layers": s.config.num_hidden_layers,
               "heads": s.config.num_attention_heads, "tokens": int(s.input_ids.shape[1])} for s in (pair.a, pair.b)]
     return [t(f"compare.unaligned.{name}", a=f"{a:,}", b=f"{b:,}", n=min(a, b), last=min(a, b) - 1)
-            for name, (a, b) in unaligned(*sizes).items()]
+            for name, (a, b) in unaligned(*sizes).items() if name not in skip]
 
 
 # ---- loss, next token, overview, lens

@@ -161,3 +161,71 @@ def relative_depth_lines(table: pd.DataFrame, names: dict[str, str], title: str,
     # a log axis: an early depth's p(final) is often a thousandth of a late one's (a random model's: all tiny)
     fig.update_yaxes(type="log", range=[np.floor(np.log10(low.min())) if low.size else -6, 0.05], exponentformat="power")
     return fig
+
+
+# ---- head roles, rope, interventions, experts
+from analysis.compare import symmetric_limit  # noqa: E402  (this block's own imports: kept apart for merges)
+from ui.figures.common import DIVERGING  # noqa: E402
+from ui.figures.heads import layers_heads_heatmap  # noqa: E402
+from ui.format import cells  # noqa: E402
+
+PRESENTER_COMPARE_PX = 440  # a compared chart's height before presenter mode grows it by a quarter (~550 px):
+# with its sentence it stays within one 1280 x 720 screen
+
+
+def same_height(figs: list[go.Figure], at_most: int | None = None) -> None:
+    """Give the charts of the two sides one height (the taller's, at most ``at_most`` px), so that rows of equal
+    depth line up across the columns."""
+    height = max((fig.layout.height or 450 for fig in figs), default=None)
+    for fig in figs:
+        fig.update_layout(height=min(height, at_most) if at_most else height)
+
+
+def difference_grid(diff: np.ndarray, row_labels: list[str], title: str, x_title: str, y_title: str,
+                    colorbar_title: str, col_labels: list[str] | None = None) -> go.Figure:
+    """A − B of a layers x heads score (``analysis.compare.grid_difference``) on the diverging scale centred at 0,
+    ``-m..m`` with ``m`` its largest ``|difference|``; row ``i`` labelled ``row_labels[i]`` (A's layer, or "A's / B's"
+    where the depths differ), head 1..nh across, or column ``j`` labelled ``col_labels[j]`` (positions)."""
+    limit = symmetric_limit(diff) or 1e-9
+    fig = layers_heads_heatmap(diff, DIVERGING, limit, title, x_title, y_title, colorbar_title)
+    n = diff.shape[0]
+    if fig.data[0].text is not None:  # differences can be tiny: two significant digits, not two decimals
+        fig.data[0].update(text=cells(diff, ".2g"))
+    cols = col_labels or [str(j + 1) for j in range(diff.shape[1])]
+    where = np.array([[[r, c] for c in cols] for r in row_labels], dtype=object)  # (rows, cols, 2)
+    fig.data[0].update(zmin=-limit, zmax=limit, zmid=0.0, customdata=where,
+                       hovertemplate=f"{y_title} %{{customdata[0]}}, {x_title} %{{customdata[1]}}: %{{z:.3g}}"
+                                     "<extra></extra>")
+    fig.update_yaxes(tickmode="array", tickvals=np.arange(1, n + 1), ticktext=row_labels)
+    if col_labels:
+        fig.update_xaxes(tickmode="array", tickvals=np.arange(1, len(cols) + 1), ticktext=cols)
+    return fig
+
+
+def share_log_axis(figs: list[go.Figure], axis: str = "y") -> None:
+    """One range for a log axis of the two sides' charts (Plotly reads a log range in powers of ten): from the
+    smallest positive value to the largest both draw, a twentieth of the span beyond each."""
+    values = [v for fig in figs for v in _values(fig, axis) if v > 0]
+    if not values:
+        return
+    lo, hi = np.log10(min(values)), np.log10(max(values))
+    pad = max(hi - lo, 1.0) * 0.05
+    name = ("xaxis" if axis.startswith("x") else "yaxis") + axis[1:]
+    for fig in figs:
+        fig.layout[name].update(range=[lo - pad, hi + pad], autorange=False)
+
+
+def difference_line(table: pd.DataFrame, x: str, title: str, x_title: str, y_title: str,
+                    bars: bool = False) -> go.Figure:
+    """A − B (``table["difference"]``) against ``table[x]``, with a line at 0 (no difference); ``bars``: one bar
+    per x (experts, not a continuum), red above 0, blue below."""
+    y = f32(table["difference"])
+    style = dict(marker_color=np.where(y > 0, "#d62728", "#1f77b4")) if bars else \
+        dict(mode="lines+markers", line=dict(color=RATIO_COLOR, width=3), marker=dict(size=5))
+    fig = go.Figure((go.Bar if bars else go.Scatter)(x=table[x].to_numpy(), y=y, name=y_title, **style,
+                                                     hovertemplate=f"{x_title} %{{x}}: %{{y:.4g}}<extra></extra>"))
+    fig.add_hline(y=0.0, line=dict(dash="dot", color="gray", width=1))
+    base_layout(fig, title, x_title, y_title, height=360)
+    if bars:
+        fig.update_xaxes(tick0=1, dtick=1)
+    return fig

@@ -4,14 +4,14 @@ EN = {
     "compare.side": "{side}",
     "compare.start": "Compare",
     "compare.start_help": "Copy this view to a second side, B, and draw A and B side by side: the sidebar then "
-                          "edits B. Attention, Layer norms, Loss, Next token, Overview, Generate and Logit lens "
-                          "draw both sides.",
+                          "edits B. Every page that draws the model draws both sides, except Norm placement, "
+                          "Follow a token and the Training lab.",
     "compare.edits": "The sidebar edits side",
     "compare.swap": "⇄ Swap",
     "compare.swap_help": "A and B trade places.",
     "compare.stop": "Stop comparing",
-    "compare.pages_note": "Comparing A and B: the sidebar shows {side}. Attention, Layer norms, Loss, Next token, "
-                          "Overview, Generate and Logit lens draw both sides; the other pages draw {side}.",
+    "compare.pages_note": "Comparing A and B: the sidebar shows {side}. A page that draws both sides titles its "
+                          "charts “A · …” and “B · …”; the other pages draw {side}.",
     "compare.presets": "Comparison presets",
     "compare.preset.norm": "LayerNorm (A) vs RMSNorm (B)",
     "compare.preset.gqa": "MHA (A) vs GQA (B), same width",
@@ -47,12 +47,12 @@ EN = {
 ZH = {
     "compare.side": "{side}",
     "compare.start": "对比",
-    "compare.start_help": "把当前视图复制为第二方 B，A 与 B 并排绘制；之后侧边栏编辑 B。注意力、层范数、损失、下一个 token、总览、逐步生成和 Logit 透镜几页绘制双方。",
+    "compare.start_help": "把当前视图复制为第二方 B，A 与 B 并排绘制；之后侧边栏编辑 B。除归一化位置对比、跟踪一个 token 和训练实验室外，每个绘制模型的页面都会绘制双方。",
     "compare.edits": "侧边栏编辑的一方",
     "compare.swap": "⇄ 交换",
     "compare.swap_help": "A 与 B 互换位置。",
     "compare.stop": "停止对比",
-    "compare.pages_note": "正在对比 A 与 B：侧边栏显示 {side}。注意力、层范数、损失、下一个 token、总览、逐步生成和 Logit 透镜几页绘制双方，其他页面只绘制 {side}。",
+    "compare.pages_note": "正在对比 A 与 B：侧边栏显示 {side}。绘制双方的页面在图表标题前标出 A · 与 B ·，其他页面只绘制 {side}。",
     "compare.presets": "对比预设",
     "compare.preset.norm": "LayerNorm（A）对 RMSNorm（B）",
     "compare.preset.gqa": "MHA（A）对 GQA（B），宽度相同",
@@ -148,4 +148,147 @@ ZH.update({
     "compare.gen_cache_title": "KV 缓存：每层 {s} 个位置",
     "compare.gen_sentence": "A 解码 {n} 步、B 解码 {m} 步之后，A 的 KV 缓存占 {a} 字节，B 的占 {b} 字节（A 的 {ratio} 倍）。",
     "compare.gen_shared": "两段续写的前 {k} 个新 token 相同（共 {n} 个）。",
+})
+
+# ---- head roles, rope, interventions, experts
+EN.update({
+    "compare.grid_change": "{what} changes most at {where}: {a} in A → {b} in B.",
+    "compare.grid_close": "{what} agrees between A and B to the digits shown: the largest change is {delta}, at "
+                          "{where}.",
+    "compare.grid_at": "layer {layer} head {head}",
+    "compare.grid_at_depth": "head {head} of A's layer {la} and B's layer {lb} (the same relative depth)",
+    "compare.grid_same": "{what} is the same in A and B at every head both sides have.",
+    "compare.roles_what": "The {score} score",
+    "compare.roles_top": "Highest in A: layer {la} head {ha} ({a}); in B: layer {lb} head {hb} ({b}).",
+    "compare.roles_top_entropy": "Most focused (lowest entropy) in A: layer {la} head {ha} ({a} nats); in B: layer "
+                                 "{lb} head {hb} ({b} nats).",
+    "compare.roles_missing": "Side {side} has no {score} score: its text is one token long.",
+    "compare.grid_heads": "A has {a} heads per layer, B {b}: heads of layers this different have no order in "
+                          "common, so there is no A − B map.",
+    "compare.grid_depth": "A has {a} layers, B {b}: the A − B map pairs each layer of the shallower side with the "
+                          "deeper side's layer at the same relative depth (rows: A's layer / B's).",
+    "compare.roles_diff_title": "A − B per head: {score}",
+    "compare.roles_map_title": "{score} score of every head",
+    "compare.roles_map_title_entropy": "Mean attention entropy of every head, nats",
+    "compare.layer_pair": "layer (A / B)",
+    "compare.col.layer_a": "layer (A)",
+    "compare.col.layer_b": "layer (B)",
+    "compare.col.head": "head",
+})
+ZH.update({
+    "compare.grid_change": "{what}变化最大的是{where}：A 中为 {a}，B 中为 {b}。",
+    "compare.grid_close": "{what}在 A 与 B 中在显示的位数内一致：最大变化为 {delta}，在{where}。",
+    "compare.grid_at": "第 {layer} 层第 {head} 个头",
+    "compare.grid_at_depth": "第 {head} 个头（A 第 {la} 层、B 第 {lb} 层，相对深度相同）",
+    "compare.grid_same": "在双方共有的每个头上，{what}在 A 与 B 中都相同。",
+    "compare.roles_what": "{score}分数",
+    "compare.roles_top": "A 中最高：第 {la} 层第 {ha} 个头（{a}）；B 中最高：第 {lb} 层第 {hb} 个头（{b}）。",
+    "compare.roles_top_entropy": "A 中最集中（熵最低）：第 {la} 层第 {ha} 个头（{a} 奈特）；B 中：第 {lb} 层第 {hb} 个头"
+                                 "（{b} 奈特）。",
+    "compare.roles_missing": "{side} 方没有{score}分数：它的文本只有一个 token。",
+    "compare.grid_heads": "A 每层 {a} 个头，B 每层 {b} 个：宽度不同的层里，头的编号没有共同的顺序，所以没有 A − B 图。",
+    "compare.grid_depth": "A 有 {a} 层，B 有 {b} 层：A − B 图把较浅一方的每一层与较深一方相对深度相同的层配对"
+                          "（行：A 的层 / B 的层）。",
+    "compare.roles_diff_title": "A − B（每个头）：{score}",
+    "compare.roles_map_title": "每个头的{score}分数",
+    "compare.roles_map_title_entropy": "每个头的平均注意力熵（奈特）",
+    "compare.layer_pair": "层（A / B）",
+    "compare.col.layer_a": "层（A）",
+    "compare.col.layer_b": "层（B）",
+    "compare.col.head": "头",
+})
+EN.update({
+    "compare.rope_one_side": "Comparing: this chart draws side {side} only (the sidebar's); the wavelengths and the "
+                             "real head below draw both sides.",
+    "compare.rope_not_used": "Side {side} does not use RoPE (positions: {position}): its chart shows base θ = {theta} "
+                             "at its head width d = {d}, as its single view does.",
+    "compare.rope_waves": "The slowest plane turns once every {sa} tokens in A (base θ = {ta}, {ha} planes) and every "
+                          "{sb} in B (θ = {tb}, {hb} planes): {ratio}× A's. Planes that turn at least once within the "
+                          "context: {ca} of {ha} in A ({na} tokens), {cb} of {hb} in B ({nb} tokens).",
+    "compare.rope_planes": "A has {a} planes, B {b} (other head widths): plane i of one is not plane i of the other, "
+                           "so there is no plane-by-plane ratio.",
+    "compare.rope_ratio_title": "B / A: wavelength of each plane",
+    "compare.rope_head_none": "Side {side} does not use RoPE (positions: {position}): its q and k carry no rotation "
+                              "to plot against the distance.",
+    "compare.rope_head_sentence": "Layer {layer}, head {head}: the mean score at distance 0 is {a0} in A and {b0} in "
+                                  "B; it is highest at distance {da} in A ({va}) and {db} in B ({vb}).",
+    "compare.rope_diff_title": "A − B: layer {layer}, head {head}'s mean score by distance",
+})
+ZH.update({
+    "compare.rope_one_side": "对比中：这张图只绘制 {side} 方（侧边栏的一方）；下面的波长图和真实头的图绘制双方。",
+    "compare.rope_not_used": "{side} 方不使用 RoPE（位置编码：{position}）：它的图按基数 θ = {theta}、它的头宽 d = {d} "
+                             "绘制，与它的单方视图相同。",
+    "compare.rope_waves": "最慢的平面在 A 中每 {sa} 个 token 转一圈（基数 θ = {ta}，{ha} 个平面），在 B 中每 {sb} 个"
+                          "（θ = {tb}，{hb} 个平面）：是 A 的 {ratio} 倍。在上下文内至少转一圈的平面：A 有 {ca}/{ha} 个"
+                          "（{na} 个 token），B 有 {cb}/{hb} 个（{nb} 个 token）。",
+    "compare.rope_planes": "A 有 {a} 个平面，B 有 {b} 个（头宽不同）：一方的第 i 个平面不是另一方的第 i 个平面，所以没有逐平面的比值。",
+    "compare.rope_ratio_title": "B / A：每个平面的波长之比",
+    "compare.rope_head_none": "{side} 方不使用 RoPE（位置编码：{position}）：它的 q 和 k 没有旋转，无法按距离作图。",
+    "compare.rope_head_sentence": "第 {layer} 层第 {head} 个头：距离 0 处的平均分数在 A 中为 {a0}，在 B 中为 {b0}；"
+                                  "A 在距离 {da} 处最高（{va}），B 在距离 {db} 处最高（{vb}）。",
+    "compare.rope_diff_title": "A − B：第 {layer} 层第 {head} 个头按距离的平均分数",
+})
+EN.update({
+    "compare.interv_map_title": "Loss rise on the second copy when one head is removed, nats",
+    "compare.interv_waiting": "Side {side}'s sweep on its model needs a background run first: edit side {side} in "
+                              "the sidebar, run it there, then both sides are drawn here. Below: side {edited} only.",
+    "compare.interv_top": "Removing one head raises the loss most at layer {la} head {ha} in A ({ra} nats over "
+                          "{ba}) and at layer {lb} head {hb} in B ({rb} over {bb}).",
+    "compare.interv_what": "The loss rise",
+    "compare.interv_diff_title": "A − B: loss rise when each head is removed, nats",
+    "compare.interv_pairs_one_side": "Comparing: the residual patching map draws both sides; the per-head map and "
+                                     "the cell below draw side {side} only (the sidebar's).",
+    "compare.interv_res_title": "Logit difference restored by patching the clean residual stream",
+    "compare.interv_res_best": "Patching restores most at layer {la} position {pa} in A ({va}) and at layer {lb} "
+                               "position {pb} in B ({vb}).",
+    "compare.interv_res_none": "Side {side}: no patch restores anything (its prompts leave no gap between the answers).",
+    "compare.interv_res_what": "The restored fraction",
+    "compare.interv_res_diff_title": "A − B: restored fraction per layer and position",
+    "compare.grid_at_pos": "layer {layer} position {head}",
+    "compare.grid_at_depth_pos": "position {head} of A's layer {la} and B's layer {lb} (the same relative depth)",
+    "compare.grid_positions": "A's prompts have {a} tokens, B's {b}: positions have no counterpart one by one, so "
+                              "there is no A − B map.",
+})
+ZH.update({
+    "compare.interv_map_title": "删掉一个头后第二遍损失的增加量（奈特）",
+    "compare.interv_waiting": "{side} 方的模型需要先在后台运行扫描：在侧边栏编辑 {side} 方并在那里运行，之后这里会绘制双方。"
+                              "以下：只有 {edited} 方。",
+    "compare.interv_top": "删掉一个头使损失上升最多的：A 是第 {la} 层第 {ha} 个头（在 {ba} 的基础上 {ra} 奈特），"
+                          "B 是第 {lb} 层第 {hb} 个头（在 {bb} 的基础上 {rb}）。",
+    "compare.interv_what": "损失的上升",
+    "compare.interv_diff_title": "A − B：删掉每个头后损失的上升（奈特）",
+    "compare.interv_pairs_one_side": "对比中：残差修补图绘制双方；逐头图和下面的格子只绘制 {side} 方（侧边栏的一方）。",
+    "compare.interv_res_title": "修补干净运行的残差流后恢复的 logit 差",
+    "compare.interv_res_best": "修补恢复最多的位置：A 是第 {la} 层位置 {pa}（{va}），B 是第 {lb} 层位置 {pb}（{vb}）。",
+    "compare.interv_res_none": "{side} 方：没有任何修补能恢复（它的两个提示词在两个答案之间没有差距）。",
+    "compare.interv_res_what": "恢复的比例",
+    "compare.interv_res_diff_title": "A − B：每层每个位置恢复的比例",
+    "compare.grid_at_pos": "第 {layer} 层位置 {head}",
+    "compare.grid_at_depth_pos": "位置 {head}（A 第 {la} 层、B 第 {lb} 层，相对深度相同）",
+    "compare.grid_positions": "A 的提示词有 {a} 个 token，B 的有 {b} 个：位置无法一一对应，所以没有 A − B 图。",
+})
+EN.update({
+    "compare.experts_one_side": "Comparing: the router map draws side {side} only (the sidebar's); the load per "
+                                "expert below draws both sides.",
+    "compare.experts_dense": "Side {side} has a dense FFN: no router, so no load per expert.",
+    "compare.experts_no_block": "Side {side} has {n} mixture-of-experts blocks: none is its MoE block number {shown}.",
+    "compare.experts_sentence": "The busiest expert gets {ma} of the tokens in A (expert {ea}, {ra}× the even share "
+                                "{ua}) and {mb} in B (expert {eb}, {rb}× the even share {ub}); the load-balancing "
+                                "loss is {xa} in A and {xb} in B.",
+    "compare.experts_counts": "A has {a} experts, B {b}: expert i of one is not expert i of the other, so there is "
+                              "no A − B chart.",
+    "compare.experts_diff_title": "A − B: share of the tokens routed to each expert",
+    "compare.experts_diff_y": "A − B (percentage points)",
+    "compare.col.expert": "expert",
+})
+ZH.update({
+    "compare.experts_one_side": "对比中：路由热力图只绘制 {side} 方（侧边栏的一方）；下面的各专家负载绘制双方。",
+    "compare.experts_dense": "{side} 方是稠密 FFN：没有路由器，也就没有各专家的负载。",
+    "compare.experts_no_block": "{side} 方有 {n} 个混合专家块：没有第 {shown} 个 MoE 块。",
+    "compare.experts_sentence": "最忙的专家在 A 中得到 {ma} 的 token（专家 {ea}，是均匀份额 {ua} 的 {ra} 倍），在 B 中得到 "
+                                "{mb}（专家 {eb}，是均匀份额 {ub} 的 {rb} 倍）；负载均衡损失 A 为 {xa}，B 为 {xb}。",
+    "compare.experts_counts": "A 有 {a} 个专家，B 有 {b} 个：一方的第 i 个专家不是另一方的第 i 个专家，所以没有 A − B 图。",
+    "compare.experts_diff_title": "A − B：路由到每个专家的 token 份额",
+    "compare.experts_diff_y": "A − B（百分点）",
+    "compare.col.expert": "专家",
 })
