@@ -10,7 +10,8 @@ import streamlit as st
 
 import analysis
 from analysis import compare
-from ui.compare import compared, unaligned_notes
+from ui.compare import compared
+from ui.compare_views import say
 from ui.examples import language_notice
 from ui.caches.views import attention_grid
 from ui.controls import column_window, index_slider, window_slider
@@ -87,8 +88,7 @@ def compare_heads(pair, layer: int, head: int, stage: str, lo: int, hi: int, uni
         [t("compare.attn_close", delta=scientific(abs(change.a - change.b)), **where)] \
         if number(change.a) == number(change.b) else [t("compare.attn_sentence", a=number(change.a), b=number(change.b),
                                                         **where)]
-    if revealed("attn.diff"):  # the sentence reads the maps out: it waits with them (a lesson's open question)
-        st.info(" ".join(said + unaligned_notes(pair)))
+    say(pair, said, "attn.diff")
     if len(drawn) < 2:
         st.caption(t("compare.diff_none"))
         return

@@ -11,7 +11,7 @@ from analysis import compare
 from analysis.experts import expert_load, load_summary, moe_layers, routed_expert_parameters, router_table
 from engine.cost import active_parameter_count, parameter_count
 from ui.compare import compared
-from ui.compare_views import side_by_side
+from ui.compare_views import say, side_by_side
 from ui.controls import index_slider, window_slider
 from ui.examples import language_notice
 from ui.figures.common import mark_window
@@ -81,7 +81,7 @@ def compare_load(pair, shown: int, scope: str) -> None:
     table = compare.load_difference(load_a, load_b)
     if table is None:
         said.append(t("compare.experts_counts", a=len(load_a), b=len(load_b)))
-    st.info(" ".join(said))
+    say(pair, said, "experts.load.a", skip=("vocab", "layers", "heads", "tokens"))  # the sentence says the counts
     if table is not None:
         shown_table = table.assign(expert=table["expert"] + 1, difference=table["difference"] * 100)
         fig = difference_line(shown_table, "expert", t("compare.experts_diff_title"), t("compare.col.expert"),

@@ -11,7 +11,8 @@ import torch
 from analysis import compare, generation as gen
 from engine.generation import FILTER_ORDER, sampling_filters
 from engine.kv_cache import cached_positions, config_kv_cache_bytes
-from ui.compare import compared, same_vocabulary, unaligned_notes
+from ui.compare import compared, same_vocabulary
+from ui.compare_views import say
 from ui.examples import language_notice
 from ui.budget import refuse_over_budget
 from ui.controls import index_slider
@@ -100,7 +101,7 @@ def compare_runs(pair, steps: int, sampling: Sampling) -> None:
               ratio=significant(b / a))]
     if new_a or new_b:
         said.append(t("compare.gen_shared", k=compare.shared_start(new_a, new_b), n=min(len(new_a), len(new_b))))
-    st.info(" ".join(said + unaligned_notes(pair)))
+    say(pair, said, "gen.cache.a")
 
 
 def _step(delta: int | None) -> None:

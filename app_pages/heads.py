@@ -14,8 +14,8 @@ import streamlit as st
 from analysis import compare, heads, massive
 from analysis.trace import residual_stream
 from analysis.tokenizers import special_ids
-from ui.compare import compared, unaligned_notes
-from ui.compare_views import difference_panel, grid_sentences
+from ui.compare import compared
+from ui.compare_views import difference_panel, grid_sentences, say
 from ui.examples import language_notice
 from ui.caches.views import repeat_attentions, role_table
 from ui.controls import index_slider
@@ -101,7 +101,7 @@ def compare_roles(pair, score: str, sel: tuple[int, int]) -> None:
         said.append(t("compare.roles_top_entropy" if entropy else "compare.roles_top", la=la + 1, ha=ha + 1,
                       a=number(a, ".3f"), lb=lb + 1, hb=hb + 1, b=number(b, ".3f")))
     said += [t("compare.roles_missing", side=letter.upper(), score=name) for letter, top in tops.items() if top is None]
-    st.info(" ".join(said + unaligned_notes(pair, skip=("layers", "heads"))))
+    say(pair, said, f"{MAP_KEY}.a", skip=("layers", "heads"))
     difference_panel(grids["a"], grids["b"], t("compare.roles_diff_title", score=name), f"{MAP_KEY}.diff",
                      {"score": score}, t("heads.head_axis"), t("heads.layer_axis"))
 

@@ -20,8 +20,8 @@ from engine.cost import trace_cost
 from server.admission import HEAVY_GFLOP
 from server.budget import view_work
 from ui.caches import interventions as jobs
-from ui.compare import compared, unaligned_notes
-from ui.compare_views import difference_panel, grid_sentences
+from ui.compare import compared
+from ui.compare_views import difference_panel, grid_sentences, say
 from ui.controls import index_slider
 from ui.figures.attention import attention_heatmap
 from ui.figures.compare import PRESENTER_COMPARE_PX, same_height
@@ -264,7 +264,7 @@ def compare_induction(pair, mine: tuple, sel: tuple[int, int]) -> bool:
               lb=tops["b"]["top"]["layer"] + 1, hb=tops["b"]["top"]["head"] + 1,
               rb=_signed(tops["b"]["top"]["increase"]), bb=_fmt(tops["b"]["base_loss"]))]
     said += grid_sentences(grids["a"], grids["b"], t("compare.interv_what"))
-    st.info(" ".join(said + unaligned_notes(pair, skip=("layers", "heads", "tokens"))))
+    say(pair, said, "interv.ind_map.a", skip=("layers", "heads", "tokens"))
     difference_panel(grids["a"], grids["b"], t("compare.interv_diff_title"), "interv.ind_map.diff", {},
                      t("interv.head_axis"), t("interv.layer_axis"))
     st.caption(t("compare.below", side=pair.edited.upper()))
@@ -413,7 +413,7 @@ def compare_patching(sides, prompts: iv.PromptPair, mine: tuple, sel: tuple[int,
                       vb=_fmt(bests["b"]["restored"])))
     grids = {letter: compare.layer_grid(res[0], "restored", "position") for letter, res in results.items()}
     said += grid_sentences(grids["a"], grids["b"], t("compare.interv_res_what"), across="position")
-    st.info(" ".join(said + unaligned_notes(sides, skip=("layers", "heads", "tokens"))))
+    say(sides, said, "interv.res_map.a", skip=("layers", "heads", "tokens"))
     labels = results["a"][2] if results["a"][2] == results["b"][2] else None  # other tokens: positions only
     difference_panel(grids["a"], grids["b"], t("compare.interv_res_diff_title"), "interv.res_map.diff", {},
                      t("interv.res.x"), t("interv.layer_axis"),

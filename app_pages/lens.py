@@ -14,7 +14,8 @@ from engine.tokenizer import TextTokenizer
 from ui.examples import language_notice
 from ui.caches.views import lens_table, pretrained_tokenizer
 from ui.controls import index_slider, window_slider
-from ui.compare import compared, unaligned_notes
+from ui.compare import compared
+from ui.compare_views import say
 from ui.figures.compare import cap_height, relative_depth_lines
 from ui.figures.lens import lens_heatmap
 from ui.figures.tokenizers import token_chips_html, tokens_bar
@@ -100,7 +101,7 @@ def compare_lens(pair) -> None:
         final = int(table.loc[table["position"] == p, "final_id"].iloc[0])
         said.append(t(f"compare.lens_side_{letter}", tok=phrase(named[p, final]), depth=depth_names(L)[d], L=L,
                       rel=f"{d / L:.2f}" if L else "1"))
-    st.info(" ".join(said + unaligned_notes(pair)))
+    say(pair, said, "lens.heatmap.a")
     fig = relative_depth_lines(curves, {"a": t("compare.side", side="A"), "b": t("compare.side", side="B")},
                                t("compare.lens_rel_title"), t("compare.lens_rel_x"), t("lens.unit"))
     if presenter_mode():

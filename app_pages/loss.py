@@ -14,7 +14,8 @@ import streamlit as st
 import analysis
 from analysis import compare
 from engine.loss import mask_positions, mask_prompt
-from ui.compare import compared, unaligned_notes
+from ui.compare import compared
+from ui.compare_views import say
 from ui.examples import language_notice
 from ui.caches.views import keep_check
 from ui.controls import index_slider
@@ -82,7 +83,7 @@ def compare_losses(pair, prompt_len: int, masked: list[int]) -> None:
     if change is not None:
         said.append(t("compare.loss_change", where=_where(pair, change.position), a=number(change.a, ".4g"),
                       b=number(change.b, ".4g")))
-    st.info(" ".join(said + unaligned_notes(pair)))
+    say(pair, said, "loss.contrib.a")
     n = len(by_position)
     if change is None:
         return

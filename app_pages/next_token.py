@@ -8,7 +8,8 @@ import torch
 
 import analysis
 from analysis import compare
-from ui.compare import compared, same_vocabulary, unaligned_notes
+from ui.compare import compared, same_vocabulary
+from ui.compare_views import say
 from ui.examples import language_notice
 from ui.caches.views import continuation
 from ui.controls import index_slider
@@ -88,7 +89,7 @@ def compare_next(pair, pos: int, last: bool, k: int, temperature: float) -> None
             "compare.next_close", tok=token, delta=scientific(abs(table["change"].iloc[row]) * 100)))
     if not one:
         said.append(t("compare.next_by_text", n=len(table), ka=len(da), kb=len(db)))
-    st.info(" ".join(said + unaligned_notes(pair)))
+    say(pair, said, "next.topk.a")
     if row is None:
         return
     fig = change_bars(table, [plotly(n) for n in names], t("compare.next_diff_title", n=len(table)),

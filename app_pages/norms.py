@@ -6,7 +6,8 @@ import streamlit as st
 
 import analysis
 from analysis import compare
-from ui.compare import compared, unaligned_notes
+from ui.compare import compared
+from ui.compare_views import say
 from ui.figures.compare import ratio_by_depth, share_axes
 from ui.figures.common import HEATMAP_MAX_TOKENS, legend_under_title
 from ui.figures.norms import residual_norm_heatmap, residual_norm_lines, sublayer_norm_bars
@@ -43,9 +44,8 @@ def compare_norms(pair) -> None:
     res_a, res_b = drawn["a"][1], drawn["b"][1]
     a, b = compare.last_block_norms(res_a, res_b)
     la, lb = pair.a.config.num_hidden_layers, pair.b.config.num_hidden_layers
-    if revealed("norms.ratio"):  # the sentence reads the charts out: it waits with them (a lesson's open question)
-        st.info(" ".join([t("compare.norms_sentence", ratio=number(b / a, ".3g"), a=number(a, ".4g"),
-                            b=number(b, ".4g"), la=la, lb=lb)] + unaligned_notes(pair)))
+    say(pair, [t("compare.norms_sentence", ratio=number(b / a, ".3g"), a=number(a, ".4g"), b=number(b, ".4g"),
+                   la=la, lb=lb)], "norms.ratio")
     table = compare.norms_by_depth(res_a, res_b)
     names = depth_names(max(la, lb))
     fig = ratio_by_depth(table, names, t("compare.norms_ratio_title"), t("norms.depth_x"), t("compare.ratio"))

@@ -5,7 +5,8 @@ import streamlit as st
 import analysis
 from analysis import compare
 from engine.cost import active_parameter_count
-from ui.compare import compared, unaligned_notes
+from ui.compare import compared
+from ui.compare_views import say
 from ui.examples import language_notice
 from ui.figures.compare import cap_height, share_axes
 from ui.figures.overview import activation_heatmap, parameter_bar, step_norm_bar
@@ -48,7 +49,7 @@ def compare_params(pair) -> None:
         r = table.iloc[row]
         said.append(t("compare.params_change", part=t(f"fig.component.{r['component']}"), a=f"{int(r['a']):,}",
                       b=f"{int(r['b']):,}"))
-    st.info(" ".join(said + unaligned_notes(pair)))
+    say(pair, said, "overview.params.a")
 
 
 ctx = explorer()

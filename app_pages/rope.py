@@ -11,8 +11,8 @@ import math
 import streamlit as st
 
 from analysis import compare, rope
-from ui.compare import compared, unaligned_notes
-from ui.compare_views import side_by_side
+from ui.compare import compared
+from ui.compare_views import say, side_by_side
 from ui.controls import index_slider
 from ui.examples import language_notice
 from ui.figures.compare import (PRESENTER_COMPARE_PX, difference_line, ratio_by_depth, same_height, share_axes,
@@ -92,7 +92,7 @@ def compare_waves(pair) -> None:
     table = compare.plane_ratio(drawn["a"][0], drawn["b"][0])
     if table is None:
         said.append(t("compare.rope_planes", a=len(mains["a"]), b=len(mains["b"])))
-    st.info(" ".join(said))
+    say(pair, said, "rope.wavelength.a", skip=("vocab", "layers", "heads", "tokens"))  # the sentence says the planes
     if table is not None:
         fig = ratio_by_depth(table, [str(i) for i in table["plane"]], t("compare.rope_ratio_title"), t("rope.wave_x"),
                              t("compare.ratio"))
@@ -121,10 +121,10 @@ def compare_head(pair, layer: int, head: int) -> None:
         return
     sa, sb = drawn["a"][0], drawn["b"][0]
     best = {letter: got[0].loc[got[0]["mean"].idxmax()] for letter, got in drawn.items()}
-    st.info(" ".join([t("compare.rope_head_sentence", layer=layer, head=head, a0=number(sa["mean"].iloc[0], ".3f"),
-                        b0=number(sb["mean"].iloc[0], ".3f"), da=int(best["a"]["distance"]),
-                        va=number(best["a"]["mean"], ".3f"), db=int(best["b"]["distance"]),
-                        vb=number(best["b"]["mean"], ".3f"))] + unaligned_notes(pair, skip=("layers", "heads"))))
+    say(pair, [t("compare.rope_head_sentence", layer=layer, head=head, a0=number(sa["mean"].iloc[0], ".3f"),
+                 b0=number(sb["mean"].iloc[0], ".3f"), da=int(best["a"]["distance"]), va=number(best["a"]["mean"], ".3f"),
+                 db=int(best["b"]["distance"]), vb=number(best["b"]["mean"], ".3f"))], "rope.head.a",
+        skip=("layers", "heads"))
     table = compare.distance_difference(sa, sb)
     fig = difference_line(table, "distance", t("compare.rope_diff_title", layer=layer, head=head), t("rope.head_x"),
                           t("compare.diff_unit"))

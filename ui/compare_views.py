@@ -14,7 +14,15 @@ from ui.figures.compare import PRESENTER_COMPARE_PX, difference_grid, same_heigh
 from ui.format import number, scientific
 from ui.i18n import t
 from ui.presenter import presenter_mode
-from ui.widgets import chart
+from ui.compare import unaligned_notes
+from ui.widgets import chart, revealed
+
+
+def say(pair, said: list[str], key: str, skip: tuple[str, ...] = ()) -> None:
+    """A compared chart's sentence (``said``, then what of the two sides has no counterpart, less ``skip``): it
+    reads the chart ``key`` out, so it waits with it while a lesson's question is open (``ui.widgets.revealed``)."""
+    if revealed(key):
+        st.info(" ".join(said + unaligned_notes(pair, skip)))
 
 
 def side_by_side(pair, drawn: dict, key: str, view: dict) -> None:
