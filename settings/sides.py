@@ -120,6 +120,21 @@ def _repeated(values: dict) -> tuple[dict, dict]:
     return {**values, "input.mode": "text", "input.text": text}, {**values, "input.mode": "text", "input.text": text * 2}
 
 
+SMOLLM2, POEM_MODEL = "smollm2-135m", "tang-poems-small"  # the packaged models' ids (engine.checkpoints)
+POEM_LINE = "床前明月光，疑是地上霜。举头望明月，低头思故乡。"  # Li Bai's "Quiet Night Thought", the default text
+TRANSLATION = ("I raise my head and gaze at the bright moon; I lower it and think of home.", "举头望明月，低头思故乡。")
+
+
+def _checkpoint(values: dict, name: str, text: str) -> dict:
+    return {**values, "model.source": "checkpoint", "model.checkpoint": name, "input.mode": "text", "input.text": text}
+
+
+def _trained(values: dict) -> tuple[dict, dict]:
+    """The sliders' model at random init against the model the Training lab trained in this session (it starts
+    from the sliders' model: same config and seed)."""
+    return {**values, "model.source": "random"}, {**values, "model.source": "trained"}
+
+
 PRESETS: dict[str, Callable[[dict], tuple[dict, dict]]] = {
     "norm": lambda v: (_sliders(v, cfg_norm_type="layernorm"), _sliders(v, cfg_norm_type="rmsnorm")),
     "gqa": _gqa,
@@ -127,7 +142,11 @@ PRESETS: dict[str, Callable[[dict], tuple[dict, dict]]] = {
                         _sliders(v, cfg_num_attention_heads=8, cfg_num_key_value_heads=8)),
     "rope": lambda v: (_sliders(v, cfg_position_embedding="learned"), _sliders(v, cfg_position_embedding="rope")),
     "repeat": _repeated,
+    "trained": _trained,
+    "models": lambda v: (_checkpoint(v, SMOLLM2, POEM_LINE), _checkpoint(v, POEM_MODEL, POEM_LINE)),
+    "translation": lambda v: (_checkpoint(v, SMOLLM2, TRANSLATION[0]), _checkpoint(v, SMOLLM2, TRANSLATION[1])),
 }
+NEEDS = {"trained": "trained", "models": SMOLLM2, "translation": SMOLLM2}  # what a preset needs: a run, a model
 
 
 def preset_sides(name: str, values: dict) -> tuple[dict, dict]:

@@ -25,7 +25,7 @@ from server import budget
 from analysis.compare import unaligned
 from settings.build import build_parts
 from settings.schema import FIXED_KEY, LEGACY_LABELS, fixed_label, link_id
-from settings.sides import (COMPARE_PARAM, LINK_SPECS, PRESETS, SIDE_DEFAULTS, SIDE_KEYS, SIDES, all_side_params,
+from settings.sides import (COMPARE_PARAM, LINK_SPECS, NEEDS, PRESETS, SIDE_DEFAULTS, SIDE_KEYS, SIDES, all_side_params,
                             clamp_heads, other, preset_sides, side_param, side_params)
 from ui.budget import refusal
 from ui.caches import build_model, checkpoint_menu, load_checkpoint, model_key, named_models, tokenizer_for
@@ -131,9 +131,20 @@ def compare_widgets() -> None:
                    icon="🆚", width="stretch")
     presets = box.popover(t("compare.presets"), width="stretch")
     for name in PRESETS:
+        missing = _missing(NEEDS.get(name))
         presets.button(t(f"compare.preset.{name}"), key=f"compare.preset.{name}", on_click=apply_preset,
-                       args=(name,), width="stretch")
+                       args=(name,), width="stretch", disabled=missing is not None, help=missing)
     sync_link()
+
+
+def _missing(need: str | None) -> str | None:
+    """Why a preset cannot be made here (no model trained in this session, a packaged model not installed), or
+    None."""
+    if need == "trained":
+        return None if st.session_state.get(TRAINED_KEY) else t("compare.preset_needs_run")
+    if need is not None and need not in named_models():
+        return t("compare.preset_needs_model", name=need)
+    return None
 
 
 # ---- the link --------------------------------------------------------------------------------------------

@@ -242,3 +242,36 @@ def test_a_checkpoint_side_is_its_single_view_and_travels_under_its_letter():
     assert not fresh.exception
     pd.testing.assert_frame_equal(_heatmaps(again)["A ·"], _heatmaps(calls)["B ·"], check_exact=True)
 
+
+
+def test_the_presets_the_lessons_need_are_both_sides_in_one_click():
+    """The preset list's pairs of models and texts: SmolLM2 vs the Tang-poem model on one Chinese line, an English
+    line vs its Chinese translation on SmolLM2; the model trained in this session is offered only once one exists."""
+    from settings.sides import POEM_LINE, SIDE_DEFAULTS, TRANSLATION, preset_sides
+
+    a, b = preset_sides("models", dict(SIDE_DEFAULTS))
+    assert (a["model.checkpoint"], b["model.checkpoint"]) == ("smollm2-135m", "tang-poems-small")
+    assert a["input.text"] == b["input.text"] == POEM_LINE and a["model.source"] == b["model.source"] == "checkpoint"
+    a, b = preset_sides("translation", dict(SIDE_DEFAULTS))
+    assert a["model.checkpoint"] == b["model.checkpoint"] == "smollm2-135m"
+    assert (a["input.text"], b["input.text"]) == TRANSLATION
+    a, b = preset_sides("trained", dict(SIDE_DEFAULTS))
+    assert (a["model.source"], b["model.source"]) == ("random", "trained")
+    at = open_page("norms")
+    trained = at.button(key="compare.preset.trained")
+    assert trained.disabled and "Train a model in the Training lab first" in trained.help
+
+
+@pytest.mark.smollm2
+def test_smollm2_against_the_poem_model_on_one_line():
+    """The preset on Layer norms: A is SmolLM2 (30 blocks), B the Tang-poem model, on the same line; both drawn, the
+    sentence says their depths differ, and each side's ratio is the single view's."""
+    at = open_page("norms", timeout=300)
+    with recording_charts() as calls:
+        at.button(key="compare.preset.models").click().run(timeout=300)
+    assert not at.exception
+    assert at.session_state["compare.other"]["model.checkpoint"] == "smollm2-135m"
+    assert at.session_state["model.checkpoint"] == "tang-poems-small"
+    said = texts(at)
+    assert "A has 30 layers" in said and "B's residual norm after the last block is" in said
+    assert len(calls.all(residual_norm_lines)) >= 2 and len(calls.all(ratio_by_depth)) == 1
