@@ -1,7 +1,8 @@
 """Compare side by side in a real browser (issue 36): on the Attention page a person clicks "Compare", moves B's
 heads from 4 to 8, reads the sentence computed from both sides, and opens the address bar's link in a fresh
-context, which shows both sides again. At 1280 × 720 in presenter mode (English) A and B stand side by side at
-one height; on a 390 × 844 phone (Chinese) they are stacked. Screenshots in ``screenshots/``."""
+context, which shows both sides again. At 1280 × 720 in presenter mode A and B stand side by side at one
+height; on a 390 × 844 phone they are stacked; both sizes in English and in Chinese. Screenshots in
+``screenshots/``."""
 
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ def check_sides(page, phone: bool) -> None:
         assert drawn["rows"] == 22, (side, drawn)  # the default text's 22 positions: all of them fit
 
 
-@pytest.mark.parametrize("lang,phone", [("en", False), ("zh", True)])
+@pytest.mark.parametrize("lang,phone", [("en", False), ("zh", True), ("zh", False), ("en", True)])
 def test_compare_from_attention_and_open_its_link(server, browser, lang, phone):
     L = catalogs()[lang]
     size = (390, 844) if phone else (1280, 720)
