@@ -57,6 +57,15 @@ def window(n: int, lo: int, hi: int) -> tuple[int, int]:
     return start, min(start + hi - lo, n)
 
 
+def compared_map(fig, labels: list[str]) -> None:
+    """A compared map (A's, B's, A − B) as it fits half a screen and a phone: colour-only cells (their numbers in
+    the hover), 420 px tall (both maps and the sentence under them on one screen), labels thinned to rows 16 px
+    apart and slanted columns twice that."""
+    fig.update_layout(height=COMPARE_MAP_HEIGHT)
+    fig.update_yaxes(**position_axis(labels, max_ticks=rows_that_fit(COMPARE_HEATMAP_W)))
+    fig.update_xaxes(**position_axis(labels, max_ticks=rows_that_fit(COMPARE_HEATMAP_W, 2 * READABLE_CELL_PX)))
+
+
 def compare_heads(pair, layer: int, head: int, stage: str, lo: int, hi: int, unit: str) -> None:
     """Sides A and B of this head side by side on one colour scale, the sentence, then A − B where both have it."""
     mats = {letter: side_matrix(side, layer, head, stage) for letter, side in pair.sides()}
@@ -75,11 +84,8 @@ def compare_heads(pair, layer: int, head: int, stage: str, lo: int, hi: int, uni
             names = side.tick_labels()
             fig = attention_heatmap(pd.DataFrame(m[a:b, a:b], index=names[a:b], columns=names[a:b]), names[a:b], stage,
                                     t("compare.title", side=letter.upper(), title=title), t("attn.x"), t("attn.y"),
-                                    unit, limit=limit or None, cell_text=False)  # half width: numbers in the hover
-            fig.update_layout(height=COMPARE_MAP_HEIGHT)  # both maps and the sentence under them on one screen
-            # labels that fit half a screen: rows 16 px apart, slanted columns twice that
-            fig.update_yaxes(**position_axis(names[a:b], max_ticks=rows_that_fit(COMPARE_HEATMAP_W)))
-            fig.update_xaxes(**position_axis(names[a:b], max_ticks=rows_that_fit(COMPARE_HEATMAP_W, 2 * READABLE_CELL_PX)))
+                                    unit, limit=limit or None, cell_text=False)
+            compared_map(fig, names[a:b])
             table = pd.DataFrame(m, index=names, columns=names).reset_index(names=t("attn.y"))
             chart(fig, table, f"attn.heatmap.{letter}", columns=2, view={"side": letter.upper(), **view})
     change = compare.largest_attention_change(trace(pair.a).attentions, trace(pair.b).attentions)
@@ -99,7 +105,9 @@ def compare_heads(pair, layer: int, head: int, stage: str, lo: int, hi: int, uni
     a, b = window(n, lo, hi)
     fig = attention_heatmap(pd.DataFrame(diff[a:b, a:b], index=names[a:b], columns=names[a:b]), names[a:b], "scaled",
                             t("compare.diff_title", stage=t(f"attn.stage.{stage}"), layer=layer, head=head),
-                            t("attn.x"), t("attn.y"), t("compare.diff_unit"), limit=compare.symmetric_limit(diff) or None)
+                            t("attn.x"), t("attn.y"), t("compare.diff_unit"), limit=compare.symmetric_limit(diff) or None,
+                            cell_text=False)
+    compared_map(fig, names[a:b])
     chart(fig, pd.DataFrame(diff, index=names, columns=names).reset_index(names=t("attn.y")), "attn.diff", view=view)
     if not same_tokens:
         st.caption(t("compare.other_tokens"))

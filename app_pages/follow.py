@@ -22,6 +22,7 @@ from ui.sidebar import explorer, trace
 from ui.state import control
 from ui.teaching.gate import page_shortcut
 from ui.tokens import label, phrase
+from ui.compare import one_side_note
 from ui.widgets import chart, explain, first_screen, real_model_notice, revealed
 
 HEAD_BARS = 20  # heads shown when attention is split into heads (the largest by |share|)
@@ -32,6 +33,7 @@ cfg = ctx.config
 L, T = cfg.num_hidden_layers, int(ctx.input_ids.shape[1])
 ids = ctx.input_ids[0].tolist()
 with first_screen(t("follow.title"), t("follow.explain")):
+    one_side_note()
     real_model_notice(ctx.source)
     language_notice(ctx)
     if ctx.model_key != f"checkpoint:{SMOLLM2}":

@@ -101,7 +101,7 @@ def compare_runs(pair, steps: int, sampling: Sampling) -> None:
               ratio=significant(b / a))]
     if new_a or new_b:
         said.append(t("compare.gen_shared", k=compare.shared_start(new_a, new_b), n=min(len(new_a), len(new_b))))
-    say(pair, said, "gen.cache.a")
+    say(pair, said, "gen.cache.a", skip=("heads",))  # heads do not align here
 
 
 def _step(delta: int | None) -> None:

@@ -63,7 +63,10 @@ def _fmt(v: float, spec: str = ".2f") -> str:
 
 
 def _signed(v: float) -> str:
-    """A change in nats with its sign (+0.00 for a rounding-size change either way)."""
+    """A change in nats with its sign: two decimals, or two significant digits where two decimals would print a
+    nonzero change as 0.00 (a fresh model's heads: +0.0035)."""
+    if v != 0 and abs(v) < 0.005:
+        return f"{v:+.2g}"
     s = f"{v:+.2f}"
     return "+0.00" if s == "-0.00" else s
 

@@ -101,7 +101,7 @@ def compare_lens(pair) -> None:
         final = int(table.loc[table["position"] == p, "final_id"].iloc[0])
         said.append(t(f"compare.lens_side_{letter}", tok=phrase(named[p, final]), depth=depth_names(L)[d], L=L,
                       rel=f"{d / L:.2f}" if L else "1"))
-    say(pair, said, "lens.heatmap.a")
+    say(pair, said, "lens.heatmap.a", skip=("heads",))  # heads do not align here
     fig = relative_depth_lines(curves, {"a": t("compare.side", side="A"), "b": t("compare.side", side="B")},
                                t("compare.lens_rel_title"), t("compare.lens_rel_x"), t("lens.unit"))
     if presenter_mode():

@@ -78,12 +78,12 @@ def compare_losses(pair, prompt_len: int, masked: list[int]) -> None:
     by_position = compare.loss_by_position(tables["a"], tables["b"])
     a, b = compare.mean_loss(tables["a"]), compare.mean_loss(tables["b"])
     change = compare.largest_loss_change(by_position)
-    said = [t("compare.loss_sentence", ratio=number(b / a, ".3g"), a=number(a, ".4g"), b=number(b, ".4g"))
+    said = [t("compare.loss_sentence", ratio=number(b / a, "#.3g"), a=number(a, "#.4g"), b=number(b, "#.4g"))
             if finite(a) and finite(b) and a > 0 else t("compare.loss_none")]
     if change is not None:
-        said.append(t("compare.loss_change", where=_where(pair, change.position), a=number(change.a, ".4g"),
-                      b=number(change.b, ".4g")))
-    say(pair, said, "loss.contrib.a")
+        said.append(t("compare.loss_change", where=_where(pair, change.position), a=number(change.a, "#.4g"),
+                      b=number(change.b, "#.4g")))
+    say(pair, said, "loss.contrib.a", skip=("heads",))  # heads do not align here
     n = len(by_position)
     if change is None:
         return

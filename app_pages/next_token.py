@@ -89,7 +89,7 @@ def compare_next(pair, pos: int, last: bool, k: int, temperature: float) -> None
             "compare.next_close", tok=token, delta=scientific(abs(table["change"].iloc[row]) * 100)))
     if not one:
         said.append(t("compare.next_by_text", n=len(table), ka=len(da), kb=len(db)))
-    say(pair, said, "next.topk.a")
+    say(pair, said, "next.topk.a", skip=("heads",))  # heads do not align here
     if row is None:
         return
     fig = change_bars(table, [plotly(n) for n in names], t("compare.next_diff_title", n=len(table)),

@@ -44,7 +44,7 @@ def compare_norms(pair) -> None:
     res_a, res_b = drawn["a"][1], drawn["b"][1]
     a, b = compare.last_block_norms(res_a, res_b)
     la, lb = pair.a.config.num_hidden_layers, pair.b.config.num_hidden_layers
-    say(pair, [t("compare.norms_sentence", ratio=number(b / a, ".3g"), a=number(a, ".4g"), b=number(b, ".4g"),
+    say(pair, [t("compare.norms_sentence", ratio=number(b / a, "#.3g"), a=number(a, "#.4g"), b=number(b, "#.4g"),
                    la=la, lb=lb)], "norms.ratio")
     table = compare.norms_by_depth(res_a, res_b)
     names = depth_names(max(la, lb))

@@ -23,6 +23,7 @@ from ui.i18n import t
 from ui.profile import profile_sentence
 from ui.sidebar import MAX_LAYERS, build_model, explorer, presenter_mode
 from ui.state import control
+from ui.compare import one_side_note
 from ui.widgets import chart, first_screen, revealed
 
 
@@ -60,6 +61,7 @@ own = ctx.config.norm_position
 names = {p: t(f"cfg.norm_position.{p}") for p in (own, *(p for p in PLACEMENTS if p != own))}  # own first
 legend = {**names, own: t("prepost.own", name=names[own])}  # the legend marks this model's own placement
 with first_screen(t("prepost.title"), t("prepost.explain")):
+    one_side_note()
     if ctx.source != "random":  # trained weights were shaped by one placement; the others are a what-if
         st.warning(t("prepost.trained_placement_short" if presenter_mode() else "prepost.trained_placement",
                      placement=names[own]))

@@ -17,12 +17,14 @@ from ui.race_panel import race_view
 from ui.sidebar import explorer
 from ui.train_common import CORPORA, publish_finished_job
 from ui.train_panel import lab_view
+from ui.compare import one_side_note
 from ui.widgets import first_screen
 
 prepare()  # the runs' fork server starts in the background on the first visit (server/jobs.py)
 publish_finished_job()  # before explorer(), so the sidebar offers a model whose run just ended
 ctx = explorer()
 with first_screen(t("train.title"), t("train.explain")):  # the live charts fill what the controls leave
+    one_side_note()
     if ctx.source == "checkpoint":
         st.info(t("train.checkpoint"))
         st.button(t("train.use_sliders"), key="train.use_sliders", on_click=set_controls,

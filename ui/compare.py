@@ -56,6 +56,13 @@ def comparing() -> bool:
     return OTHER_KEY in st.session_state
 
 
+def one_side_note() -> None:
+    """On a page that draws one view (Norm placement, Follow a token, the Training lab): while comparing, a line
+    saying it shows the sidebar's side only."""
+    if comparing():
+        st.caption(t("compare.one_side_page", side=side_name(st.session_state[SIDE_KEY])))
+
+
 def side_name(letter: str) -> str:
     return t("compare.side", side=letter.upper())
 

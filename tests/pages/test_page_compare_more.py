@@ -68,9 +68,9 @@ def test_loss_sides_are_their_single_views_and_the_panel_their_ratio(loss):
     delta = np.abs(single_b["loss"] - single_a["loss"]).to_numpy()
     p = int(np.nanargmax(delta))
     said = texts(at)
-    assert f"B's mean loss is {mean[1] / mean[0]:.3g}× A's ({mean[1]:.4g} vs {mean[0]:.4g} nats)." in said
+    assert f"B's mean loss is {mean[1] / mean[0]:#.3g}× A's ({mean[1]:#.4g} vs {mean[0]:#.4g} nats)." in said
     assert f"The largest change is at position {p} (" in said
-    assert f"{single_a['loss'][p]:.4g} nats in A → {single_b['loss'][p]:.4g} in B" in said
+    assert f"{single_a['loss'][p]:#.4g} nats in A → {single_b['loss'][p]:#.4g} in B" in said
 
 
 def test_loss_of_a_deeper_side_on_a_shorter_text_is_aligned_and_said():

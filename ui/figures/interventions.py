@@ -41,8 +41,9 @@ def effect_map(frame: pd.DataFrame, column: str, value: str, col_labels: list[st
     top = max(top, 1e-6)
     trace = go.Heatmap(z=z, x=np.arange(len(cols)), y=layers + 1, colorscale=DIVERGING, zmid=0.0, zmin=-top, zmax=top,
                        hoverinfo="skip", colorbar=dict(title=dict(text=colorbar_title, side="right")))
-    if z.size <= 300:
-        trace.update(text=cells(z, ".2f"), texttemplate="%{text}", textfont=dict(size=10))
+    if z.size <= 300:  # two decimals, more where the largest effect is smaller than 0.1 (it keeps two digits)
+        decimals = max(2, 1 - int(np.floor(np.log10(top))))
+        trace.update(text=cells(z, f".{decimals}f"), texttemplate="%{text}", textfont=dict(size=10))
     fig = go.Figure(trace)
     base_layout(fig, title, x_title, y_title, height=max(320, min(900, 140 + 22 * len(layers))))
     ticks = [col_labels[int(c)] for c in cols]

@@ -43,6 +43,7 @@ EN = {
     "compare.unaligned.tokens": "A reads {a} tokens, B {b}: positions past {last} have no counterpart.",
     "compare.unaligned.vocab": "A's vocabulary has {a} tokens, B's {b}: the same text gives other tokens.",
     "compare.below": "Below: side {side} only (the sidebar's).",
+    "compare.one_side_page": "Comparing: this page draws side {side} only (the sidebar's).",
     "compare.norms_ratio_title": "B / A: mean residual norm by depth",
     "compare.ratio": "B / A",
     "compare.norms_sentence": "B's residual norm after the last block is {ratio}× A's ({a} in A after block {la}, "
@@ -87,6 +88,7 @@ ZH = {
     "compare.unaligned.tokens": "A 读 {a} 个 token，B 读 {b} 个：位置 {last} 之后没有对应。",
     "compare.unaligned.vocab": "A 的词表有 {a} 个 token，B 的有 {b} 个：同一段文本切出的 token 不同。",
     "compare.below": "以下：只有 {side} 方（侧边栏的一方）。",
+    "compare.one_side_page": "正在对比：本页只绘制 {side} 方（侧边栏显示的一方）。",
     "compare.norms_ratio_title": "B / A：各深度残差流平均范数之比",
     "compare.ratio": "B / A",
     "compare.norms_sentence": "最后一层之后，B 的残差流范数是 A 的 {ratio} 倍（A 在第 {la} 层之后为 {a}，B 在第 {lb} 层之后为 {b}）。",
