@@ -80,8 +80,9 @@ class StepInputs:
     """What an answer function reads: the step's effective settings and, built on first use, its model and input.
 
     ``build`` is the caller's: a function returning ``(config, model, input_ids, tokens, tokenizer)`` for the
-    settings. ``other``: side B's inputs, built the same way, where the step compares two views (A is this one). ``session`` holds read-only things only the running app has (the Training lab's run); it is empty
-    outside the app.
+    settings. ``other``: side B's inputs, built the same way, where the step compares two views (A is this one).
+    ``session`` holds read-only things only the running app has (the Training lab's run); it is empty outside the
+    app.
     """
 
     def __init__(self, settings: Mapping[str, Any], build: Callable[[], tuple], session: Mapping | None = None,

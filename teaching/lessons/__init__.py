@@ -310,10 +310,11 @@ def compute_key(lesson: Lesson, step: Step, inputs: StepInputs) -> Key:
     return key
 
 
-def inputs_for(step: Step, **builders) -> StepInputs:
-    """A step's inputs, and side B's (``other``) where the step compares."""
+def inputs_for(step: Step, session: dict | None = None, **builders) -> StepInputs:
+    """A step's inputs (``builders``: ``settings.build.build_parts``'s, the app passes its caches), and side B's
+    (``other``) where the step compares."""
     other = StepInputs(step.compare, lambda: build_parts(step.compare, **builders)) if step.compare else None
-    return StepInputs(step.settings, lambda: build_parts(step.settings, **builders), other=other)
+    return StepInputs(step.settings, lambda: build_parts(step.settings, **builders), session=session, other=other)
 
 
 # ---- the check -------------------------------------------------------------------------------------------------

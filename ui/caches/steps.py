@@ -10,9 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from teaching import lessons as lesson_files
-from teaching.answers.core import StepInputs
-from teaching.lessons import Key, compute_key
-from settings.build import build_parts
+from teaching.lessons import Key, compute_key, inputs_for
 from ui.caches import build_model, load_checkpoint, tokenizer_for
 
 
@@ -24,10 +22,8 @@ def step_key(lesson_id: str, n: int, digest: str, trained_id: str | None, run_id
     lesson = lesson_files.by_id(lesson_id)
     step = lesson.step(n)
     trained = _session.get("trained")
-    builders = dict(model_for=build_model, tokenizer_for=tokenizer_for, checkpoint_for=load_checkpoint,
-                    trained_for=(lambda: trained["model"]) if trained else None)
-    other = StepInputs(step.compare, lambda: build_parts(step.compare, **builders)) if step.compare else None
-    inputs = StepInputs(step.settings, lambda: build_parts(step.settings, **builders), session=_session, other=other)
+    inputs = inputs_for(step, session=_session, model_for=build_model, tokenizer_for=tokenizer_for,
+                        checkpoint_for=load_checkpoint, trained_for=(lambda: trained["model"]) if trained else None)
     key = compute_key(lesson, step, inputs)
     key.raw = None  # only plain values are kept
     return key
