@@ -39,7 +39,11 @@ def test_every_preset_builds_both_sides_and_changes_one_thing(name):
     changed = {k for k in DEFAULTS if a[k] != b[k]}
     assert changed == {"norm": {"cfg.norm_type"}, "gqa": {"cfg.num_key_value_heads"},
                        "heads": {"cfg.num_attention_heads", "cfg.num_key_value_heads"},
-                       "rope": {"cfg.position_embedding"}, "repeat": {"input.text"}}[name]
+                       "rope": {"cfg.position_embedding"}, "repeat": {"input.text"},
+                       "trained": set(), "models": set(), "translation": {"input.text"}}[name]
+    models = {k: (a[k], b[k]) for k in ("model.source", "model.checkpoint") if a.get(k) != b.get(k)}
+    assert models == {"trained": {"model.source": ("random", "trained")},  # the other model, not the sliders
+                      "models": {"model.checkpoint": ("smollm2-135m", "tang-poems-small")}}.get(name, {})
     assert configs[0].hidden_size == configs[1].hidden_size  # the same width
     if name == "gqa":
         assert configs[0].kv_heads == configs[0].num_attention_heads > configs[1].kv_heads > 1
