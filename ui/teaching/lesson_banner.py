@@ -190,10 +190,15 @@ def scroll_to_step(lesson: Lesson, step: Step) -> None:
 
 
 def _scroll_into_view(selector: str, block: str) -> None:
-    """Scroll the first element matching ``selector`` into view once it is drawn (tried for 15 s)."""
+    """Scroll the first element matching ``selector`` into view once it is drawn, a chart in it included (tried for
+    60 s). A chart's box is there before its figure: scrolled "nearest" then, a box still small inside the screen
+    did not move, and the figure grew past the screen's foot (a loaded server, lesson 7 step 1: 40 % on screen)."""
     st.html(f"""<script>(() => {{ let n = 0; const t = setInterval(() => {{
       const el = document.querySelector({selector!r});
-      if (el || ++n > 60) {{ clearInterval(t); if (el) el.scrollIntoView({{behavior: 'smooth', block: {block!r}}}); }}
+      const drawing = el && el.querySelector('[data-testid="stPlotlyChart"]') && !el.querySelector('.main-svg');
+      if ((el && !drawing) || ++n > 240) {{
+        clearInterval(t); if (el) el.scrollIntoView({{behavior: 'smooth', block: {block!r}}});
+      }}
     }}, 250); }})();</script>""", unsafe_allow_javascript=True)
 
 
