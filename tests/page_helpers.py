@@ -278,15 +278,3 @@ def reference(**state) -> tuple[CausalLM, torch.Tensor, object]:
     tok = bundled_tokenizer(config.vocab_size)  # the sidebar's choice (byte-level at GPT-2's 50257)
     ids = tok.encode(s["input.text"])[:MAX_TOKENS]
     return model, torch.tensor([ids]), tok
-
-
-def open_compared(page: str, b_state: dict, **page_state):
-    """``page`` with ``page_state`` (its own controls), "Compare" clicked, then ``b_state`` in the sidebar (which
-    edits B) and one more run, recorded: ``(at, the chart calls of that run)`` (:func:`recording_charts`)."""
-    at = open_page(page, **page_state)
-    at.button(key="compare.start").click().run()
-    for key, value in b_state.items():
-        at.session_state[key] = value
-    with recording_charts() as calls:
-        at.run()
-    return at, calls
