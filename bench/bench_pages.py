@@ -20,6 +20,15 @@ its reference) at the defaults with a seed new to the server, so each view build
 chart; timed from the request until the script finished, i.e. every chart drawn. Pages interleaved, the order
 rotating per round; reported: each page's median and its ratio to the Overview's in the same run (target for
 Norm placement <= 2x). Appends to bench/results/bench_pages.md.
+
+``--every [--smollm2] [--rounds 2]``: every model page of the app (not the Lessons list), whole and cold the same
+way, against "one plain forward of the same text plus drawing". The forward: ``bench/plain_forward_page.py`` (the
+shared sidebar, one ``model(ids)`` without a record, one chart) on a second server, cold, right before each page's
+view; each view has its own new seed (the default model) or its own new text (``--smollm2``: the text in the link,
+then SmolLM2 picked in the sidebar, that pick timed; the weights loaded once per server before timing). The drawing:
+the same view run again at once in the same session (every cache hit: the page's widgets, charts and Streamlit's
+own work), less the reference's such rerun (its sidebar and one chart are in the reference already). Reported per
+page: cold ÷ (reference cold + page rerun - reference rerun); target <= 3. Appends to bench/results/bench_pages.md.
 """
 
 from __future__ import annotations
@@ -96,6 +105,84 @@ def whole_pages(root: Path, pages: list[str], rounds: int) -> dict[str, list[flo
     return times
 
 
+EVERY = [url for url in re.findall(r'"app_pages/\w+\.py", "[\w.]+", "([\w-]+)"', (ROOT / "explorer.py").read_text())
+         if url != "lessons"]
+
+
+def every_page(rounds: int, smollm2: bool) -> dict[str, list[tuple[float, float]]]:
+    """(cold, rerun) seconds, request to script finished, of each page of ``EVERY`` and of the reference page ("")
+    before each: a new seed (default model) or a new text (SmolLM2) per view, then the same view again at once."""
+    import asyncio
+
+    from bench.bench_class import CHECKPOINT, SOURCE_LABEL, fresh_text
+    from bench.loadsim import Server, Student
+
+    async def view(port: int, page: str, seed: int) -> tuple[float, float]:
+        async with Student(port) as s:
+            query = {"ui.lang": "English", "cfg.seed": seed}
+            v = await s.run({"ui.lang": "English", "input.text": fresh_text()} if smollm2 else query, page,
+                            timeout=900)
+            picked = []
+            if smollm2:
+                v, ws = await s.pick(SOURCE_LABEL, CHECKPOINT, v, timeout=1800)
+                picked = [ws]
+            again = await s.run(s.query, page, widgets=picked, timeout=900)
+        for w in (v, again):
+            assert w.finished and not w.exceptions, (page, w.exceptions)
+        return v.seconds, again.seconds
+
+    env = {"OMP_NUM_THREADS": "1"}
+    app = Server(env=env)
+    ref = Server(env=env, script=str(ROOT / "bench" / "plain_forward_page.py"))
+    times: dict[str, list[tuple[float, float]]] = {p: [] for p in ["", *EVERY]}
+    try:
+        for port, page in [(ref.port, ""), *[(app.port, p) for p in EVERY]]:  # imports, weights: not timed
+            asyncio.run(view(port, page, 999))
+        seed = 1000
+        for r in range(rounds):
+            for page in EVERY[r % len(EVERY):] + EVERY[: r % len(EVERY)]:
+                for port, name in ((ref.port, ""), (app.port, page)):
+                    seed += 1
+                    times[name].append(asyncio.run(view(port, name, seed)))
+                print(page, times[page][-1], "reference", times[""][-1], flush=True)
+    finally:
+        app.close()
+        ref.close()
+    return times
+
+
+def append_result(lines: list[str], no_write: bool) -> None:
+    """Print a whole-page table and append it to bench/results/bench_pages.md (unless ``no_write``)."""
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if not no_write:
+        RESULTS.mkdir(exist_ok=True)
+        out = RESULTS / "bench_pages.md"
+        out.write_text((out.read_text() if out.exists() else "") + text)
+
+
+def main_every(args) -> None:
+    model = "SmolLM2-135M (a new text per view)" if args.smollm2 else "the default model (a new seed per view)"
+    load = os.getloadavg()[0]
+    times = every_page(args.rounds, args.smollm2)
+    ref = times.pop("")
+    ref_cold, ref_again = (statistics.median(t[i] for t in ref) for i in (0, 1))
+    lines = ["", f"## Every page, whole and cold, ÷ one plain forward plus drawing ({time.strftime('%Y-%m-%d %H:%M')})",
+             "", f"`python bench/bench_pages.py --every --rounds {args.rounds}{' --smollm2' if args.smollm2 else ''}`: "
+             f"{model}, request -> script finished, `OMP_NUM_THREADS=1`. The reference (`bench/plain_forward_page.py`:"
+             f" sidebar, `model(ids)`, one chart) on a second server, cold before each view: median {ref_cold:.2f} s, "
+             f"rerun {ref_again:.2f} s. Drawing = the page's rerun (every cache hit) - the reference's rerun. Load "
+             f"average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end.", "",
+             "| page | cold, median s | rerun s | drawing s | cold ÷ (reference + drawing) (target <= 3) |",
+             "|---|---:|---:|---:|---:|"]
+    for page, ts in times.items():
+        cold, again = (statistics.median(t[i] for t in ts) for i in (0, 1))
+        drawing = max(0.0, again - ref_again)
+        ratio = cold / (ref_cold + drawing)
+        lines.append(f"| {page} | {cold:.2f} | {again:.2f} | {drawing:.2f} | {ratio:.2f}{'' if ratio <= 3 else ' **over**'} |")
+    append_result(lines, args.no_write)
+
+
 def main_whole(args) -> None:
     import subprocess
 
@@ -115,12 +202,7 @@ def main_whole(args) -> None:
                      + " |")
         print(lines[-1], {p: [round(x, 2) for x in ts] for p, ts in times.items()}, flush=True)
     lines.append(f"\nLoad average at the end {os.getloadavg()[0]:.1f}.")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if not args.no_write:
-        RESULTS.mkdir(exist_ok=True)
-        out = RESULTS / "bench_pages.md"
-        out.write_text((out.read_text() if out.exists() else "") + text)
+    append_result(lines, args.no_write)
 
 
 def main() -> None:
@@ -132,10 +214,12 @@ def main() -> None:
                     help="url paths; the last one is the reference")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--code-root", action="append", type=Path)
+    ap.add_argument("--every", action="store_true", help="every page ÷ one plain forward plus drawing (docstring)")
+    ap.add_argument("--smollm2", action="store_true", help="with --every: on SmolLM2-135M")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
-    if args.whole:
-        main_whole(args)
+    if args.whole or args.every:
+        (main_every if args.every else main_whole)(args)
         return
     torch.set_num_threads(args.threads)
 
