@@ -197,7 +197,7 @@ def keep_check(model: CausalLM, ids: tuple[int, ...], k: int) -> dict:
     return analysis.logits_to_keep_check(model, torch.tensor([ids]), k)
 
 
-@st.cache_data(max_entries=64, show_spinner=False, hash_funcs=HASH)
+@byte_cached(hash_funcs=HASH)  # with peek: a page draws a continuation some session computed without asking
 def continuation(model: CausalLM, ids: tuple[int, ...], n: int, temperature: float, greedy: bool,
                  seed: int) -> list[int]:
     """:func:`analysis.next_token.generate`: ``n`` new token ids after the prompt ``ids``."""
