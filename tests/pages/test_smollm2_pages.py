@@ -55,8 +55,9 @@ def test_smollm2_hidden_without_the_package(monkeypatch):
 
 def test_costly_sections_wait_for_their_buttons_on_smollm2():
     """On SmolLM2 a whole page costs its first charts: Norm placement's gradients (a forward and a backward per
-    placement) and Next token's continuation (16 decode steps) wait for their buttons. Pressed, they are drawn;
-    the continuation is greedy decoding by full forwards without a KV cache, computed here independently."""
+    placement), Next token's continuation (16 decode steps) and, on a longer text, Loss's logits_to_keep check (two
+    forwards) wait for their buttons. Pressed, they are drawn; the continuation is greedy decoding by full forwards
+    without a KV cache, computed here independently."""
     import torch
 
     from ui.caches.views import continuation
@@ -79,3 +80,9 @@ def test_costly_sections_wait_for_their_buttons_on_smollm2():
         for _ in range(16):
             expected.append(int(model(torch.tensor([expected])).logits[0, -1].argmax()))
     assert continuation.peek(model, tuple(ids), 16, 1.0, True, 0) == (True, expected[len(ids):])
+
+    long_text = "The capital of France is Paris, and the capital of Italy is Rome; the capital of Spain is Madrid."
+    at = open_on_smollm2("loss", long_text)  # 2 forwards of ~25 tokens: above the 10 GFLOP drawn at once
+    assert "loss.keep_check_run" in [b.key for b in at.button] and not at.success
+    at.button(key="loss.keep_check_run").click().run()
+    assert not at.exception and any("float32 rounding" in s.value or "exactly" in s.value for s in at.success)
