@@ -29,7 +29,7 @@ from ui.teaching.gate import hidden, predict_first
 from ui.sidebar import explorer, trace
 from ui.state import control, current
 from ui.tokens import phrase
-from ui.widgets import chart, first_screen, screen_heading, when_asked
+from ui.widgets import chart, first_screen, on_request, screen_heading
 
 KEEP_ATOL = 1e-5  # kept and full logits agree within float32 rounding
 KEEP_RTOL = 1e-5  # ... which grows with the logits' size (a trained model's reach ~30): about 80 float32 ulps
@@ -183,14 +183,11 @@ def keep_section() -> None:
     st.subheader(t("loss.keep_title"))
     st.markdown(t("loss.keep_explain"))
     k = index_slider(t("loss.keep"), 1, T, "loss.keep", default=1, bind=False)
-    ids = tuple(ctx.input_ids[0].tolist())
-    found, res = keep_check.peek(ctx.model, ids, k)
     gflop = 2 * forward_flops(ctx.config, T) / 1e9  # the full forward and the kept one
-    if not found:
-        if not when_asked("loss.keep_check", gflop, t("loss.keep_on_request", gflop=number(gflop, ".3g")),
-                          t("loss.keep_run")):
-            return
-        res = keep_check(ctx.model, ids, k)
+    res = on_request(keep_check, (ctx.model, tuple(ctx.input_ids[0].tolist()), k), "loss.keep_check", gflop,
+                     t("loss.keep_on_request", gflop=number(gflop, ".3g")), t("loss.keep_run"))
+    if res is None:
+        return
     V = ctx.config.vocab_size
     if hidden("loss.keep"):  # a lesson asks for the kept logits' shape: the numbers wait for the answer
         predict_first()

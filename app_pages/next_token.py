@@ -21,7 +21,7 @@ from ui.i18n import t
 from ui.presenter import presenter_mode
 from ui.sidebar import explorer, trace
 from ui.state import control
-from ui.widgets import DECODE_STEP_TOKENS, chart, first_screen, when_asked
+from ui.widgets import DECODE_STEP_TOKENS, chart, first_screen, on_request
 from ui.escape import html_text, md, md_code, plotly
 from ui.tokens import label, phrase, text
 
@@ -154,15 +154,12 @@ seed = int(st.session_state.get("cfg.seed", 0))
 def continuation_section() -> None:
     """The continuation: at once on a small model, on request on a large one (each new token a decode step that
     reads every weight: SmolLM2's 16 take several forwards' time)."""
-    args = (ctx.model, tuple(ids), n_new, 1.0 if greedy else temperature, greedy, seed)
-    found, new = continuation.peek(*args)
     gflop = n_new * forward_flops(ctx.config, DECODE_STEP_TOKENS) / 1e9
-    if not found:
-        if not when_asked("next.continuation", gflop, t("next.gen_on_request", n=n_new, gflop=number(gflop, ".3g")),
-                          t("next.gen_run", n=n_new)):
-            return
-        with st.spinner(t("next.generating")):
-            new = continuation(*args)
+    new = on_request(continuation, (ctx.model, tuple(ids), n_new, 1.0 if greedy else temperature, greedy, seed),
+                     "next.continuation", gflop, t("next.gen_on_request", n=n_new, gflop=number(gflop, ".3g")),
+                     t("next.gen_run", n=n_new), spinner=t("next.generating"))
+    if new is None:
+        return
     run = ctx.token_pieces(ids + list(new))  # one sequence: a character the prompt began is named where it ends
     prompt_text, new_text = text(run[:len(ids)]), text(run[len(ids):])
     st.markdown(

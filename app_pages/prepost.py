@@ -25,7 +25,7 @@ from ui.profile import profile_sentence
 from ui.sidebar import MAX_LAYERS, build_model, explorer, presenter_mode
 from ui.state import control
 from ui.compare import one_side_note
-from ui.widgets import chart, first_screen, revealed, when_asked
+from ui.widgets import chart, first_screen, on_request, revealed, when_asked
 
 
 SCALING_DEPTHS = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48)  # the scaling chart's L values (log-spaced)
@@ -155,14 +155,12 @@ def gradient_section() -> None:
     if T < 2:
         st.info(t("prepost.need_two"))
         return
-    found, grads = gradients.peek(model, ids)
     gflop = len(names) * gradient_cost(model.config, T).gflop  # one forward and backward per placement
-    if not found:
-        if not when_asked("prepost.grads", gflop, t("prepost.grads_on_request", gflop=number(gflop, ".3g")),
-                          t("prepost.grads_run")):
-            return
-        with st.spinner(t("prepost.computing_grads", depth=depth)):
-            grads = gradients(model, ids)
+    grads = on_request(gradients, (model, ids), "prepost.grads", gflop,
+                       t("prepost.grads_on_request", gflop=number(gflop, ".3g")), t("prepost.grads_run"),
+                       spinner=t("prepost.computing_grads", depth=depth))
+    if grads is None:
+        return
     if not np.isfinite(grads["grad_norm"].to_numpy()).all():
         st.warning(t("prepost.nonfinite", parts=t("prepost.part.gradients")))
     group_labels = ([t("prepost.tick.embed")] + [t("prepost.tick.block", i=i) for i in range(1, depth + 1)]

@@ -21,14 +21,16 @@ chart; timed from the request until the script finished, i.e. every chart drawn.
 rotating per round; reported: each page's median and its ratio to the Overview's in the same run (target for
 Norm placement <= 2x). Appends to bench/results/bench_pages.md.
 
-``--every [--smollm2] [--rounds 2]``: every model page of the app (not the Lessons list), whole and cold the same
-way, against "one plain forward of the same text plus drawing". The forward: ``bench/plain_forward_page.py`` (the
-shared sidebar, one ``model(ids)`` without a record, one chart) on a second server, cold, right before each page's
-view; each view has its own new seed (the default model) or its own new text (``--smollm2``: the text in the link,
-then SmolLM2 picked in the sidebar, that pick timed; the weights loaded once per server before timing). The drawing:
-the same view run again at once in the same session (every cache hit: the page's widgets, charts and Streamlit's
-own work), less the reference's such rerun (its sidebar and one chart are in the reference already). Reported per
-page: cold ÷ (reference cold + page rerun - reference rerun); target <= 3. Appends to bench/results/bench_pages.md.
+``--every [--smollm2] [--rounds 2] [--code-root DIR ...]``: every model page of the app (not the Lessons list),
+whole and cold the same way, against "one plain forward of the same text plus drawing". The forward:
+``bench/plain_forward_page.py`` (the shared sidebar, one ``model(ids)`` without a record, one chart) on a server of
+its own, cold, right before each page's views; each view has its own new seed (the default model) or its own new
+text (``--smollm2``: the text in the link, then SmolLM2 picked in the sidebar, that pick timed; the weights loaded
+once per server before timing). Each code root (another checkout: the code before a change) gets its own app
+server, measured against the same reference, interleaved. The drawing: the same view run again at once in the same
+session (every cache hit: the page's widgets, charts and Streamlit's own work), less the reference's such rerun (its
+sidebar and one chart are in the reference already). Reported per page: cold ÷ (reference cold + page rerun -
+reference rerun); target <= 3. Appends to bench/results/bench_pages.md.
 """
 
 from __future__ import annotations
@@ -109,9 +111,10 @@ EVERY = [url for url in re.findall(r'"app_pages/\w+\.py", "[\w.]+", "([\w-]+)"',
          if url != "lessons"]
 
 
-def every_page(rounds: int, smollm2: bool) -> dict[str, list[tuple[float, float]]]:
-    """(cold, rerun) seconds, request to script finished, of each page of ``EVERY`` and of the reference page ("")
-    before each: a new seed (default model) or a new text (SmolLM2) per view, then the same view again at once."""
+def every_page(rounds: int, smollm2: bool, roots: list[Path]) -> tuple[list, dict[Path, dict[str, list]]]:
+    """(cold, rerun) seconds, request to script finished, of the reference page and, on one server per code root, of
+    each page of ``EVERY`` right after it: a new seed (default model) or a new text (SmolLM2) per view, then the same
+    view again at once. Returns the reference's pairs and each root's pairs per page."""
     import asyncio
 
     from bench.bench_class import CHECKPOINT, SOURCE_LABEL, fresh_text
@@ -132,23 +135,28 @@ def every_page(rounds: int, smollm2: bool) -> dict[str, list[tuple[float, float]
         return v.seconds, again.seconds
 
     env = {"OMP_NUM_THREADS": "1"}
-    app = Server(env=env)
-    ref = Server(env=env, script=str(ROOT / "bench" / "plain_forward_page.py"))
-    times: dict[str, list[tuple[float, float]]] = {p: [] for p in ["", *EVERY]}
+    ref = Server(env=env, script=str(ROOT / "bench" / "plain_forward_page.py"))  # the current checkout's, for all
+    apps = {root: Server(env=env, root=root) for root in roots}
+    ref_times: list[tuple[float, float]] = []
+    times = {root: {p: [] for p in EVERY} for root in roots}
     try:
-        for port, page in [(ref.port, ""), *[(app.port, p) for p in EVERY]]:  # imports, weights: not timed
-            asyncio.run(view(port, page, 999))
+        for port, page in [(ref.port, ""), *[(app.port, p) for app in apps.values() for p in EVERY]]:
+            asyncio.run(view(port, page, 999))  # imports, weights: not timed
         seed = 1000
         for r in range(rounds):
             for page in EVERY[r % len(EVERY):] + EVERY[: r % len(EVERY)]:
-                for port, name in ((ref.port, ""), (app.port, page)):
+                seed += 1
+                ref_times.append(asyncio.run(view(ref.port, "", seed)))
+                order = roots[r % len(roots):] + roots[: r % len(roots)]
+                for root in order:
                     seed += 1
-                    times[name].append(asyncio.run(view(port, name, seed)))
-                print(page, times[page][-1], "reference", times[""][-1], flush=True)
+                    times[root][page].append(asyncio.run(view(apps[root].port, page, seed)))
+                print(page, {root.name: times[root][page][-1] for root in roots}, "reference", ref_times[-1], flush=True)
     finally:
-        app.close()
         ref.close()
-    return times
+        for app in apps.values():
+            app.close()
+    return ref_times, times
 
 
 def append_result(lines: list[str], no_write: bool) -> None:
@@ -162,24 +170,30 @@ def append_result(lines: list[str], no_write: bool) -> None:
 
 
 def main_every(args) -> None:
+    import subprocess
+
     model = "SmolLM2-135M (a new text per view)" if args.smollm2 else "the default model (a new seed per view)"
     load = os.getloadavg()[0]
-    times = every_page(args.rounds, args.smollm2)
-    ref = times.pop("")
+    roots = [r.resolve() for r in args.code_root or [ROOT]]
+    ref, times = every_page(args.rounds, args.smollm2, roots)
     ref_cold, ref_again = (statistics.median(t[i] for t in ref) for i in (0, 1))
+    labels = [subprocess.run(["git", "-C", str(r), "log", "-1", "--format=%h"], capture_output=True,
+                             text=True).stdout.strip() or r.name for r in roots]
     lines = ["", f"## Every page, whole and cold, ÷ one plain forward plus drawing ({time.strftime('%Y-%m-%d %H:%M')})",
              "", f"`python bench/bench_pages.py --every --rounds {args.rounds}{' --smollm2' if args.smollm2 else ''}`: "
              f"{model}, request -> script finished, `OMP_NUM_THREADS=1`. The reference (`bench/plain_forward_page.py`:"
-             f" sidebar, `model(ids)`, one chart) on a second server, cold before each view: median {ref_cold:.2f} s, "
-             f"rerun {ref_again:.2f} s. Drawing = the page's rerun (every cache hit) - the reference's rerun. Load "
-             f"average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end.", "",
-             "| page | cold, median s | rerun s | drawing s | cold ÷ (reference + drawing) (target <= 3) |",
-             "|---|---:|---:|---:|---:|"]
-    for page, ts in times.items():
-        cold, again = (statistics.median(t[i] for t in ts) for i in (0, 1))
-        drawing = max(0.0, again - ref_again)
-        ratio = cold / (ref_cold + drawing)
-        lines.append(f"| {page} | {cold:.2f} | {again:.2f} | {drawing:.2f} | {ratio:.2f}{'' if ratio <= 3 else ' **over**'} |")
+             f" sidebar, `model(ids)`, one chart) on a server of its own, cold before each page: median {ref_cold:.2f}"
+             f" s, rerun {ref_again:.2f} s. Drawing = the page's rerun (every cache hit) - the reference's rerun. "
+             f"Each cell: cold median s (rerun s) and cold ÷ (reference + drawing), target <= 3. Load average "
+             f"{load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end.", "",
+             "| page | " + " | ".join(f"`{label}`" for label in labels) + " |", "|---|" + "---:|" * len(roots)]
+    for page in EVERY:
+        cells = []
+        for root in roots:
+            cold, again = (statistics.median(t[i] for t in times[root][page]) for i in (0, 1))
+            ratio = cold / (ref_cold + max(0.0, again - ref_again))
+            cells.append(f"{cold:.2f} ({again:.2f}) {ratio:.2f}x{'' if ratio <= 3 else ' **over**'}")
+        lines.append(f"| {page} | " + " | ".join(cells) + " |")
     append_result(lines, args.no_write)
 
 

@@ -179,6 +179,18 @@ def when_asked(key: str, gflop: float, caption: str, label: str) -> bool:
     return False
 
 
+def on_request(cached, args: tuple, key: str, gflop: float, caption: str, label: str, spinner: str = ""):
+    """``cached(*args)`` for a page's extra section (``cached``: a shared cache with ``peek``, server/bytecache.py),
+    or None while it waits for its button (:func:`when_asked`): drawn at once when some session computed it."""
+    found, value = cached.peek(*args)
+    if found:
+        return value
+    if not when_asked(key, gflop, caption, label):
+        return None
+    with st.spinner(spinner) if spinner else nullcontext():
+        return cached(*args)
+
+
 def explain(text: str) -> None:
     """The page's two-to-four-sentence "what to look for" box: open for self-study, folded in presenter mode
     (the lecturer says it; the chart gets the screen)."""
