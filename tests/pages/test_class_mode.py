@@ -122,6 +122,9 @@ def test_the_lecturer_downloads_results_whose_counts_are_the_answers_given(store
     assert EN["class.results_ready"].format(n=1) in [c.value for c in at.caption]
     labels = {str(d.proto.label) for d in at.get("download_button")}
     assert {EN["class.results_csv"], EN["class.results_html"]} <= labels
+    at.run()  # another rerun (the live bar's, a widget's): the prepared files stay until prepared again
+    assert EN["class.results_ready"].format(n=1) in [c.value for c in at.caption]
+    assert {EN["class.results_csv"], EN["class.results_html"]} <= {str(d.proto.label) for d in at.get("download_button")}
     frame = results_frame(store.results(code, secret), "en")  # what the buttons hold
     assert frame[EN["class.results.col.answers"]].tolist() == ["yes: 2; no: 1"]
     assert frame[EN["class.results.col.answered"]].tolist() == [3]

@@ -96,19 +96,26 @@ th {{ background: #f3f4f6; }}
 </body></html>"""
 
 
+MADE = "class.results.made"  # session state: (class code, language, the results table) last prepared
+
+
 def results_section(box, c: str) -> None:
     """The lecturer's "Results" section: prepare the files, then download them (CSV and HTML)."""
     with box.expander(t("class.results")):
         st.caption(t("class.results_help"))
-        if not st.button(t("class.results_make"), key="class.results.make"):
-            return
         lang = current_lang()
-        try:
-            with st.spinner(t("class.results_making")):
-                frame = results_frame(store().results(c, seat().secret), lang)
-        except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
-            st.warning(error_text(err, c))
+        if st.button(t("class.results_make"), key="class.results.make"):
+            try:
+                with st.spinner(t("class.results_making")):
+                    frame = results_frame(store().results(c, seat().secret), lang)
+            except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
+                st.warning(error_text(err, c))
+                return
+            st.session_state[MADE] = (c, lang, frame)  # kept: the bar's reruns must not take the downloads away
+        made = st.session_state.get(MADE)
+        if made is None or made[:2] != (c, lang):  # none made yet for this class (or in this language): the button
             return
+        frame = made[2]
         st.caption(t("class.results_ready", n=len(frame)))
         stem = f"class-{c}-results"
         st.download_button(t("class.results_csv"), frame.to_csv(index=False).encode("utf-8-sig"),
