@@ -205,7 +205,8 @@ class Linear(nn.Linear):
         if self.weight.numel() < self.MIN_WEIGHTS:  # small layer: the extra calls would cost more than they save
             return F.linear(x, self.weight, self.bias)  # (..., out)
         x_t = x.reshape(-1, self.in_features).t()  # (in, N): N = every leading position (B*T)
-        rows = self.out_features if self.out_features <= self.ONE_BLOCK_ROWS else self.BLOCK_ROWS
+        one_block = self.out_features <= self.ONE_BLOCK_ROWS or x_t.shape[1] == 1  # one token: nothing to transpose
+        rows = self.out_features if one_block else self.BLOCK_ROWS
         # split gives views, and autograd joins their weight gradients once (slices would each add a zero-padded
         # full-size gradient)
         weights = self.weight.split(rows)  # (rows, in) each

@@ -421,7 +421,9 @@ def test_linear_matches_x_at_w_transposed_plus_bias_with_gradients(in_features, 
                 *([g.sum(dim=(0, 1))] if bias else [])]  # dL/dx = g W, dL/dW = g^T x, dL/db = sum of g
     for got, want in zip(grads, expected):
         torch.testing.assert_close(got.double(), want, rtol=1e-5, atol=1e-4)
-    assert Linear(in_features, out_features)(torch.randn(in_features)).shape == (out_features,)  # a single vector
+    one = torch.randn(in_features, generator=torch.Generator().manual_seed(6))  # a single token: one block
+    want = layer.weight.double() @ one.double() + (layer.bias.double() if bias else 0)  # (out,)
+    torch.testing.assert_close(layer(one).detach().double(), want, rtol=1e-5, atol=1e-5)
 
 
 # ---------------------------------------------------------------------------------------------------
