@@ -105,8 +105,8 @@ def placement_divergence(pre: CausalLM, post: CausalLM, input_ids: torch.Tensor,
     positions), ``cosine`` (mean over positions of the cosine similarity), ``rel_l2`` (mean over positions of
     ``||h_pre - h_post|| / ||h_pre||``).
     """
-    hp = residual_stream(pre(input_ids, output_activations=True))  # depth 0..L, before the final norm
-    hq = residual_stream(post(input_ids, output_activations=True))
+    hp = residual_stream(pre(input_ids, logits_to_keep=1, output_activations=True))  # depth 0..L, before the final
+    hq = residual_stream(post(input_ids, logits_to_keep=1, output_activations=True))  # norm; the logits are unused
     rows = []
     for depth, (a, b) in enumerate(zip(hp, hq)):
         a, b = a[batch].double(), b[batch].double()  # (T, H)
@@ -130,8 +130,8 @@ def placement_comparison(models: dict[str, CausalLM], input_ids: torch.Tensor,
         of the cosine similarity with the reference's hidden state), ``rel_l2`` (mean of
         ``||h - h_ref|| / ||h_ref||``).
     """
-    streams = {p: [h[batch].double() for h in residual_stream(m(input_ids, output_activations=True))]
-               for p, m in models.items()}  # each: depth 0..L of (T, H)
+    streams = {p: [h[batch].double() for h in residual_stream(m(input_ids, logits_to_keep=1, output_activations=True))]
+               for p, m in models.items()}  # each: depth 0..L of (T, H); the head on the last position only (unused)
     reference = next(iter(streams.values()))
     norms = {"depth": list(range(len(reference)))}
     drift = []

@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 import analysis
+from engine.cost import forward_flops
 from analysis import compare
 from engine.loss import mask_positions, mask_prompt
 from ui.compare import compared
@@ -28,7 +29,7 @@ from ui.teaching.gate import hidden, predict_first
 from ui.sidebar import explorer, trace
 from ui.state import control, current
 from ui.tokens import phrase
-from ui.widgets import chart, first_screen, screen_heading
+from ui.widgets import chart, first_screen, on_request, screen_heading
 
 KEEP_ATOL = 1e-5  # kept and full logits agree within float32 rounding
 KEEP_RTOL = 1e-5  # ... which grows with the logits' size (a trained model's reach ~30): about 80 float32 ulps
@@ -176,23 +177,33 @@ else:
     m3.metric(t("loss.metric_ppl"), number(math.exp(mean), ".1f") if finite(mean) and mean < 700 else DASH)
 
 # ---- logits_to_keep ----
-st.subheader(t("loss.keep_title"))
-st.markdown(t("loss.keep_explain"))
-k = index_slider(t("loss.keep"), 1, T, "loss.keep", default=1, bind=False)
-res = keep_check(ctx.model, tuple(ctx.input_ids[0].tolist()), k)
-V = ctx.config.vocab_size
-if hidden("loss.keep"):  # a lesson asks for the kept logits' shape: the numbers wait for the answer
-    predict_first()
-else:
-    k1, k2, k3 = st.columns(3)
-    k1.metric(t("loss.keep_shape"), str(res["kept_shape"]))
-    k2.metric(t("loss.full_shape"), str(res["full_shape"]))
-    k3.metric(t("loss.keep_diff"), scientific(res["max_abs_diff"]))
-    if res["equal"]:
-        st.success(t("loss.keep_equal", k=k))
-    elif res["max_abs_diff"] <= (keep_tol := max(KEEP_ATOL, KEEP_RTOL * res["scale"])):
-        st.success(t("loss.keep_close", k=k, diff=number(res["max_abs_diff"], ".1e"), tol=f"{keep_tol:.0e}"))
+def keep_section() -> None:
+    """``logits_to_keep``: the kept logits against the full ones. Two forwards (the full and the kept run): at once on
+    a small model, on request on a large one."""
+    st.subheader(t("loss.keep_title"))
+    st.markdown(t("loss.keep_explain"))
+    k = index_slider(t("loss.keep"), 1, T, "loss.keep", default=1, bind=False)
+    gflop = 2 * forward_flops(ctx.config, T) / 1e9  # the full forward and the kept one
+    res = on_request(keep_check, (ctx.model, tuple(ctx.input_ids[0].tolist()), k), "loss.keep_check", gflop,
+                     t("loss.keep_on_request", gflop=number(gflop, ".3g")), t("loss.keep_run"))
+    if res is None:
+        return
+    V = ctx.config.vocab_size
+    if hidden("loss.keep"):  # a lesson asks for the kept logits' shape: the numbers wait for the answer
+        predict_first()
     else:
-        st.error(t("loss.keep_differ", diff=number(res["max_abs_diff"], ".1e")))
-    st.caption(t("loss.keep_saving", full=f"{T * V:,}", kept=f"{res['kept_shape'][1] * V:,}",
-                 flops=f"{(T - res['kept_shape'][1]) * V * ctx.config.hidden_size:,}"))
+        k1, k2, k3 = st.columns(3)
+        k1.metric(t("loss.keep_shape"), str(res["kept_shape"]))
+        k2.metric(t("loss.full_shape"), str(res["full_shape"]))
+        k3.metric(t("loss.keep_diff"), scientific(res["max_abs_diff"]))
+        if res["equal"]:
+            st.success(t("loss.keep_equal", k=k))
+        elif res["max_abs_diff"] <= (keep_tol := max(KEEP_ATOL, KEEP_RTOL * res["scale"])):
+            st.success(t("loss.keep_close", k=k, diff=number(res["max_abs_diff"], ".1e"), tol=f"{keep_tol:.0e}"))
+        else:
+            st.error(t("loss.keep_differ", diff=number(res["max_abs_diff"], ".1e")))
+        st.caption(t("loss.keep_saving", full=f"{T * V:,}", kept=f"{res['kept_shape'][1] * V:,}",
+                     flops=f"{(T - res['kept_shape'][1]) * V * ctx.config.hidden_size:,}"))
+
+
+keep_section()

@@ -7,6 +7,7 @@ import streamlit as st
 import torch
 
 import analysis
+from engine.cost import forward_flops
 from analysis import compare
 from ui.compare import compared, same_vocabulary
 from ui.compare_views import say
@@ -15,12 +16,12 @@ from ui.caches.views import continuation
 from ui.controls import index_slider
 from ui.figures.compare import cap_height, change_bars, union_range
 from ui.figures.next_token import topk_bar
-from ui.format import percent, scientific
+from ui.format import number, percent, scientific
 from ui.i18n import t
 from ui.presenter import presenter_mode
 from ui.sidebar import explorer, trace
 from ui.state import control
-from ui.widgets import chart, first_screen
+from ui.widgets import DECODE_STEP_TOKENS, chart, first_screen, on_request
 from ui.escape import html_text, md, md_code, plotly
 from ui.tokens import label, phrase, text
 
@@ -148,22 +149,35 @@ g1, g2 = st.columns(2)
 n_new = index_slider(t("next.new_tokens"), 1, NEW_TOKENS_MAX, "next.new_tokens", default=16, container=g1, bind=False)
 greedy = control(g2.toggle, t("next.greedy"), "next.greedy", True, kind="bool", bind=False, help=t("next.greedy_help"))
 seed = int(st.session_state.get("cfg.seed", 0))
+
+
+def continuation_section() -> None:
+    """The continuation: at once on a small model, on request on a large one (each new token a decode step that
+    reads every weight: SmolLM2's 16 take several forwards' time)."""
+    gflop = n_new * forward_flops(ctx.config, DECODE_STEP_TOKENS) / 1e9
+    new = on_request(continuation, (ctx.model, tuple(ids), n_new, 1.0 if greedy else temperature, greedy, seed),
+                     "next.continuation", gflop, t("next.gen_on_request", n=n_new, gflop=number(gflop, ".3g")),
+                     t("next.gen_run", n=n_new), spinner=t("next.generating"))
+    if new is None:
+        return
+    run = ctx.token_pieces(ids + list(new))  # one sequence: a character the prompt began is named where it ends
+    prompt_text, new_text = text(run[:len(ids)]), text(run[len(ids):])
+    st.markdown(
+        f'<div style="font-size:1.1rem;line-height:1.7;white-space:pre-wrap">{html_text(prompt_text)}'
+        f'<mark style="background:#fde68a">{html_text(new_text, visible_breaks=True)}</mark></div>',
+        unsafe_allow_html=True,
+    )
+    mode = t("next.mode_greedy") if greedy else t("next.mode_sample", temp=f"{temperature:.1f}", seed=seed)
+    st.caption(t("next.gen_caption", n=len(new), mode=mode) + " "
+               + " · ".join(md_code(s) for s in ctx.token_strings(ids + list(new))[len(ids):]))
+    if len(new) < n_new:
+        st.warning(t("next.stopped", got=len(new), want=n_new, limit=ctx.config.max_position_embeddings,
+                     pe=ctx.config.position_embedding))
+
+
 if not bool(torch.isfinite(out.logits).all()):
     st.warning(t("next.nonfinite"))  # sampling from NaN probabilities is impossible, argmax of NaN meaningless
-    st.stop()
-with st.spinner(t("next.generating")):
-    new = continuation(ctx.model, tuple(ids), n_new, 1.0 if greedy else temperature, greedy, seed)
-run = ctx.token_pieces(ids + list(new))  # one sequence: a character the prompt began is named where it ends
-prompt_text, new_text = text(run[:len(ids)]), text(run[len(ids):])
-st.markdown(
-    f'<div style="font-size:1.1rem;line-height:1.7;white-space:pre-wrap">{html_text(prompt_text)}'
-    f'<mark style="background:#fde68a">{html_text(new_text, visible_breaks=True)}</mark></div>',
-    unsafe_allow_html=True,
-)
-mode = t("next.mode_greedy") if greedy else t("next.mode_sample", temp=f"{temperature:.1f}", seed=seed)
-st.caption(t("next.gen_caption", n=len(new), mode=mode) + " " + " · ".join(md_code(s) for s in ctx.token_strings(ids + list(new))[len(ids):]))
-if len(new) < n_new:
-    st.warning(t("next.stopped", got=len(new), want=n_new, limit=ctx.config.max_position_embeddings,
-                 pe=ctx.config.position_embedding))
+else:
+    continuation_section()
 if ctx.tokenizer is None:
     st.caption(t("next.random_mode"))

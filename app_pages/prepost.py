@@ -13,6 +13,7 @@ import streamlit as st
 
 import analysis
 from engine import ModelConfig
+from engine.cost import gradient_cost
 from server.budget import verdict
 from ui.budget import refuse_over_budget
 from analysis.prepost import NORM_SLOTS, PLACEMENTS, norms_at_init
@@ -24,7 +25,7 @@ from ui.profile import profile_sentence
 from ui.sidebar import MAX_LAYERS, build_model, explorer, presenter_mode
 from ui.state import control
 from ui.compare import one_side_note
-from ui.widgets import chart, first_screen, revealed
+from ui.widgets import chart, first_screen, on_request, revealed, when_asked
 
 
 SCALING_DEPTHS = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48)  # the scaling chart's L values (log-spaced)
@@ -38,11 +39,9 @@ def depth_scaling(config: ModelConfig, seed: int, ids: tuple[int, ...], depths: 
     found, table = depth_sweep.peek(*args)
     if found:
         return table
-    if not st.session_state.get("prepost.scaling_asked"):  # once asked, later settings' sweeps follow by themselves
-        st.caption(t("prepost.scaling_on_request", n=len(depths), lo=depths[0], hi=depths[-1]))
-        st.button(t("prepost.scaling_run", n=len(depths)), key="prepost.scaling_run",
-                  on_click=lambda: st.session_state.update({"prepost.scaling_asked": True}))
-        return None
+    if not when_asked("prepost.scaling", math.inf, t("prepost.scaling_on_request", n=len(depths), lo=depths[0],
+                                                      hi=depths[-1]), t("prepost.scaling_run", n=len(depths))):
+        return None  # its dozens of models always wait for the button
     bar = st.progress(0.0, text=t("prepost.scaling_computing", n=len(depths)))
     table = depth_sweep(*args, _progress=lambda f: bar.progress(f, text=t("prepost.scaling_computing", n=len(depths))))
     bar.empty()
@@ -150,11 +149,18 @@ if revealed("prepost.divergence") and len(cosines) >= 2 and all(math.isfinite(v)
                   near_rel=number(at_last.loc[near, "rel_l2"], ".3g"), far_rel=number(at_last.loc[far, "rel_l2"], ".3g")))
 
 # ---- 3. gradient norms per layer (Xiong et al. 2020): after the charts of the forwards are drawn ----
-if T < 2:
-    st.info(t("prepost.need_two"))
-else:
-    with st.spinner(t("prepost.computing_grads", depth=depth)):
-        grads = gradients(model, ids)
+def gradient_section() -> None:
+    """The gradient norms of every placement: at once on a small model, on request on a large one (a forward and a
+    backward per placement: SmolLM2's are a dozen forwards' work)."""
+    if T < 2:
+        st.info(t("prepost.need_two"))
+        return
+    gflop = len(names) * gradient_cost(model.config, T).gflop  # one forward and backward per placement
+    grads = on_request(gradients, (model, ids), "prepost.grads", gflop,
+                       t("prepost.grads_on_request", gflop=number(gflop, ".3g")), t("prepost.grads_run"),
+                       spinner=t("prepost.computing_grads", depth=depth))
+    if grads is None:
+        return
     if not np.isfinite(grads["grad_norm"].to_numpy()).all():
         st.warning(t("prepost.nonfinite", parts=t("prepost.part.gradients")))
     group_labels = ([t("prepost.tick.embed")] + [t("prepost.tick.block", i=i) for i in range(1, depth + 1)]
@@ -173,6 +179,9 @@ else:
         st.markdown(t("prepost.measured", layers=depth) + " " + " ".join(sentences) + " "
                     + t("prepost.last_ratio", layers=depth, top=names[top], low=names[low],
                         ratio=number(g[top][-1] / g[low][-1], ".2g")))
+
+
+gradient_section()
 
 
 # ---- 4. Xiong et al. 2020, Theorem 1: the last block's gradient against depth ----

@@ -20,6 +20,17 @@ its reference) at the defaults with a seed new to the server, so each view build
 chart; timed from the request until the script finished, i.e. every chart drawn. Pages interleaved, the order
 rotating per round; reported: each page's median and its ratio to the Overview's in the same run (target for
 Norm placement <= 2x). Appends to bench/results/bench_pages.md.
+
+``--every [--smollm2] [--rounds 2] [--code-root DIR ...]``: every model page of the app (not the Lessons list),
+whole and cold the same way, against "one plain forward of the same text plus drawing". The forward:
+``bench/plain_forward_page.py`` (the shared sidebar, one ``model(ids)`` without a record, one chart) on a server of
+its own, cold, right before each page's views; each view has its own new seed (the default model) or its own new
+text (``--smollm2``: the text in the link, then SmolLM2 picked in the sidebar, that pick timed; the weights loaded
+once per server before timing). Each code root (another checkout: the code before a change) gets its own app
+server, measured against the same reference, interleaved. The drawing: the same view run again at once in the same
+session (every cache hit: the page's widgets, charts and Streamlit's own work), less the reference's such rerun (its
+sidebar and one chart are in the reference already). Reported per page: cold ÷ (reference cold + page rerun -
+reference rerun); target <= 3. Appends to bench/results/bench_pages.md.
 """
 
 from __future__ import annotations
@@ -96,6 +107,96 @@ def whole_pages(root: Path, pages: list[str], rounds: int) -> dict[str, list[flo
     return times
 
 
+EVERY = [url for url in re.findall(r'"app_pages/\w+\.py", "[\w.]+", "([\w-]+)"', (ROOT / "explorer.py").read_text())
+         if url != "lessons"]
+
+
+def every_page(rounds: int, smollm2: bool, roots: list[Path]) -> tuple[list, dict[Path, dict[str, list]]]:
+    """(cold, rerun) seconds, request to script finished, of the reference page and, on one server per code root, of
+    each page of ``EVERY`` right after it: a new seed (default model) or a new text (SmolLM2) per view, then the same
+    view again at once. Returns the reference's pairs and each root's pairs per page."""
+    import asyncio
+
+    from bench.bench_class import CHECKPOINT, SOURCE_LABEL, fresh_text
+    from bench.loadsim import Server, Student
+
+    async def view(port: int, page: str, seed: int) -> tuple[float, float]:
+        async with Student(port) as s:
+            query = {"ui.lang": "English", "cfg.seed": seed}
+            v = await s.run({"ui.lang": "English", "input.text": fresh_text()} if smollm2 else query, page,
+                            timeout=900)
+            picked = []
+            if smollm2:
+                v, ws = await s.pick(SOURCE_LABEL, CHECKPOINT, v, timeout=1800)
+                picked = [ws]
+            again = await s.run(s.query, page, widgets=picked, timeout=900)
+        for w in (v, again):
+            assert w.finished and not w.exceptions, (page, w.exceptions)
+        return v.seconds, again.seconds
+
+    env = {"OMP_NUM_THREADS": "1"}
+    ref = Server(env=env, script=str(ROOT / "bench" / "plain_forward_page.py"))  # the current checkout's, for all
+    apps = {root: Server(env=env, root=root) for root in roots}
+    ref_times: list[tuple[float, float]] = []
+    times = {root: {p: [] for p in EVERY} for root in roots}
+    try:
+        for port, page in [(ref.port, ""), *[(app.port, p) for app in apps.values() for p in EVERY]]:
+            asyncio.run(view(port, page, 999))  # imports, weights: not timed
+        seed = 1000
+        for r in range(rounds):
+            for page in EVERY[r % len(EVERY):] + EVERY[: r % len(EVERY)]:
+                seed += 1
+                ref_times.append(asyncio.run(view(ref.port, "", seed)))
+                order = roots[r % len(roots):] + roots[: r % len(roots)]
+                for root in order:
+                    seed += 1
+                    times[root][page].append(asyncio.run(view(apps[root].port, page, seed)))
+                print(page, {root.name: times[root][page][-1] for root in roots}, "reference", ref_times[-1], flush=True)
+    finally:
+        ref.close()
+        for app in apps.values():
+            app.close()
+    return ref_times, times
+
+
+def append_result(lines: list[str], no_write: bool) -> None:
+    """Print a whole-page table and append it to bench/results/bench_pages.md (unless ``no_write``)."""
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if not no_write:
+        RESULTS.mkdir(exist_ok=True)
+        out = RESULTS / "bench_pages.md"
+        out.write_text((out.read_text() if out.exists() else "") + text)
+
+
+def main_every(args) -> None:
+    import subprocess
+
+    model = "SmolLM2-135M (a new text per view)" if args.smollm2 else "the default model (a new seed per view)"
+    load = os.getloadavg()[0]
+    roots = [r.resolve() for r in args.code_root or [ROOT]]
+    ref, times = every_page(args.rounds, args.smollm2, roots)
+    ref_cold, ref_again = (statistics.median(t[i] for t in ref) for i in (0, 1))
+    labels = [subprocess.run(["git", "-C", str(r), "log", "-1", "--format=%h"], capture_output=True,
+                             text=True).stdout.strip() or r.name for r in roots]
+    lines = ["", f"## Every page, whole and cold, ÷ one plain forward plus drawing ({time.strftime('%Y-%m-%d %H:%M')})",
+             "", f"`python bench/bench_pages.py --every --rounds {args.rounds}{' --smollm2' if args.smollm2 else ''}`: "
+             f"{model}, request -> script finished, `OMP_NUM_THREADS=1`. The reference (`bench/plain_forward_page.py`:"
+             f" sidebar, `model(ids)`, one chart) on a server of its own, cold before each page: median {ref_cold:.2f}"
+             f" s, rerun {ref_again:.2f} s. Drawing = the page's rerun (every cache hit) - the reference's rerun. "
+             f"Each cell: cold median s (rerun s) and cold ÷ (reference + drawing), target <= 3. Load average "
+             f"{load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end.", "",
+             "| page | " + " | ".join(f"`{label}`" for label in labels) + " |", "|---|" + "---:|" * len(roots)]
+    for page in EVERY:
+        cells = []
+        for root in roots:
+            cold, again = (statistics.median(t[i] for t in times[root][page]) for i in (0, 1))
+            ratio = cold / (ref_cold + max(0.0, again - ref_again))
+            cells.append(f"{cold:.2f} ({again:.2f}) {ratio:.2f}x{'' if ratio <= 3 else ' **over**'}")
+        lines.append(f"| {page} | " + " | ".join(cells) + " |")
+    append_result(lines, args.no_write)
+
+
 def main_whole(args) -> None:
     import subprocess
 
@@ -115,12 +216,7 @@ def main_whole(args) -> None:
                      + " |")
         print(lines[-1], {p: [round(x, 2) for x in ts] for p, ts in times.items()}, flush=True)
     lines.append(f"\nLoad average at the end {os.getloadavg()[0]:.1f}.")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if not args.no_write:
-        RESULTS.mkdir(exist_ok=True)
-        out = RESULTS / "bench_pages.md"
-        out.write_text((out.read_text() if out.exists() else "") + text)
+    append_result(lines, args.no_write)
 
 
 def main() -> None:
@@ -132,10 +228,12 @@ def main() -> None:
                     help="url paths; the last one is the reference")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--code-root", action="append", type=Path)
+    ap.add_argument("--every", action="store_true", help="every page ÷ one plain forward plus drawing (docstring)")
+    ap.add_argument("--smollm2", action="store_true", help="with --every: on SmolLM2-135M")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
-    if args.whole:
-        main_whole(args)
+    if args.whole or args.every:
+        (main_every if args.every else main_whole)(args)
         return
     torch.set_num_threads(args.threads)
 

@@ -43,12 +43,13 @@ def free_port() -> int:
 
 
 class Server:
-    """``streamlit run app.py`` on a free loopback port, with its RSS sampled every 0.25 s in a thread."""
+    """``streamlit run app.py`` (or another ``script`` of ``root``) on a free loopback port, with its RSS sampled every
+    0.25 s in a thread."""
 
-    def __init__(self, env: Optional[dict] = None, root: Optional[Path] = None):
+    def __init__(self, env: Optional[dict] = None, root: Optional[Path] = None, script: str = "app.py"):
         self.port = free_port()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
+            [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true", "--server.address",
              "127.0.0.1", "--server.port", str(self.port), "--browser.gatherUsageStats", "false"],
             cwd=root or ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1", **(env or {})),
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)

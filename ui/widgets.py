@@ -159,6 +159,38 @@ def revealed(key: str) -> bool:
     return not chart_gate(key)[0]
 
 
+AUTO_GFLOP = 10.0  # an extra section costing more (engine/cost.py) waits for its button: about 0.5 s on one laptop core
+DECODE_STEP_TOKENS = 8  # a decode step reads every weight for one token: on a CPU it takes about an 8-token forward
+# (SmolLM2, one thread: 16 steps took 0.96 s, 4.7 plain forwards of a 38-token text, i.e. 11 tokens' worth each)
+
+
+def when_asked(key: str, gflop: float, caption: str, label: str) -> bool:
+    """Whether a page's extra section (anything after its first chart) is computed in this run: at once when it
+    costs at most ``AUTO_GFLOP`` (a small model's sections: a few milliseconds), otherwise once this session pressed
+    its button, drawn here under ``caption`` (what it computes and why it waits); once pressed, the section follows
+    this session's later settings by itself (``{key}_asked``). So a whole page costs its first chart, never a sweep
+    or a dozen backward passes nobody asked for. The caller draws a result some session already computed first (its
+    shared cache's ``peek``): a class asking the same thing computes it once."""
+    flag = f"{key}_asked"
+    if gflop <= AUTO_GFLOP or st.session_state.get(flag):
+        return True
+    st.caption(caption)
+    st.button(label, key=f"{key}_run", on_click=st.session_state.update, args=({flag: True},))
+    return False
+
+
+def on_request(cached, args: tuple, key: str, gflop: float, caption: str, label: str, spinner: str = ""):
+    """``cached(*args)`` for a page's extra section (``cached``: a shared cache with ``peek``, server/bytecache.py),
+    or None while it waits for its button (:func:`when_asked`): drawn at once when some session computed it."""
+    found, value = cached.peek(*args)
+    if found:
+        return value
+    if not when_asked(key, gflop, caption, label):
+        return None
+    with st.spinner(spinner) if spinner else nullcontext():
+        return cached(*args)
+
+
 def explain(text: str) -> None:
     """The page's two-to-four-sentence "what to look for" box: open for self-study, folded in presenter mode
     (the lecturer says it; the chart gets the screen)."""

@@ -164,9 +164,11 @@ def test_logit_lens_last_depth_is_the_models_output(config):
     np.testing.assert_allclose(model.lm_head(out.hidden_states[-1][0]).detach(), out.logits[0], rtol=1e-5, atol=1e-6)
 
 
-def test_logit_lens_at_depth_d_equals_a_model_cut_after_d_blocks():
+@pytest.mark.parametrize("rows", [lens.LENS_ROWS, 5])  # 5: products that split depths and positions
+def test_logit_lens_at_depth_d_equals_a_model_cut_after_d_blocks(rows, monkeypatch):
     """Independent reference: a model with only the first d blocks (same embedding, norm and head) outputs
-    exactly what the lens reads at depth d."""
+    exactly what the lens reads at depth d, however the lens groups its rows into products with the head."""
+    monkeypatch.setattr(lens, "LENS_ROWS", rows)
     config = CONFIGS[1]
     model, ids, out, table = _lens_run(config, 1, 7)
     d = 1

@@ -51,3 +51,38 @@ def test_smollm2_hidden_without_the_package(monkeypatch):
     assert not at.exception
     options = [o for box in at.sidebar.selectbox for o in box.options]
     assert not any("SmolLM2" in o for o in options)
+
+
+def test_costly_sections_wait_for_their_buttons_on_smollm2():
+    """On SmolLM2 a whole page costs its first charts: Norm placement's gradients (a forward and a backward per
+    placement), Next token's continuation (16 decode steps) and, on a longer text, Loss's logits_to_keep check (two
+    forwards) wait for their buttons. Pressed, they are drawn; the continuation is greedy decoding by full forwards
+    without a KV cache, computed here independently."""
+    import torch
+
+    from ui.caches.views import continuation
+
+    at = open_on_smollm2("prepost")
+    assert "prepost.grads_run" in [b.key for b in at.button]
+    charts = len(at.get("plotly_chart"))
+    at.button(key="prepost.grads_run").click().run()
+    assert not at.exception and "prepost.grads_run" not in [b.key for b in at.button]
+    assert len(at.get("plotly_chart")) == charts + 1  # the gradient chart
+
+    at = open_on_smollm2("next_token")
+    assert "next.continuation_run" in [b.key for b in at.button] and not any("<mark" in m.value for m in at.markdown)
+    at.button(key="next.continuation_run").click().run()
+    assert not at.exception and any("<mark" in m.value for m in at.markdown)
+    model, tokenizer = caches.load_checkpoint("smollm2-135m")
+    ids = tokenizer.encode("The capital of France is")
+    expected = list(ids)
+    with torch.no_grad():
+        for _ in range(16):
+            expected.append(int(model(torch.tensor([expected])).logits[0, -1].argmax()))
+    assert continuation.peek(model, tuple(ids), 16, 1.0, True, 0) == (True, expected[len(ids):])
+
+    long_text = "The capital of France is Paris, and the capital of Italy is Rome; the capital of Spain is Madrid."
+    at = open_on_smollm2("loss", long_text)  # 2 forwards of ~25 tokens: above the 10 GFLOP drawn at once
+    assert "loss.keep_check_run" in [b.key for b in at.button] and not at.success
+    at.button(key="loss.keep_check_run").click().run()
+    assert not at.exception and any("float32 rounding" in s.value or "exactly" in s.value for s in at.success)

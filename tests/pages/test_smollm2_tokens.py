@@ -46,7 +46,8 @@ def pages() -> dict:
     out = {}
     with recording_charts() as record:
         for page in PAGES:
-            extra = {"gen.steps": 3, "gen.sample": False} if page == "generate" else {}
+            extra = {"generate": {"gen.steps": 3, "gen.sample": False}, "next_token": {"next.continuation_asked": True},
+                     "prepost": {"prepost.grads_asked": True}}.get(page, {})  # the sections SmolLM2 computes on request
             at = open_page(page, via="script", defaults=False, timeout=600,
                            **{"model.source": "checkpoint", **extra})
             out[page] = _page_record(at, record)

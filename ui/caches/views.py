@@ -191,13 +191,13 @@ def depth_sweep(config_json: str, seed: int, ids: tuple[int, ...], depths: tuple
     return pd.concat(parts, ignore_index=True)
 
 
-@st.cache_data(max_entries=64, show_spinner=False, hash_funcs=HASH)
+@byte_cached(hash_funcs=HASH)  # with peek: the Loss page draws a check some session made without asking
 def keep_check(model: CausalLM, ids: tuple[int, ...], k: int) -> dict:
     """:func:`analysis.loss.logits_to_keep_check` on ``ids`` with ``logits_to_keep=k``."""
     return analysis.logits_to_keep_check(model, torch.tensor([ids]), k)
 
 
-@st.cache_data(max_entries=64, show_spinner=False, hash_funcs=HASH)
+@byte_cached(hash_funcs=HASH)  # with peek: a page draws a continuation some session computed without asking
 def continuation(model: CausalLM, ids: tuple[int, ...], n: int, temperature: float, greedy: bool,
                  seed: int) -> list[int]:
     """:func:`analysis.next_token.generate`: ``n`` new token ids after the prompt ``ids``."""

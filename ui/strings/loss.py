@@ -56,6 +56,10 @@ EN = {
     "loss.keep_differ": "The kept logits differ from the tail of the full logits by {diff}: this should not happen.",
     "loss.keep_saving": "Logit values produced: {full} for all positions vs {kept} kept; the LM head skips {flops} "
                         "multiply-adds.",
+    "loss.keep_run": "Run the check (two forwards)",
+    "loss.keep_on_request": "The check runs this model twice, once for every position's logits and once for the kept "
+                            "ones (about {gflop} GFLOP), so on a model this large it runs when asked for; once run, "
+                            "every session with the same model, text and k sees it at once.",
 }
 
 ZH = {
@@ -109,4 +113,7 @@ ZH = {
                        "逐元素比较（torch.equal）返回“假”，是因为对更少的行做矩阵乘法时求和顺序可能不同；两者是同一个计算。",
     "loss.keep_differ": "保留的 logits 与完整 logits 的末尾相差 {diff}：这不应该发生。",
     "loss.keep_saving": "产生的 logit 数值：所有位置共 {full} 个，保留后 {kept} 个；输出头省去了 {flops} 次乘加运算。",
+    "loss.keep_run": "运行检查（两次前向）",
+    "loss.keep_on_request": "这项检查要把模型运行两次：一次算出每个位置的 logits，一次只算保留的 logits（约 {gflop} GFLOP），"
+                            "模型这么大时按需运行；运行之后，模型、文本和 k 相同的每个会话都会立即看到结果。",
 }

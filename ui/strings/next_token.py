@@ -32,6 +32,10 @@ EN = {
                     "positions, so the model cannot read a longer sequence.",
     "next.nonfinite": "The logits contain NaN or Inf, so there is nothing to generate from. Lower the init std.",
     "next.random_mode": "Random-id mode has no tokenizer, so tokens are shown as their ids (#id).",
+    "next.gen_run": "Generate {n} tokens",
+    "next.gen_on_request": "Each new token is a step of this model that reads all its weights: {n} of them take about as "
+                           "long as {gflop} GFLOP of work, so on a model this large the continuation waits for the button; "
+                           "once generated, every session with the same settings sees it at once.",
 }
 
 ZH = {
@@ -62,4 +66,7 @@ ZH = {
     "next.stopped": "生成了 {want} 个中的 {got} 个后停止：{pe} 位置编码只覆盖前 {limit} 个位置，模型无法读取更长的序列。",
     "next.nonfinite": "logits 中含有 NaN 或 Inf，无法据此生成。请调小初始化标准差。",
     "next.random_mode": "随机 id 模式没有分词器，因此 token 显示为它们的 id（#id）。",
+    "next.gen_run": "生成 {n} 个 token",
+    "next.gen_on_request": "每生成一个新 token，模型都要读一遍全部权重：{n} 步的耗时约相当于 {gflop} GFLOP 的计算，"
+                           "模型这么大时续写要按下按钮才生成；生成之后，设置相同的每个会话都会立即看到它。",
 }

@@ -101,6 +101,10 @@ EN = {
                                   "settings, seed and input sees it at once.",
     "prepost.trained_placement": "These weights were trained with {placement}: their placement is fixed by that training. The other three placements below run the very same weights (norms this model lacks at their init), which shows how much the model depends on where its norms sit — none of them is a model that was trained that way.",
     "prepost.trained_placement_short": "Trained with {placement}: the other placements run the same weights (a what-if, never trained).",
+    "prepost.grads_run": "Compute the gradients (a forward and a backward per placement)",
+    "prepost.grads_on_request": "The gradient chart runs a forward and a backward pass of this model for each of the four "
+                                "placements (about {gflop} GFLOP), so on a model this large it is computed when asked "
+                                "for; once computed, every session with the same model and input sees it at once.",
 }
 
 ZH = {
@@ -184,4 +188,7 @@ ZH = {
                                   "算好之后，设置、随机种子和输入相同的每个会话都会立即看到它。",
     "prepost.trained_placement": "这些权重是用 {placement} 训练出来的：归一化位置由训练决定。下面另外三种放置方式用的是完全相同的权重（本模型没有的归一化层取初始值），它展示模型有多依赖归一化的位置——但它们都不是用那种方式训练出来的模型。",
     "prepost.trained_placement_short": "用 {placement} 训练：其他放置方式用的是同一组权重（只是假设，从未这样训练）。",
+    "prepost.grads_run": "计算梯度（每种放置方式一次前向和一次反向）",
+    "prepost.grads_on_request": "梯度图要对四种放置方式各做一次前向和反向传播（约 {gflop} GFLOP），模型这么大时按需计算；"
+                                "算好之后，模型和输入相同的每个会话都会立即看到它。",
 }
