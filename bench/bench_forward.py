@@ -16,6 +16,11 @@ Measurements (medians over interleaved rounds, see ``common.interleaved_medians`
    matmul rate measured in the same run with ``torch.mm`` of ``[768, 768] @ [768, 3072]``. Target <= 2.0.
    Attention's own T^2 FLOPs (4 * T^2 * H * L, about 1% here) are left out, which makes the target stricter.
 4. (information) plain forward against transformers' default SDPA GPT-2 with ``use_cache=False``.
+5. (information) the matmul rate at the model's own shapes: every linear layer of ours run once on a ``[1, T, in]``
+   input, grouped by shape (``[out, in]`` weights, T = 64 rows, each layer's own weights, so as cold in the cache as in
+   the forward), through our ``Linear`` (what the forward runs) and through ``F.linear``. The probe of item 3 is one
+   square-ish shape whose operands stay in the cache; the FLOP limit keeps its definition, and the shape-matched
+   limit ``FLOPs / R_shapes`` is printed beside it.
 
 ``use_cache=False`` on the transformers side: our model builds no KV cache, so neither should the reference.
 
@@ -29,10 +34,12 @@ from __future__ import annotations
 from common import gpt2_state_to_ours, interleaved_medians, machine_line, markdown_table, randomize_, timing_args, write_result
 
 import torch  # noqa: E402  (common puts the project root on sys.path first)
+import torch.nn.functional as F  # noqa: E402
 import transformers  # noqa: E402
 from transformers import GPT2Config, GPT2LMHeadModel  # noqa: E402
 
 from engine.config import PRESETS  # noqa: E402
+from engine.layers import Linear  # noqa: E402
 from engine.model import CausalLM  # noqa: E402
 
 T = 64
@@ -74,6 +81,15 @@ def sanity(ours, hf_eager, ids) -> list[str]:
     ]
 
 
+def linears_by_shape(model) -> dict[tuple[int, int], list[Linear]]:
+    """The model's linear layers grouped by weight shape ``(out, in)`` (the tied head once, as the forward runs it)."""
+    groups: dict[tuple[int, int], list[Linear]] = {}
+    for module in model.modules():
+        if isinstance(module, Linear):
+            groups.setdefault(tuple(module.weight.shape), []).append(module)
+    return groups
+
+
 def main() -> None:
     args = timing_args(__doc__.split("\n")[0])
 
@@ -98,6 +114,12 @@ def main() -> None:
         "hf_sdpa": lambda: hf_sdpa(ids, use_cache=False),
         "matmul": matmuls,
     }
+    groups = linears_by_shape(ours)
+    inputs = {shape: torch.randn(1, T, shape[1]) for shape in groups}  # (1, T, in)
+    for shape, modules in groups.items():
+        x = inputs[shape]
+        fns[f"ours {shape}"] = lambda modules=modules, x=x: [m(x) for m in modules]
+        fns[f"F.linear {shape}"] = lambda modules=modules, x=x: [F.linear(x, m.weight, m.bias) for m in modules]
     med = interleaved_medians(fns, warmup=args.warmup, repeats=args.repeats)
 
     rate = 2 * M * K * N * MM_REPEATS / (med["matmul"] / 1e3)  # FLOP/s
@@ -106,6 +128,16 @@ def main() -> None:
     head = config.vocab_size * config.hidden_size
     flops = 2 * T * (n_nonembed + head)
     limit_ms = flops / rate * 1e3
+
+    def shape_rate(kind: str, shapes) -> float:
+        """FLOP/s of the calls of `kind` ("ours" or "F.linear") over the layers of these weight shapes."""
+        shape_flops = sum(2 * T * o * i * len(groups[(o, i)]) for o, i in shapes)
+        return shape_flops / (sum(med[f"{kind} {shape}"] for shape in shapes) / 1e3)
+
+    shape_lines = [f"  - [{T}, {i}] @ [{i}, {o}] x{len(groups[(o, i)])}: ours {shape_rate('ours', [(o, i)]) / 1e9:.1f}"
+                   f", F.linear {shape_rate('F.linear', [(o, i)]) / 1e9:.1f} GFLOP/s" for o, i in groups]
+    rate_shapes = shape_rate("ours", groups)
+    shapes_limit_ms = flops / rate_shapes * 1e3
 
     def row(label, ours_ms, ref_ms, target):
         ratio = ours_ms / ref_ms
@@ -132,6 +164,11 @@ def main() -> None:
         f"-> R = {rate / 1e9:.1f} GFLOP/s",
         f"- FLOPs = 2·T·(N_nonembed + V·H) = 2·{T}·({n_nonembed:,} + {head:,}) = {flops / 1e9:.2f} GFLOP "
         f"-> limit {limit_ms:.1f} ms",
+        f"- (information) matmul rate at the model's shapes, each layer's own weights once, [out, in] layout "
+        f"(R_shapes: our Linear over all of them = {rate_shapes / 1e9:.1f} GFLOP/s = {rate_shapes / rate:.2f} R):",
+        *shape_lines,
+        f"- (information) shape-matched limit: the same FLOPs at R_shapes -> {shapes_limit_ms:.1f} ms; "
+        f"plain forward / shape-matched limit = {med['ours_plain'] / shapes_limit_ms:.2f}",
         *checks,
     ]
     text = "\n".join([

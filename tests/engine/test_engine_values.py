@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 from engine import PRESETS, CausalLM, ModelConfig
 from engine.checkpoints import convert_state_dict
-from engine.layers import ACT2FN, LayerNorm, RMSNorm, apply_rope, rope_cos_sin, sinusoidal_table
+from engine.layers import ACT2FN, LayerNorm, Linear, RMSNorm, apply_rope, rope_cos_sin, sinusoidal_table
 from engine.loss import mask_positions, mask_prompt, mean_supervised_loss, shifted_token_losses
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -398,6 +398,32 @@ def test_mlp_formula(gated):
         ref = F.silu(x @ mlp.up_proj.weight.T + mlp.up_proj.bias)
     ref = ref @ mlp.down_proj.weight.T + mlp.down_proj.bias
     torch.testing.assert_close(mlp(x), ref, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("in_features, out_features, bias", [
+    (300, 3600, True),  # large enough for W x^T, one block
+    (64, 20000, False),  # blocks of BLOCK_ROWS output features, the last one shorter (an LM head)
+    (64, 20000, True),
+    (48, 40, True),  # small: F.linear
+])
+def test_linear_matches_x_at_w_transposed_plus_bias_with_gradients(in_features, out_features, bias):
+    """Every path of the engine's Linear gives ``x W^T + b`` (a float64 matmul) and its gradients, leading dims kept."""
+    layer = Linear(in_features, out_features, bias=bias)
+    x = torch.randn(2, 5, in_features, generator=torch.Generator().manual_seed(4), requires_grad=True)
+    y = layer(x)
+    assert y.shape == (2, 5, out_features) and y.is_contiguous()
+    ref = x.double() @ layer.weight.double().T + (layer.bias.double() if bias else 0)  # (2, 5, out)
+    torch.testing.assert_close(y.double(), ref, rtol=1e-5, atol=1e-5)
+    upstream = torch.randn(2, 5, out_features, generator=torch.Generator().manual_seed(5))
+    grads = torch.autograd.grad((y * upstream).sum(), [x, layer.weight, *([layer.bias] if bias else [])])
+    g = upstream.double()
+    expected = [g @ layer.weight.double(), g.reshape(-1, out_features).T @ x.double().reshape(-1, in_features),
+                *([g.sum(dim=(0, 1))] if bias else [])]  # dL/dx = g W, dL/dW = g^T x, dL/db = sum of g
+    for got, want in zip(grads, expected):
+        torch.testing.assert_close(got.double(), want, rtol=1e-5, atol=1e-4)
+    one = torch.randn(in_features, generator=torch.Generator().manual_seed(6))  # a single token: one block
+    want = layer.weight.double() @ one.double() + (layer.bias.double() if bias else 0)  # (out,)
+    torch.testing.assert_close(layer(one).detach().double(), want, rtol=1e-5, atol=1e-5)
 
 
 # ---------------------------------------------------------------------------------------------------
