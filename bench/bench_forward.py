@@ -8,12 +8,12 @@ Measurements (medians over interleaved rounds, see ``common.interleaved_medians`
 
 1. traced forward with the full activation record: ``ours(ids, output_attentions=True, output_hidden_states=True,
    output_activations=True)`` against ``GPT2LMHeadModel(GPT2Config(attn_implementation="eager"))(ids,
-   output_attentions=True, output_hidden_states=True, use_cache=False)``. Target: ratio <= 1.0.
-2. the same without the activation record (attentions + hidden states only), against the same reference. Target <= 1.0.
+   output_attentions=True, output_hidden_states=True, use_cache=False)``. Target: ratio <= 0.9.
+2. the same without the activation record (attentions + hidden states only), against the same reference. Target <= 0.9.
 3. the plain forward ``ours(ids)`` (SDPA path) against its FLOP limit: ``FLOPs / R`` where
    ``FLOPs = 2 * T * (N_nonembed + V * H)`` (N_nonembed: all parameters minus the token and position
    embeddings, i.e. the 12 blocks plus the final norm; V * H: the LM-head matmul) and R is the float32
-   matmul rate measured in the same run with ``torch.mm`` of ``[768, 768] @ [768, 3072]``. Target <= 2.0.
+   matmul rate measured in the same run with ``torch.mm`` of ``[768, 768] @ [768, 3072]``. Target <= 1.6.
    Attention's own T^2 FLOPs (4 * T^2 * H * L, about 1% here) are left out, which makes the target stricter.
 4. (information) plain forward against transformers' default SDPA GPT-2 with ``use_cache=False``.
 5. (information) the matmul rate at the model's own shapes: every linear layer of ours run once on a ``[1, T, in]``
@@ -146,11 +146,11 @@ def main() -> None:
 
     rows = [
         row("full activation record + attentions + hidden states vs transformers eager (attentions + hidden states)",
-            med["ours_acts"], med["hf_eager"], 1.0),
+            med["ours_acts"], med["hf_eager"], 0.9),
         row("attentions + hidden states, no activation record vs transformers eager (same outputs)",
-            med["ours_traced"], med["hf_eager"], 1.0),
+            med["ours_traced"], med["hf_eager"], 0.9),
         row("plain forward (SDPA) vs FLOP limit 2·T·(N_nonembed + V·H) / matmul rate",
-            med["ours_plain"], limit_ms, 2.0),
+            med["ours_plain"], limit_ms, 1.6),
         ["(info) plain forward (SDPA) vs transformers SDPA", f"{med['ours_plain']:.1f}", f"{med['hf_sdpa']:.1f}",
          f"{med['ours_plain'] / med['hf_sdpa']:.2f}", "-", "-"],
     ]
