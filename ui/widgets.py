@@ -160,8 +160,8 @@ def revealed(key: str) -> bool:
 
 
 AUTO_GFLOP = 10.0  # an extra section costing more (engine/cost.py) waits for its button: about 0.5 s on one laptop core
-DECODE_STEP_TOKENS = 8  # a decode step reads every weight for one token: on a CPU it takes about an 8-token forward
-# (SmolLM2, one thread: 16 steps took 0.96 s, 4.7 plain forwards of a 38-token text, i.e. 11 tokens' worth each)
+DECODE_STEP_TOKENS = 8  # a decode step reads every weight for one token: on a CPU it costs at least an 8-token
+# forward (SmolLM2, one thread: 16 steps took 0.96 s, 4.7 plain forwards of a 38-token text, 11 tokens' worth each)
 
 
 def when_asked(key: str, gflop: float, caption: str, label: str) -> bool:
