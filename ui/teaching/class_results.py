@@ -96,7 +96,7 @@ th {{ background: #f3f4f6; }}
 </body></html>"""
 
 
-MADE = "class.results.made"  # session state: (class code, language, the results table) last prepared
+MADE = "class.results.made"  # session state: (class code, language, rows, CSV bytes, HTML bytes) last prepared
 
 
 def results_section(box, c: str) -> None:
@@ -111,14 +111,15 @@ def results_section(box, c: str) -> None:
             except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
                 st.warning(error_text(err, c))
                 return
-            st.session_state[MADE] = (c, lang, frame)  # kept: the bar's reruns must not take the downloads away
+            files = (frame.to_csv(index=False).encode("utf-8-sig"), report_html(frame, c, lang).encode("utf-8"))
+            st.session_state[MADE] = (c, lang, len(frame), *files)  # kept: a rerun must not take the downloads away
         made = st.session_state.get(MADE)
         if made is None or made[:2] != (c, lang):  # none made yet for this class (or in this language): the button
             return
-        frame = made[2]
-        st.caption(t("class.results_ready", n=len(frame)))
+        _, _, n, csv_bytes, html_bytes = made
+        st.caption(t("class.results_ready", n=n))
         stem = f"class-{c}-results"
-        st.download_button(t("class.results_csv"), frame.to_csv(index=False).encode("utf-8-sig"),
-                           file_name=f"{stem}.csv", mime="text/csv", key="class.results.csv", on_click="ignore")
-        st.download_button(t("class.results_html"), report_html(frame, c, lang).encode("utf-8"),
-                           file_name=f"{stem}.html", mime="text/html", key="class.results.html", on_click="ignore")
+        st.download_button(t("class.results_csv"), csv_bytes, file_name=f"{stem}.csv", mime="text/csv",
+                           key="class.results.csv", on_click="ignore")
+        st.download_button(t("class.results_html"), html_bytes, file_name=f"{stem}.html", mime="text/html",
+                           key="class.results.html", on_click="ignore")
