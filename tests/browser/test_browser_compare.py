@@ -70,16 +70,19 @@ def test_compare_from_attention_and_open_its_link(server, browser, lang, phone):
     try:
         open_sidebar(page)
         page.locator(SIDEBAR).get_by_role("button", name=L["compare.start"], exact=True).click()
+        # the rerun that starts comparing has drawn its sidebar (Stop comparing), so the slider below is B's
+        page.locator(f'{SIDEBAR} {key_css("compare.stop")}').wait_for(timeout=180_000)
         settle(page)
         assert_clean(page)
         sidebar = page.locator(SIDEBAR)
         if not phone:  # presenter mode folds the model settings
             sidebar.get_by_text(L["cfg.section"]).first.click()
-        handle = sidebar.locator('[data-testid="stSlider"]').filter(has_text=L["cfg.num_attention_heads.label"]) \
-            .locator('input[type="range"]').first
+        heads = sidebar.locator('[data-testid="stSlider"]').filter(has_text=L["cfg.num_attention_heads.label"])
+        handle = heads.locator('input[type="range"]').first
         handle.scroll_into_view_if_needed()
         handle.focus()
         handle.press("ArrowRight")  # B's heads 4 -> 8 (the options are the divisors of the width 64)
+        heads.locator('[data-testid="stSliderThumbValue"]', has_text="8").wait_for(timeout=30_000)  # it moved
         settle(page, 1500)
         assert_clean(page)
         note = L["compare.unaligned.heads"].format(a=4, b=8, n=4)
