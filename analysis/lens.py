@@ -31,7 +31,8 @@ LENS_ROWS = 128  # residual rows per product with the head (SmolLM2: 128 x 49,15
 
 @torch.no_grad()
 def logit_lens(model: CausalLM, residual: Sequence[torch.Tensor], batch: int = 0,
-               progress: Callable[[float], None] | None = None) -> pd.DataFrame:
+               progress: Callable[[float], None] | None = None,
+               positions: Sequence[int] | None = None, depths: Sequence[int] | None = None) -> pd.DataFrame:
     """For every depth and position: the lens's top token and the probability it gives the model's final
     prediction.
 
@@ -39,6 +40,8 @@ def logit_lens(model: CausalLM, residual: Sequence[torch.Tensor], batch: int = 0
         model: the model that produced ``residual`` (its ``norm`` and ``lm_head`` are used, read only).
         residual: the L+1 residual-stream states ``[B, T, H]`` before the final norm (:func:`residual_stream`).
         progress: called with the fraction of rows done (for a progress bar).
+        positions, depths: only these positions and depths (ascending), e.g. the cells a chart draws; None: all.
+            Each row is the same numbers either way: rows do not interact.
     Returns:
         One row per (depth, position), depth 0 = embedding, depth i = after block i. Columns ``depth``,
         ``position``, ``top_id`` (argmax of the lens distribution), ``top_prob``, ``final_id`` (the model's own
@@ -46,24 +49,27 @@ def logit_lens(model: CausalLM, residual: Sequence[torch.Tensor], batch: int = 0
         ``rank_final`` (0 = it is the lens's top token).
     """
     L = len(residual) - 1
-    final = lens_logits(model, residual[L][batch]).argmax(-1)  # (T,)
-    T = residual[0].shape[1]
-    rows = torch.cat([h[batch] for h in residual])  # ((L+1) * T, H): every depth's positions, depth-major
-    finals = final.repeat(L + 1)  # ((L+1) * T,) each row's final prediction
+    at = torch.arange(residual[0].shape[1]) if positions is None else torch.as_tensor(list(positions), dtype=torch.long)
+    depths = list(range(L + 1)) if depths is None else list(depths)
+    P, D = len(at), len(depths)
+    final = lens_logits(model, residual[L][batch, at]).argmax(-1)  # (P,) the model's own prediction
+    rows = torch.cat([residual[d][batch, at] for d in depths])  # (D * P, H): each depth's positions, depth-major
+    finals = final.repeat(D)  # (D * P,) each row's final prediction
     parts = []
     for start in range(0, len(rows), LENS_ROWS):  # a few hundred rows per product: the head's weights are read
         logits = lens_logits(model, rows[start:start + LENS_ROWS])  # (R, V)   once per chunk, not once per depth
         lse = logits.logsumexp(-1)  # (R,) the softmax's normaliser: no (R, V) probability table is built
         top_logit, top_id = logits.max(-1)  # (R,), (R,)
         final_logit = logits.gather(-1, finals[start:start + LENS_ROWS, None])[:, 0]  # (R,)
-        rank = (logits > final_logit[:, None]).sum(-1)  # (R,) tokens scored strictly higher
+        # (R,) tokens scored strictly higher; counted in int32 (6x faster than the default int64 sum over V)
+        rank = (logits > final_logit[:, None]).sum(-1, dtype=torch.int32)
         parts.append((top_id, (top_logit - lse).exp(), (final_logit - lse).exp(), rank))
         if progress is not None:
             progress(min(start + LENS_ROWS, len(rows)) / len(rows))
     top_id, top_prob, p_final, rank = (torch.cat(c).numpy() for c in zip(*parts))
-    return pd.DataFrame({"depth": np.repeat(np.arange(L + 1), T), "position": np.tile(np.arange(T), L + 1),
+    return pd.DataFrame({"depth": np.repeat(np.array(depths, dtype=np.int64), P), "position": np.tile(at.numpy(), D),
                          "top_id": top_id, "top_prob": top_prob, "final_id": finals.numpy(), "p_final": p_final,
-                         "rank_final": rank})
+                         "rank_final": rank.astype(np.int64)})
 
 
 def first_top_depth(lens: pd.DataFrame) -> pd.DataFrame:

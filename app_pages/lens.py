@@ -10,20 +10,22 @@ import streamlit as st
 
 from analysis import compare as side_compare, lens
 from analysis.tokenizers import compare, tokenize
+from engine.cost import lens_flops
 from engine.tokenizer import TextTokenizer
 from ui.examples import language_notice
-from ui.caches.views import lens_table, pretrained_tokenizer
+from ui.caches.views import lens_table, lens_whole, pretrained_tokenizer
 from ui.controls import index_slider, window_slider
 from ui.compare import compared
 from ui.compare_views import say
 from ui.figures.compare import cap_height, relative_depth_lines
 from ui.figures.lens import lens_heatmap
 from ui.figures.tokenizers import token_chips_html, tokens_bar
+from ui.format import number
 from ui.i18n import t
 from ui.presenter import pairs, presenter_mode
 from ui.sidebar import explorer, tokenizer_for, trace
 from ui.tokens import label, phrase
-from ui.widgets import chart, explain, first_screen, real_model_notice, revealed
+from ui.widgets import asked, chart, explain, first_screen, real_model_notice, revealed, when_asked
 from ui.window import rows_that_fit
 
 WINDOW = 20  # positions per lens heatmap (per-cell token text stays readable on a projector)
@@ -39,14 +41,21 @@ def _prob(p: float) -> str:
     return f"{p:.3g}" if p >= 1e-6 else "< 1e-6"
 
 
-def side_lens(side):
-    """One side's lens table (with its progress bar) and the labels of its predictions, as the single view makes
-    them: ``labels`` for the chart, ``named`` (pieces) for sentences, both by (position, token id)."""
+def side_lens(side, parts: tuple = ((None, None),)):
+    """One side's lens table (with its progress bar) of the cells ``parts`` name (``(positions, depths)`` pairs,
+    None: all; default: every cell) and the labels of its predictions, as the single view makes them: ``labels`` for
+    the chart, ``named`` (pieces) for sentences, both by (position, token id)."""
     L, T = side.config.num_hidden_layers, int(side.input_ids.shape[1])
-    bar = st.progress(0.0, text=t("lens.progress", depths=L + 1, positions=T))
-    table = lens_table(side.model, tuple(side.input_ids[0].tolist()),
-                       lambda f: bar.progress(f, text=t("lens.progress", depths=L + 1, positions=T)))
-    bar.empty()
+    tables = []
+    for positions, depths in parts:
+        P, D = T if positions is None else len(positions), L + 1 if depths is None else len(depths)
+        bar = st.progress(0.0, text=t("lens.progress", depths=D, positions=P))
+        tables.append(lens_table(side.model, tuple(side.input_ids[0].tolist()),
+                                 lambda f: bar.progress(f, text=t("lens.progress", depths=D, positions=P)),
+                                 positions, depths))
+        bar.empty()
+    table = pd.concat(tables).drop_duplicates(["depth", "position"]).sort_values(["depth", "position"])
+    table = table.reset_index(drop=True)  # one row per cell, depth-major as the whole table
     # the one display rule: a prediction at position p is labelled as the token that would follow the input up to p
     input_ids = side.input_ids[0].tolist()
     labels, named = {}, {}
@@ -56,6 +65,19 @@ def side_lens(side):
         labels.update({(p, i): label(x) for i, x in zip(shown, pieces)})
         named.update({(p, i): x for i, x in zip(shown, pieces)})
     return table, labels, named
+
+
+def drawn(T: int, positions: tuple[int, int], depths: tuple[int, int]) -> tuple:
+    """The ``side_lens`` parts of a heatmap's window (positions and depths ``[lo, hi)``): the cells it draws and
+    every depth of the last position (the sentences about it)."""
+    return (tuple(range(*positions)), tuple(range(*depths))), ((T - 1,), None)
+
+
+def compared_window(side) -> tuple[tuple[int, int], tuple[int, int]]:
+    """A compared heatmap's window: the side's last ``COMPARED_POSITIONS`` and as many of its deepest depths as the
+    half-width chart holds."""
+    L, T = side.config.num_hidden_layers, int(side.input_ids.shape[1])
+    return (max(0, T - COMPARED_POSITIONS), T), (max(0, L + 1 - rows_that_fit(COMPARED_PX)), L + 1)
 
 
 def depth_names(L: int) -> list[str]:
@@ -82,10 +104,10 @@ def compare_lens(pair) -> None:
     columns = st.columns(2)
     for column, (letter, side) in zip(columns, pair.sides()):
         with column:
-            table, labels, named = side_lens(side)
             L, T = side.config.num_hidden_layers, int(side.input_ids.shape[1])
-            rows = rows_that_fit(COMPARED_PX)
-            fig, _ = lens_figure(side, table, labels, (max(0, T - COMPARED_POSITIONS), T), (max(0, L + 1 - rows), L + 1),
+            window = compared_window(side)
+            table, labels, named = side_lens(side, drawn(T, *window))
+            fig, _ = lens_figure(side, table, labels, *window,
                                  t("compare.title", side=letter.upper(), title=t("compare.lens_title")))
             if presenter_mode():
                 cap_height([fig], COMPARED_PX)
@@ -111,17 +133,22 @@ def compare_lens(pair) -> None:
 
 ctx = explorer()
 pair = compared(ctx)
+L, T = ctx.config.num_hidden_layers, int(ctx.input_ids.shape[1])
+ids = tuple(ctx.input_ids[0].tolist())
+# every position (the median sentence, the whole table) at once when it is cheap or some session decoded it;
+# otherwise the chart's positions first and the rest on request (SmolLM2: 31 products of a row with the head each)
+whole_gflop = lens_flops(ctx.config, (L + 1) * T) / 1e9
+whole = lens_whole(ctx.model, ids)[0] or asked("lens.all", whole_gflop)
 with first_screen(t("lens.title"), t("lens.explain")):
     real_model_notice(ctx.source)
     language_notice(ctx)
 
-    L, T = ctx.config.num_hidden_layers, int(ctx.input_ids.shape[1])
     out = trace(ctx)
-    table, labels, named = side_lens(ctx)
     input_labels = ctx.tokens
     depth_labels = depth_names(L)
     if pair is not None:
         compare_lens(pair)
+        parts = drawn(T, *compared_window(ctx))  # the edited side's sentences below: its compared cells (cached)
     else:
         start = 0
         c1, c2 = pairs("lens.windows").columns(2)  # one row: the first screen has no line to spare
@@ -134,6 +161,9 @@ with first_screen(t("lens.title"), t("lens.explain")):
                                help=t("lens.depth_window_help", n=rows_that_fit(DEPTHS_PX)), container=c2)
         st.caption(t("lens.shown", d0=d0, d1=d1 - 1, L=L, first=depth_labels[d0], last=depth_labels[d1 - 1],
                      p0=start, p1=stop - 1, T=T - 1))
+        parts = drawn(T, (start, stop), (d0, d1))
+    table, labels, named = side_lens(ctx, ((None, None),) if whole else parts)
+    if pair is None:
         fig, _ = lens_figure(ctx, table, labels, (start, stop), (d0, d1), t("lens.chart_title"))
     data = pd.DataFrame({
         t("lens.col.depth"): [depth_labels[d] for d in table["depth"]], t("lens.col.position"): table["position"],
@@ -157,9 +187,13 @@ if revealed("lens.heatmap"):  # the sentences and the table wait for a lesson's 
     st.markdown(t("lens.last_sentence", tok=phrase(ctx.pieces[T - 1]),
                   final=phrase(named[T - 1, int(last["final_id"].iloc[-1])]), p=_prob(last["p_final"].iloc[-1]),
                   depth=depth_labels[d_last], p0=_prob(last["p_final"].iloc[0])))
-    st.markdown(t("lens.median_sentence", positions=T, median=f"{float(np.median(first['depth'])):g}", L=L))
-    with st.expander(t("lens.table_title")):
-        st.dataframe(data, hide_index=True, width="stretch")
+    if whole:
+        st.markdown(t("lens.median_sentence", positions=T, median=f"{float(np.median(first['depth'])):g}", L=L))
+        with st.expander(t("lens.table_title")):
+            st.dataframe(data, hide_index=True, width="stretch")
+    else:  # draws the button (a press reruns with every position)
+        when_asked("lens.all", whole_gflop, t("lens.all_on_request", shown=table["position"].nunique(), positions=T,
+                                              gflop=number(whole_gflop, ".3g")), t("lens.all_run", positions=T))
 
 # ---- tokenizer comparison ----
 st.header(t("tokcmp.title"))

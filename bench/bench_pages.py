@@ -21,13 +21,13 @@ chart; timed from the request until the script finished, i.e. every chart drawn.
 rotating per round; reported: each page's median and its ratio to the Overview's in the same run (target for
 Norm placement <= 2x). Appends to bench/results/bench_pages.md.
 
-``--every [--smollm2] [--rounds 2] [--code-root DIR ...]``: every model page of the app (not the Lessons list),
-whole and cold the same way, against "one plain forward of the same text plus drawing". The forward:
-``bench/plain_forward_page.py`` (the shared sidebar, one ``model(ids)`` without a record, one chart) on a server of
-its own, cold, right before each page's views; each view has its own new seed (the default model) or its own new
-text (``--smollm2``: the text in the link, then SmolLM2 picked in the sidebar, that pick timed; the weights loaded
-once per server before timing). Each code root (another checkout: the code before a change) gets its own app
-server, measured against the same reference, interleaved. The drawing: the same view run again at once in the same
+``--every [--smollm2] [--rounds 2] [--code-root DIR ...] [--every-pages URL ...] [--presenter]``: every model page of
+the app (not the Lessons list; or the pages named; in presenter mode), whole and cold the same way, against "one
+plain forward of the same text plus drawing". The forward: ``bench/plain_forward_page.py`` (the shared sidebar, one
+``model(ids)`` without a record, one chart) on a server of its own, cold, right before each page's views; each view
+has its own new seed (the default model) or its own new text (``--smollm2``: the text in the link, then SmolLM2
+picked in the sidebar, that pick timed; the weights loaded once per server before timing). Each code root (another
+checkout: the code before a change) gets its own app server, measured against the same reference, interleaved. The drawing: the same view run again at once in the same
 session (every cache hit: the page's widgets, charts and Streamlit's own work), less the reference's such rerun (its
 sidebar and one chart are in the reference already). Reported per page: cold ÷ (reference cold + page rerun -
 reference rerun); target <= 3. Appends to bench/results/bench_pages.md.
@@ -111,10 +111,11 @@ EVERY = [url for url in re.findall(r'"app_pages/\w+\.py", "[\w.]+", "([\w-]+)"',
          if url != "lessons"]
 
 
-def every_page(rounds: int, smollm2: bool, roots: list[Path]) -> tuple[list, dict[Path, dict[str, list]]]:
+def every_page(rounds: int, smollm2: bool, roots: list[Path], pages: list[str] = EVERY, presenter: bool = False
+               ) -> tuple[list, dict[Path, dict[str, list]]]:
     """(cold, rerun) seconds, request to script finished, of the reference page and, on one server per code root, of
-    each page of ``EVERY`` right after it: a new seed (default model) or a new text (SmolLM2) per view, then the same
-    view again at once. Returns the reference's pairs and each root's pairs per page."""
+    each of ``pages`` (default: ``EVERY``) right after it: a new seed (default model) or a new text (SmolLM2) per
+    view, then the same view again at once. Returns the reference's pairs and each root's pairs per page."""
     import asyncio
 
     from bench.bench_class import CHECKPOINT, SOURCE_LABEL, fresh_text
@@ -122,8 +123,8 @@ def every_page(rounds: int, smollm2: bool, roots: list[Path]) -> tuple[list, dic
 
     async def view(port: int, page: str, seed: int) -> tuple[float, float]:
         async with Student(port) as s:
-            query = {"ui.lang": "English", "cfg.seed": seed}
-            v = await s.run({"ui.lang": "English", "input.text": fresh_text()} if smollm2 else query, page,
+            common = {"ui.lang": "English", **({"ui.presenter": "true"} if presenter else {})}
+            v = await s.run({**common, "input.text": fresh_text()} if smollm2 else {**common, "cfg.seed": seed}, page,
                             timeout=900)
             picked = []
             if smollm2:
@@ -138,13 +139,13 @@ def every_page(rounds: int, smollm2: bool, roots: list[Path]) -> tuple[list, dic
     ref = Server(env=env, script=str(ROOT / "bench" / "plain_forward_page.py"))  # the current checkout's, for all
     apps = {root: Server(env=env, root=root) for root in roots}
     ref_times: list[tuple[float, float]] = []
-    times = {root: {p: [] for p in EVERY} for root in roots}
+    times = {root: {p: [] for p in pages} for root in roots}
     try:
-        for port, page in [(ref.port, ""), *[(app.port, p) for app in apps.values() for p in EVERY]]:
+        for port, page in [(ref.port, ""), *[(app.port, p) for app in apps.values() for p in pages]]:
             asyncio.run(view(port, page, 999))  # imports, weights: not timed
         seed = 1000
         for r in range(rounds):
-            for page in EVERY[r % len(EVERY):] + EVERY[: r % len(EVERY)]:
+            for page in pages[r % len(pages):] + pages[: r % len(pages)]:
                 seed += 1
                 ref_times.append(asyncio.run(view(ref.port, "", seed)))
                 order = roots[r % len(roots):] + roots[: r % len(roots)]
@@ -175,19 +176,23 @@ def main_every(args) -> None:
     model = "SmolLM2-135M (a new text per view)" if args.smollm2 else "the default model (a new seed per view)"
     load = os.getloadavg()[0]
     roots = [r.resolve() for r in args.code_root or [ROOT]]
-    ref, times = every_page(args.rounds, args.smollm2, roots)
+    pages = args.every_pages or EVERY
+    ref, times = every_page(args.rounds, args.smollm2, roots, pages, args.presenter)
     ref_cold, ref_again = (statistics.median(t[i] for t in ref) for i in (0, 1))
     labels = [subprocess.run(["git", "-C", str(r), "log", "-1", "--format=%h"], capture_output=True,
                              text=True).stdout.strip() or r.name for r in roots]
     lines = ["", f"## Every page, whole and cold, ÷ one plain forward plus drawing ({time.strftime('%Y-%m-%d %H:%M')})",
-             "", f"`python bench/bench_pages.py --every --rounds {args.rounds}{' --smollm2' if args.smollm2 else ''}`: "
+             "", f"`python bench/bench_pages.py --every --rounds {args.rounds}{' --smollm2' if args.smollm2 else ''}"
+             f"{' --every-pages ' + ' '.join(pages) if args.every_pages else ''}"
+             f"{' --presenter' if args.presenter else ''}`"
+             f"{' (presenter mode, in the link)' if args.presenter else ''}: "
              f"{model}, request -> script finished, `OMP_NUM_THREADS=1`. The reference (`bench/plain_forward_page.py`:"
              f" sidebar, `model(ids)`, one chart) on a server of its own, cold before each page: median {ref_cold:.2f}"
              f" s, rerun {ref_again:.2f} s. Drawing = the page's rerun (every cache hit) - the reference's rerun. "
              f"Each cell: cold median s (rerun s) and cold ÷ (reference + drawing), target <= 3. Load average "
              f"{load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end.", "",
              "| page | " + " | ".join(f"`{label}`" for label in labels) + " |", "|---|" + "---:|" * len(roots)]
-    for page in EVERY:
+    for page in pages:
         cells = []
         for root in roots:
             cold, again = (statistics.median(t[i] for t in times[root][page]) for i in (0, 1))
@@ -230,6 +235,8 @@ def main() -> None:
     ap.add_argument("--code-root", action="append", type=Path)
     ap.add_argument("--every", action="store_true", help="every page ÷ one plain forward plus drawing (docstring)")
     ap.add_argument("--smollm2", action="store_true", help="with --every: on SmolLM2-135M")
+    ap.add_argument("--every-pages", nargs="+", choices=EVERY, help="with --every: only these pages (url paths)")
+    ap.add_argument("--presenter", action="store_true", help="with --every: presenter mode on (in the link)")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     if args.whole or args.every:

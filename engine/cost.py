@@ -93,6 +93,12 @@ def forward_flops(config: ModelConfig, tokens: int, batch: int = 1) -> float:
     return float(batch * (dense + attention))
 
 
+def lens_flops(config: ModelConfig, cells: int) -> float:
+    """Multiply-adds x 2 of the logit lens of ``cells`` (depth, position) cells: each cell's residual row through
+    the LM head (the final norm's few per row are left out); every depth of T positions is ``(L + 1) * T`` cells."""
+    return float(2 * cells * config.hidden_size * config.vocab_size)
+
+
 def attention_map_numbers(config: ModelConfig, tokens: int, batch: int = 1) -> int:
     """Numbers in the record's ``[B, n_heads, T, T]`` maps: raw scores, scaled scores, softmax, per layer."""
     return batch * config.num_hidden_layers * 3 * config.num_attention_heads * tokens * tokens

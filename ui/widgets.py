@@ -171,12 +171,17 @@ def when_asked(key: str, gflop: float, caption: str, label: str) -> bool:
     this session's later settings by itself (``{key}_asked``). So a whole page costs its first chart, never a sweep
     or a dozen backward passes nobody asked for. The caller draws a result some session already computed first (its
     shared cache's ``peek``): a class asking the same thing computes it once."""
-    flag = f"{key}_asked"
-    if gflop <= AUTO_GFLOP or st.session_state.get(flag):
+    if asked(key, gflop):
         return True
     st.caption(caption)
-    st.button(label, key=f"{key}_run", on_click=st.session_state.update, args=({flag: True},))
+    st.button(label, key=f"{key}_run", on_click=st.session_state.update, args=({f"{key}_asked": True},))
     return False
+
+
+def asked(key: str, gflop: float) -> bool:
+    """Whether :func:`when_asked` computes its section in this run, without drawing its button (a page that
+    chooses what its first chart computes before it draws the button below it)."""
+    return gflop <= AUTO_GFLOP or bool(st.session_state.get(f"{key}_asked"))
 
 
 def on_request(cached, args: tuple, key: str, gflop: float, caption: str, label: str, spinner: str = ""):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -182,6 +183,17 @@ def test_logit_lens_at_depth_d_equals_a_model_cut_after_d_blocks(rows, monkeypat
                                rtol=1e-4)
     first = lens.first_top_depth(table)
     assert len(first) == 7 and (first["depth"] <= config.num_hidden_layers).all()
+
+
+def test_logit_lens_of_some_cells_is_those_rows_of_the_whole_table():
+    """A window (the positions and depths a chart draws, a lone last position) gives the whole table's rows of those
+    cells: rows do not interact (up to float rounding where the products group rows differently)."""
+    model, ids, out, table = _lens_run(CONFIGS[1], 2, 9)
+    for positions, depths in (([3, 4, 5, 8], None), ([8], [1, 2]), (None, [0])):
+        window = lens.logit_lens(model, lens.residual_stream(out), positions=positions, depths=depths)
+        expected = table[table["position"].isin(positions or range(9)) & table["depth"].isin(depths or range(3))]
+        pd.testing.assert_frame_equal(window, expected.reset_index(drop=True), check_exact=False,
+                                      rtol=1e-6)  # ids and ranks: exactly
 
 
 @pytest.fixture(scope="module")

@@ -56,7 +56,7 @@ def test_smollm2_hidden_without_the_package(monkeypatch):
 def test_costly_sections_wait_for_their_buttons_on_smollm2():
     """On SmolLM2 a whole page costs its first charts: Norm placement's gradients (a forward and a backward per
     placement), Next token's continuation (16 decode steps) and, on a longer text, Loss's logits_to_keep check (two
-    forwards) wait for their buttons. Pressed, they are drawn; the continuation is greedy decoding by full forwards
+    forwards) and the logit lens of the positions its heatmap does not draw wait for their buttons. Pressed, they are drawn; the continuation is greedy decoding by full forwards
     without a KV cache, computed here independently."""
     import torch
 
@@ -86,3 +86,8 @@ def test_costly_sections_wait_for_their_buttons_on_smollm2():
     assert "loss.keep_check_run" in [b.key for b in at.button] and not at.success
     at.button(key="loss.keep_check_run").click().run()
     assert not at.exception and any("float32 rounding" in s.value or "exactly" in s.value for s in at.success)
+
+    from ui.caches.views import lens_whole
+    at = open_on_smollm2("lens", long_text)  # the heatmap decodes its 20 positions, the other ~5 wait
+    assert not at.exception and "lens.all_run" in [b.key for b in at.button] and at.get("plotly_chart")
+    assert lens_whole(model, tuple(tokenizer.encode(long_text))) == (False, None)

@@ -46,8 +46,9 @@ def pages() -> dict:
     out = {}
     with recording_charts() as record:
         for page in PAGES:
-            extra = {"generate": {"gen.steps": 3, "gen.sample": False}, "next_token": {"next.continuation_asked": True},
-                     "prepost": {"prepost.grads_asked": True}}.get(page, {})  # the sections SmolLM2 computes on request
+            extra = {"generate": {"gen.steps": 3, "gen.sample": False},  # and the sections SmolLM2 computes on request:
+                     "next_token": {"next.continuation_asked": True}, "prepost": {"prepost.grads_asked": True},
+                     "lens": {"lens.all_asked": True}}.get(page, {})
             at = open_page(page, via="script", defaults=False, timeout=600,
                            **{"model.source": "checkpoint", **extra})
             out[page] = _page_record(at, record)

@@ -18,6 +18,7 @@ import torch
 import analysis
 from analysis import follow, heads, lens, prepost
 from engine import CausalLM, ModelConfig
+from engine.cost import lens_flops
 from engine.parity import attention_paths_agree, reference_check
 from engine.tokenizer import TextTokenizer
 from server.budget import view_work
@@ -76,13 +77,31 @@ def _lens_pending() -> tuple[dict, threading.Lock]:
     return {}, threading.Lock()
 
 
-def lens_table(model: CausalLM, ids: tuple[int, ...], progress: Callable[[float], None]) -> pd.DataFrame:
-    """The logit-lens table of this model and input, computed once for every session that asks: a session asking
-    while another computes it waits for that computation (its bar follows the other's progress) instead of
-    computing it again. The computation waits for the page views' line (:func:`server.budget.view_work`): for
-    SmolLM2 it is L+1 products with the 49,152-row head."""
+def _lens_key(model: CausalLM, ids: tuple[int, ...], positions: tuple[int, ...] | None,
+              depths: tuple[int, ...] | None) -> tuple:
+    return ("ui.caches.views.lens_table", model_key(model), ids, positions, depths)
+
+
+def lens_whole(model: CausalLM, ids: tuple[int, ...]) -> tuple[bool, pd.DataFrame | None]:
+    """``(True, table)`` when some session computed this model's and input's whole lens table, else
+    ``(False, None)``; never computes."""
+    return shared_cache().peek(_lens_key(model, ids, None, None))
+
+
+def lens_table(model: CausalLM, ids: tuple[int, ...], progress: Callable[[float], None],
+               positions: tuple[int, ...] | None = None, depths: tuple[int, ...] | None = None) -> pd.DataFrame:
+    """The logit-lens table of this model and input (of ``positions`` and ``depths`` only, ascending, e.g. the cells
+    a chart draws; None: all), computed once for every session that asks: a session asking while another computes
+    it waits for that computation (its bar follows the other's progress) instead of computing it again. Some cells
+    are the whole table's rows when some session computed the whole. The computation waits for the page views' line
+    (:func:`server.budget.view_work`): for SmolLM2 each cell is a row through the 49,152-row head."""
+    if positions is not None or depths is not None:
+        found, whole = lens_whole(model, ids)
+        if found:
+            keep = whole["position"].isin(positions or whole["position"]) & whole["depth"].isin(depths or whole["depth"])
+            return whole[keep].reset_index(drop=True)
     pending, lock = _lens_pending()
-    key = ("ui.caches.views.lens_table", model_key(model), ids)
+    key = _lens_key(model, ids, positions, depths)
     while True:
         with lock:
             found, table = shared_cache().peek(key)
@@ -101,9 +120,9 @@ def lens_table(model: CausalLM, ids: tuple[int, ...], progress: Callable[[float]
 
     try:
         residual = lens.residual_stream(cached_trace(model, ids))
-        c = model.config
-        with view_work(2e-9 * (c.num_hidden_layers + 1) * len(ids) * c.hidden_size * c.vocab_size):
-            table = lens.logit_lens(model, residual, progress=report)
+        cells = len(ids if positions is None else positions) * len(residual if depths is None else depths)
+        with view_work(lens_flops(model.config, cells) / 1e9):
+            table = lens.logit_lens(model, residual, progress=report, positions=positions, depths=depths)
         return shared_cache().get_or_create(key, lambda: table)  # kept in the byte budget (SmolLM2: ~0.5 MB)
     finally:
         with lock:

@@ -26,6 +26,11 @@ EN = {
     "lens.median_sentence": "Over all {positions} positions, the final prediction becomes and stays the lens's top token "
                             "at depth {median} of {L} (median; 0 = embedding).",
     "lens.whitespace": "In token text, ␣ is a space, ⏎ a newline and ⇥ a tab; ‹E5 BA› are bytes that are only part of a character, followed by that character when the neighbouring tokens complete it and by which of its tokens this one is (床 = ‹E5 BA›床₁/₂ + ‹8A›床₂/₂). In the heatmap's cells the bytes are written without spaces (‹E5BA›) and a long token ends in …; hover a cell for the whole token.",
+    "lens.all_run": "Decode all {positions} positions",
+    "lens.all_on_request": "The heatmap decodes the {shown} positions it draws. The median over all {positions} "
+                           "positions and the whole table decode every position at every depth through the LM head "
+                           "(about {gflop} GFLOP), so on a model this large they wait for the button; once decoded, "
+                           "every session with the same text sees them at once.",
     "lens.table_title": "Lens table (every depth and position)",
     "lens.col.depth": "depth",
     "lens.col.position": "position",
@@ -60,6 +65,10 @@ ZH = {
                           "嵌入之后它的概率是 {p0}。",
     "lens.median_sentence": "在全部 {positions} 个位置上，最终预测成为并保持透镜第一名的深度中位数是 {median}（共 {L} 层；0 为嵌入）。",
     "lens.whitespace": "token 文本中，␣ 表示空格，⏎ 表示换行，⇥ 表示制表符；‹E5 BA› 是只占某个字符一部分的字节，若相邻的 token 补全了这个字符，后面会写出该字符以及这是拼出它的第几个 token（床 = ‹E5 BA›床₁/₂ + ‹8A›床₂/₂）。热力图格子里字节不加空格（‹E5BA›），过长的 token 以 … 结尾；把鼠标移到格子上可看到完整 token。",
+    "lens.all_run": "解码全部 {positions} 个位置",
+    "lens.all_on_request": "热力图只解码它画出的 {shown} 个位置。全部 {positions} 个位置的中位数和完整数据表要把每个位置"
+                           "在每个深度都送进输出头解码（约 {gflop} GFLOP），模型这么大时要按下按钮才计算；解码之后，"
+                           "文本相同的每个会话都会立即看到。",
     "lens.table_title": "透镜数据表（所有深度和位置）",
     "lens.col.depth": "深度",
     "lens.col.position": "位置",
