@@ -102,7 +102,9 @@ def compare_next(pair, pos: int, last: bool, k: int, temperature: float) -> None
 
 ctx = explorer()
 pair = compared(ctx)
-with first_screen(t("next.title"), t("next.explain")):
+# the box's last sentence is about the model on screen: random init, or trained (in this session or a checkpoint)
+with first_screen(t("next.title"), t("next.explain") + " "
+                  + t("next.explain_random" if ctx.source == "random" else "next.explain_trained")):
     language_notice(ctx)
 
     out = trace(ctx)

@@ -4,8 +4,12 @@ EN = {
     "next.title": "Next token: what the model would say",
     "next.explain": "The logits at position t, passed through a softmax, are the model's probabilities for token "
                     "t+1. Slide the position to see the prediction made after every prefix, and the temperature to "
-                    "sharpen or flatten it. A randomly initialised model spreads its probability almost evenly over "
-                    "all V tokens (about 1/V each), so its continuations are gibberish until it is trained.",
+                    "sharpen or flatten it.",
+    "next.explain_random": "A randomly initialised model, like this one, spreads its probability almost evenly over "
+                           "all V tokens (about 1/V each), so its continuations are gibberish until it is trained.",
+    "next.explain_trained": "Training moves the probability onto the tokens that fit the text; a randomly "
+                            "initialised model (the sidebar's random init) spreads it almost evenly over all V tokens "
+                            "(about 1/V each).",
     "next.position": "Position t (predicts token t+1)",
     "next.position_help": "The last position predicts the token after the input, which is what generation uses.",
     "next.k": "Show the top k",
@@ -41,8 +45,11 @@ EN = {
 ZH = {
     "next.title": "下一个 token：模型会说什么",
     "next.explain": "位置 t 的 logits 经过 softmax，就是模型对第 t+1 个 token 的概率。拖动位置可以看到每个前缀之后的预测，"
-                    "拖动温度可以让分布变尖或变平。随机初始化的模型几乎把概率平均分给全部 V 个 token（每个约 1/V），"
-                    "所以在训练之前它的续写是一串乱码。",
+                    "拖动温度可以让分布变尖或变平。",
+    "next.explain_random": "随机初始化的模型（比如这一个）几乎把概率平均分给全部 V 个 token（每个约 1/V），"
+                           "所以在训练之前它的续写是一串乱码。",
+    "next.explain_trained": "训练会把概率移到符合文本的 token 上；随机初始化的模型（侧边栏的随机初始化）"
+                            "则几乎把概率平均分给全部 V 个 token（每个约 1/V）。",
     "next.position": "位置 t（预测第 t+1 个 token）",
     "next.position_help": "最后一个位置预测输入之后的那个 token，生成时用的正是它。",
     "next.k": "显示前 k 个",
