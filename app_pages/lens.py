@@ -148,7 +148,9 @@ with first_screen(t("lens.title"), t("lens.explain")):
     depth_labels = depth_names(L)
     if pair is not None:
         compare_lens(pair)
-        parts = drawn(T, *compared_window(ctx))  # the edited side's sentences below: its compared cells (cached)
+        window = compared_window(ctx)
+        parts = drawn(T, *window)  # the edited side's sentences below: its compared cells (cached)
+        shown = window[0][1] - window[0][0]  # positions drawn
     else:
         start = 0
         c1, c2 = pairs("lens.windows").columns(2)  # one row: the first screen has no line to spare
@@ -162,6 +164,7 @@ with first_screen(t("lens.title"), t("lens.explain")):
         st.caption(t("lens.shown", d0=d0, d1=d1 - 1, L=L, first=depth_labels[d0], last=depth_labels[d1 - 1],
                      p0=start, p1=stop - 1, T=T - 1))
         parts = drawn(T, (start, stop), (d0, d1))
+        shown = stop - start  # positions drawn
     table, labels, named = side_lens(ctx, ((None, None),) if whole else parts)
     if pair is None:
         fig, _ = lens_figure(ctx, table, labels, (start, stop), (d0, d1), t("lens.chart_title"))
@@ -192,7 +195,7 @@ if revealed("lens.heatmap"):  # the sentences and the table wait for a lesson's 
         with st.expander(t("lens.table_title")):
             st.dataframe(data, hide_index=True, width="stretch")
     else:  # draws the button (a press reruns with every position)
-        when_asked("lens.all", whole_gflop, t("lens.all_on_request", shown=table["position"].nunique(), positions=T,
+        when_asked("lens.all", whole_gflop, t("lens.all_on_request", shown=shown, positions=T,
                                               gflop=number(whole_gflop, ".3g")), t("lens.all_run", positions=T))
 
 # ---- tokenizer comparison ----
