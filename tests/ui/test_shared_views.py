@@ -160,3 +160,30 @@ def test_lens_tables_and_the_attention_grid_count_in_the_byte_budget(monkeypatch
     pd.testing.assert_frame_equal(views.lens_table(model, ids, lambda _f: None), table, check_exact=True)
     assert views.attention_grid(model, ids, 4, "en").to_json() == fig.to_json()
     assert len(tight) == 0 and tight.bytes == 0
+
+
+def test_a_lens_window_is_the_whole_tables_cells_once_some_session_decoded_it(monkeypatch):
+    """A heatmap's window (some positions and depths) is decoded on its own until some session decoded the whole
+    table; from then on it is that table's rows, not decoded again."""
+    import pandas as pd
+
+    config = ModelConfig(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                         intermediate_size=64, max_position_embeddings=64)
+    model = build_model(json.dumps(config.to_dict(), sort_keys=True), 12)
+    ids = (2, 7, 1, 8, 2, 8)
+    monkeypatch.setattr(bytecache, "_SHARED", ByteBudgetCache(budget=2**30))
+    window = views.lens_table(model, ids, lambda _f: None, (3, 4), (1, 2))  # decoded alone: the 2 x 2 cells
+    assert sorted(zip(window["depth"], window["position"])) == [(1, 3), (1, 4), (2, 3), (2, 4)]
+    assert views.lens_whole(model, ids) == (False, None)
+    whole = views.lens_table(model, ids, lambda _f: None)
+    assert views.lens_whole(model, ids)[0] and len(whole) == 3 * 6
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("decoded again")
+
+    monkeypatch.setattr(views.lens, "logit_lens", refuse)
+    other = views.lens_table(model, ids, lambda _f: None, (0, 5), None)  # a window never decoded on its own
+    expected = whole[whole["position"].isin((0, 5))].reset_index(drop=True)
+    pd.testing.assert_frame_equal(other, expected, check_exact=True)
+    pd.testing.assert_frame_equal(window, whole[whole["position"].isin((3, 4)) & whole["depth"].isin((1, 2))]
+                                  .reset_index(drop=True), check_exact=False, rtol=1e-6)
