@@ -165,6 +165,8 @@ with first_screen(t("lens.title"), t("lens.explain")):
                      p0=start, p1=stop - 1, T=T - 1))
         parts = drawn(T, (start, stop), (d0, d1))
         shown = stop - start  # positions drawn
+    # a window over every cell is the whole table (kept as such: the median, the table and later windows use it)
+    whole = whole or parts[0] == (tuple(range(T)), tuple(range(L + 1)))
     table, labels, named = side_lens(ctx, ((None, None),) if whole else parts)
     if pair is None:
         fig, _ = lens_figure(ctx, table, labels, (start, stop), (d0, d1), t("lens.chart_title"))

@@ -90,4 +90,10 @@ def test_costly_sections_wait_for_their_buttons_on_smollm2():
     from ui.caches.views import lens_whole
     at = open_on_smollm2("lens", long_text)  # the heatmap decodes its 20 positions, the other ~5 wait
     assert not at.exception and "lens.all_run" in [b.key for b in at.button] and at.get("plotly_chart")
-    assert lens_whole(model, tuple(tokenizer.encode(long_text))) == (False, None)
+    long_ids = tuple(tokenizer.encode(long_text))
+    median = "Over all "  # lens.median_sentence
+    assert lens_whole(model, long_ids) == (False, None) and not any(m.value.startswith(median) for m in at.markdown)
+    at.button(key="lens.all_run").click().run()
+    assert not at.exception and "lens.all_run" not in [b.key for b in at.button]
+    assert any(m.value.startswith(f"{median}{len(long_ids)} positions") for m in at.markdown)
+    assert lens_whole(model, long_ids)[0]  # decoded once, for every session
