@@ -99,7 +99,11 @@ def test_a_lecture_with_a_clicker(server, browser, keys):
             box.fill(f"{key.correct:.4g}" if good else f"{key.correct * 3:.4g}")
             box.press("Enter")
             settle(page, 400)
-            page.locator(css("lessons.check") + " button").click()
+            # the rerun of the typed number may still show the last run's (disabled) Check beside the new one
+            check = css("lessons.check") + " button"
+            page.wait_for_function("sel => { const b = document.querySelectorAll(sel); "
+                                   "return b.length === 1 && !b[0].disabled; }", arg=check, timeout=60_000)
+            page.locator(check).click()
         right += good
         verdict = catalogs()[lang]["lessons.right" if good else "lessons.wrong"].split("{")[0].split("**")[0]
         page.wait_for_function("t => document.querySelector('.st-key-lessons-banner').innerText.includes(t)",
