@@ -187,3 +187,33 @@ def test_a_lens_window_is_the_whole_tables_cells_once_some_session_decoded_it(mo
     pd.testing.assert_frame_equal(other, expected, check_exact=True)
     pd.testing.assert_frame_equal(window, whole[whole["position"].isin((3, 4)) & whole["depth"].isin((1, 2))]
                                   .reset_index(drop=True), check_exact=False, rtol=1e-6)
+
+
+def test_sessions_copying_the_shared_attention_grid_at_once_each_get_the_whole_figure(monkeypatch):
+    """A class's sessions draw the Attention page at the same moment: each run's copy of the shared grid is the
+    figure itself (every trace a heatmap, the same JSON), never a trace read while another session's copy had
+    taken it apart (plotly's constructors write into what they copy from; found by a lecturer's two tabs)."""
+    config = ModelConfig(vocab_size=64, hidden_size=32, num_hidden_layers=4, num_attention_heads=8,
+                         intermediate_size=64, max_position_embeddings=64)
+    model = build_model(json.dumps(config.to_dict(), sort_keys=True), 5)
+    ids = (3, 1, 4, 1, 5, 9, 2, 6)
+    monkeypatch.setattr(bytecache, "_SHARED", ByteBudgetCache(budget=2**30))
+    first = views.attention_grid(model, ids, 8, "en").to_json()
+    errors, copies = [], []
+
+    def session() -> None:
+        try:
+            for _ in range(15):
+                copies.append(views.attention_grid(model, ids, 8, "en"))
+        except Exception as err:  # noqa: BLE001 - the failure is the finding
+            errors.append(repr(err))
+
+    threads = [threading.Thread(target=session) for _ in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(120)
+    assert not errors, errors[:3]
+    assert len(copies) == 60
+    assert all({tr.type for tr in fig.data} == {"heatmap"} and len(fig.data) == 32 for fig in copies)
+    assert all(fig.to_json() == first for fig in copies[::10])

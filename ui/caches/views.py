@@ -5,6 +5,7 @@ once their sessions closed); they return the shared object itself, not a copy as
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 from typing import Callable
@@ -38,8 +39,11 @@ def figure_bytes(fig: go.Figure) -> int:
 def attention_grid(model: CausalLM, ids: tuple[int, ...], n_grid: int, lang: str) -> go.Figure:
     """The Attention page's layers x heads small multiples (about 2/3 of that page's rerun time when built): kept
     per model, input and language in the server's byte store (:func:`_attention_grid`); each run gets its own copy
-    (the page styles the figure it draws)."""
-    return go.Figure(_attention_grid(model, ids, n_grid, lang))
+    (the page styles the figure it draws). The copy is made from a deep copy of the shared figure's spec: plotly's
+    constructors write into what they are given (each trace's ``type`` taken out while it is built), so a figure
+    built from the shared one would, for a moment, take it apart under another session copying it at once."""
+    shared = _attention_grid(model, ids, n_grid, lang)  # read only: every session's runs share it
+    return go.Figure(copy.deepcopy(shared.to_plotly_json()))
 
 
 @byte_cached(hash_funcs=HASH, sizeof=figure_bytes)  # SmolLM2: 270 maps of 32 x 32, ~2 MB of cells
