@@ -24,7 +24,7 @@ import pytest
 
 from teaching.classroom import AnswerClosed, ClassStore
 from tests.browser.test_browser_class import (
-    COUNT, _answer, _phone, _phone_chart_fits, _start, _wait_count, _wait_text, css, open_poll,
+    COUNT, _answer, _phone, _phone_chart_fits, _start, _wait_count, _wait_text, close_poll, css, open_poll,
 )
 from tests.browser_support import Room, assert_clean, settle
 from ui.strings.classroom import EN, ZH
@@ -109,8 +109,7 @@ def test_a_reveal_holds_through_a_poll_a_changed_answer_and_a_racing_next(room, 
         _wait_text(page, "#question", "Ready?")  # the lecturer's rerun opens it: minutes on a loaded 2-core CI machine
         page.wait_for_selector("#options button")
     _answer(phones[0], 0)
-    settle(lecturer)
-    lecturer.locator(css("class.next") + " button").click()  # "Close the poll"
+    close_poll(lecturer, LANG)
     _revealed_everywhere(lecturers, phones, 1)
     _wait_count(lecturer, joined)
     _shoot({"lecturer": lecturer, "phone": phones[0]}, "reveal-poll-close")
