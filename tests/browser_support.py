@@ -167,6 +167,17 @@ def settle(page, ms: int = 800, timeout: int = 120_000) -> None:
     page.wait_for_timeout(ms)
 
 
+def wait_text(page, selector: str, text: str, timeout: float = 180_000) -> None:
+    """Wait until the element's text contains ``text`` (a page shows a change once its own rerun has finished; an
+    element a rerun is redrawing reads as empty meanwhile); the failure says what it showed."""
+    try:
+        page.wait_for_function("([sel, t]) => (document.querySelector(sel)?.innerText || '').replace(/\\n/g, ' ')"
+                               ".includes(t)", arg=[selector, text], timeout=timeout)
+    except Exception as err:  # noqa: BLE001 -- say what the element showed
+        shown = page.locator(selector).inner_text().replace("\n", " ") if page.locator(selector).count() else None
+        raise AssertionError(f"waited for {text!r} in {selector}; it shows {shown!r}") from err
+
+
 def open_app(browser, url: str, width: int = 1440, height: int = 1000, lang: str = "en", presenter: bool = False,
              timeout: int = 120_000):
     """Open the app's first page in a fresh context, then set the language and presenter mode by clicking

@@ -38,7 +38,8 @@ import subprocess
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.browser_support import CELL_PX_JS, LAPTOP, PHONE, SHOTS, Room, assert_clean, key_css, server_log, settle
+from tests.browser_support import (CELL_PX_JS, LAPTOP, PHONE, SHOTS, Room, assert_clean, key_css, server_log, settle,
+                                   wait_text)
 from ui.strings.classroom import EN, ZH
 from ui.strings.phone import EN as PHONE_EN, ZH as PHONE_ZH
 from ui.window import COLOUR_CELL_PX, READABLE_CELL_PX
@@ -62,18 +63,8 @@ def _count(page) -> str:
     return page.locator(COUNT).inner_text().replace("\n", " ")
 
 
-def _wait_text(page, selector: str, text: str, timeout: float = 180_000) -> None:
-    """Wait until the element's text contains ``text`` (a page shows a change once its own rerun has finished)."""
-    try:
-        page.wait_for_function("([sel, t]) => (document.querySelector(sel)?.innerText || '').replace(/\\n/g, ' ')"
-                               ".includes(t)", arg=[selector, text], timeout=timeout)
-    except Exception as err:  # noqa: BLE001 -- say what the element showed
-        shown = page.locator(selector).inner_text().replace("\n", " ") if page.locator(selector).count() else None
-        raise AssertionError(f"waited for {text!r} in {selector}; it shows {shown!r}") from err
-
-
 def _wait_count(page, text: str, timeout: float = 180_000) -> None:
-    _wait_text(page, COUNT, text, timeout)
+    wait_text(page, COUNT, text, timeout)
 
 
 def open_poll(lecturer, lang: str, question: str, options: str) -> None:
@@ -92,12 +83,12 @@ def open_poll(lecturer, lang: str, question: str, options: str) -> None:
     lecturer.locator(css("class.poll.open") + " button").click()
     try:
         try:
-            _wait_text(lecturer, css("class.next"), strings["class.close_poll"], timeout=60_000)
+            wait_text(lecturer, css("class.next"), strings["class.close_poll"], timeout=60_000)
         except AssertionError:  # not on screen after a minute (2 loaded runs in ~14 here, cause not found): click again
             settle(lecturer)
             if strings["class.close_poll"] not in lecturer.locator(css("class.next")).inner_text():
                 lecturer.locator(css("class.poll.open") + " button").click()
-            _wait_text(lecturer, css("class.next"), strings["class.close_poll"])
+            wait_text(lecturer, css("class.next"), strings["class.close_poll"])
     except AssertionError as err:
         raise AssertionError(f"{err}; the poll fields hold {field.input_value()!r}, {lines.input_value()!r}; "
                              f"the sidebar: {lecturer.locator('[data-testid=stSidebar]').inner_text()[-600:]!r}") from err
@@ -117,7 +108,7 @@ def close_poll(lecturer, lang: str) -> None:
         settle(lecturer)
         lecturer.evaluate("([sel, t]) => { const b = document.querySelector(sel + ' button'); "
                           "if (b && b.innerText.includes(t)) b.click(); }", [css("class.next"), strings["class.close_poll"]])
-        _wait_text(lecturer, css("class.next"), strings["class.next"])
+        wait_text(lecturer, css("class.next"), strings["class.next"])
 
 
 def _start(room, lang: str, path: str = LESSON):
@@ -209,7 +200,7 @@ def test_a_class_joins_by_link_and_by_code_and_sees_the_question_first(room):
         assert page.evaluate("parseFloat(getComputedStyle(document.body).fontSize)") >= 16  # no zoom needed
         assert page.evaluate("document.documentElement.scrollWidth") <= 390  # nothing wider than the phone
     assert "课堂" in typed.locator("#title").inner_text() and "step 1 of 9" in phones[0].inner_text("body")
-    _wait_text(lecturer, css("class.bar"), "5 of 5 phones on this step")  # the pacing line
+    wait_text(lecturer, css("class.bar"), "5 of 5 phones on this step")  # the pacing line
     _shot(phones[0], "phone-question-en")
     _shot(typed, "phone-question-zh")
     assert_clean(lecturer)
@@ -233,7 +224,7 @@ def test_answers_reach_the_lecturers_count_and_chart_while_the_chart_waits(room)
     # the projector is the room's screen: the lecturer keeps the answers off it, and the count stays
     bar = lecturer.locator(css("class.bar"))
     lecturer.locator(css("class.show_answers")).get_by_text(EN["class.show_answers"]).click()
-    _wait_text(lecturer, css("class.bar"), EN["class.answers_hidden"])
+    wait_text(lecturer, css("class.bar"), EN["class.answers_hidden"])
     # the fragment's rerun replaces the bar's elements one by one (the roster comes after a database read): the
     # sentence it drew last time stays until that run ends, so wait for the finished bar, then look
     lecturer.wait_for_function("([bar, dist]) => !(document.querySelector(bar)?.innerText || '').includes("
@@ -241,7 +232,7 @@ def test_answers_reach_the_lecturers_count_and_chart_while_the_chart_waits(room)
                                arg=[css("class.bar"), css("class.distribution")], timeout=60_000)
     assert EN["class.answers_hidden"] in bar.inner_text() and "5 of 5 answered" in _count(lecturer)
     lecturer.locator(css("class.show_answers")).get_by_text(EN["class.show_answers"]).click()
-    _wait_text(lecturer, css("class.bar"), "Most picked")
+    wait_text(lecturer, css("class.bar"), "Most picked")
 
 
 def test_a_student_cannot_act_as_the_lecturer(room):
@@ -303,7 +294,7 @@ def test_the_reveal_and_next_reach_every_student(room):
         settle(lecturer)
         lecturer.locator(css("class.next") + " button").click()
         for page in students:
-            _wait_text(page, "#progress", f"step {step} of 9" if page is not students[3] else f"第 {step} / 9 步")
+            wait_text(page, "#progress", f"step {step} of 9" if page is not students[3] else f"第 {step} / 9 步")
             page.wait_for_selector("#options button")
     # on to step 5, an estimate on another page (Layer norms): typed on a phone, counted on the lecturer's screen
     for step in (4, 5):
@@ -314,7 +305,7 @@ def test_the_reveal_and_next_reach_every_student(room):
     phone.wait_for_selector("#options input[name=v]", timeout=180_000)
     phone.locator("#options input[name=v]").fill("4")
     phone.locator("#options button.primary").click()
-    _wait_text(phone, "#status", "Sent: 4")
+    wait_text(phone, "#status", "Sent: 4")
     _wait_count(lecturer, "1 of 6 answered")
     settle(lecturer)
     assert lecturer.locator(css("norms.residual.chart")).count() == 0  # the chart waits for the reveal
@@ -324,12 +315,12 @@ def test_a_quick_poll_in_the_middle_of_a_question_keeps_its_answers(room):
     lecturer, students = room["lecturer"], room["students"]
     open_poll(lecturer, "en", "Ready?", "yes\nnot yet")
     for page in students[:3]:
-        _wait_text(page, "#question", "Ready?", timeout=180_000)
+        wait_text(page, "#question", "Ready?", timeout=180_000)
     _answer(students[1], 0)
     _wait_count(lecturer, "1 of 6 answered")
     close_poll(lecturer, "en")  # back to step 5, its answers kept
     students[0].wait_for_selector("#options input[name=v]", timeout=180_000)
-    _wait_text(students[0], "#status", "Sent: 4")  # the estimate given before the poll, as the store kept it
+    wait_text(students[0], "#status", "Sent: 4")  # the estimate given before the poll, as the store kept it
     _wait_count(lecturer, "1 of 6 answered")
 
 
@@ -363,13 +354,13 @@ def test_two_classes_at_once_do_not_mix(room):
     open_poll(lecturer_b, "zh", "你最喜欢哪个页面？", "注意力\n损失\n生成")
     settle(lecturer_b)
     student_b = _phone(room, code_b, lang="zh")
-    _wait_text(student_b, "#question", "你最喜欢哪个页面")
+    wait_text(student_b, "#question", "你最喜欢哪个页面")
     _answer(student_b, 2)
     _wait_count(lecturer_b, ZH["class.count"].format(joined=1, answered=1))
     a_student = room["students"][1]  # class A is where it was
     assert "你最喜欢" not in a_student.inner_text("body") and "6 joined" in _count(room["lecturer"])
     lecturer_b.locator(css("class.end") + " button").click()  # ending class B tells its student; class A goes on
-    _wait_text(student_b, "#message", PHONE_ZH["phone.ended"].rstrip("！"), timeout=180_000)
+    wait_text(student_b, "#message", PHONE_ZH["phone.ended"].rstrip("！"), timeout=180_000)
     assert "6 joined" in _count(room["lecturer"]) and PHONE_EN["phone.ended"] not in a_student.inner_text("body")
     for page in (lecturer_b, room["lecturer"]):
         assert_clean(page)

@@ -24,9 +24,9 @@ import pytest
 
 from teaching.classroom import AnswerClosed, ClassStore
 from tests.browser.test_browser_class import (
-    COUNT, _answer, _phone, _phone_chart_fits, _start, _wait_count, _wait_text, close_poll, css, open_poll,
+    COUNT, _answer, _phone, _phone_chart_fits, _start, _wait_count, close_poll, css, open_poll,
 )
-from tests.browser_support import Room, assert_clean, settle
+from tests.browser_support import Room, assert_clean, settle, wait_text
 from ui.strings.classroom import EN, ZH
 from ui.strings.phone import EN as PHONE_EN, ZH as PHONE_ZH
 
@@ -50,7 +50,7 @@ def _step_is(page, n: int) -> None:
 
 
 def _phone_step_is(page, n: int) -> None:
-    _wait_text(page, "#progress", f"step {n} of 9" if LANG == "en" else f"第 {n} / 9 步")
+    wait_text(page, "#progress", f"step {n} of 9" if LANG == "en" else f"第 {n} / 9 步")
 
 
 def _revealed_everywhere(lecturers, phones, n: int) -> None:
@@ -59,7 +59,7 @@ def _revealed_everywhere(lecturers, phones, n: int) -> None:
     answer_is = S["class.reveal_answer"].split("**")[0]
     for page in lecturers:
         _step_is(page, n)
-        _wait_text(page, css("class.question"), answer_is)
+        wait_text(page, css("class.question"), answer_is)
         # a second tab learns of the reveal from its live bar's next run (seconds): Reveal goes, and stays gone
         page.wait_for_selector(css("class.reveal"), state="detached", timeout=180_000)
         settle(page)
@@ -106,7 +106,7 @@ def test_a_reveal_holds_through_a_poll_a_changed_answer_and_a_racing_next(room, 
     _revealed_everywhere(lecturers, phones, 1)
     open_poll(lecturer, LANG, "Ready?", "yes\nnot yet")
     for page in phones:
-        _wait_text(page, "#question", "Ready?")  # the lecturer's rerun opens it: minutes on a loaded 2-core CI machine
+        wait_text(page, "#question", "Ready?")  # the lecturer's rerun opens it: minutes on a loaded 2-core CI machine
         page.wait_for_selector("#options button")
     _answer(phones[0], 0)
     close_poll(lecturer, LANG)

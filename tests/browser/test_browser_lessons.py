@@ -16,7 +16,7 @@ import re
 import pytest
 
 from teaching import lessons
-from tests.browser_support import NAV_LINKS, assert_clean, open_app, settle
+from tests.browser_support import NAV_LINKS, assert_clean, open_app, settle, wait_text
 from ui.i18n import catalogs
 
 pytestmark = [pytest.mark.browser]
@@ -46,7 +46,7 @@ def wait_step(page, n: int) -> None:
     page.wait_for_function("n => new URLSearchParams(location.search).get('step') === String(n)", arg=n,
                            timeout=120_000)
     page.wait_for_selector(BANNER, timeout=120_000)
-    page.wait_for_function("n => /step \\d+ of|第 \\d+ \\/ /i.test(((document.querySelector('.st-key-lessons-banner') || {}).innerText || ''))",
+    page.wait_for_function("n => /step \\d+ of|第 \\d+ \\/ /i.test((document.querySelector('.st-key-lessons-banner')?.innerText || ''))",
                            arg=n, timeout=60_000)  # the progress bar's label is drawn with the bar
     settle(page)
     assert banner_step(page) == n
@@ -71,7 +71,7 @@ def test_a_lecture_with_a_clicker(server, browser, keys):
         assert_clean(page)
         if n == 5:  # midway: the lecturer switches the room to Chinese
             page.locator('[data-testid="stSidebar"] [data-testid="stButtonGroup"] button', has_text="中文").click()
-            page.wait_for_function("() => ((document.querySelector('.st-key-lessons-banner') || {}).innerText || '').includes('第 5 / ')")
+            wait_text(page, BANNER, "第 5 / ")
             settle(page)
             lang = "zh"
         assert step.text[lang].split("`")[0][:12] in page.locator(BANNER).inner_text()
@@ -106,8 +106,7 @@ def test_a_lecture_with_a_clicker(server, browser, keys):
             page.locator(check).click()
         right += good
         verdict = catalogs()[lang]["lessons.right" if good else "lessons.wrong"].split("{")[0].split("**")[0]
-        page.wait_for_function("t => ((document.querySelector('.st-key-lessons-banner') || {}).innerText || '').includes(t)",
-                               arg=verdict.strip())
+        wait_text(page, BANNER, verdict.strip())
         settle(page)
         if chart and not step.chart[0].endswith(("shapes", "keep")):
             page.wait_for_selector(chart + " .main-svg", timeout=120_000)  # revealed

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_support import CHART, free_port as _free_port, settle
+from tests.browser_support import CHART, free_port as _free_port, settle, wait_text
 from tests.browser_support import assert_clean as _assert_clean
 
 pytestmark = pytest.mark.browser
@@ -209,8 +209,7 @@ def test_a_class_started_through_one_replica_is_joined_and_answered_through_the_
     student.goto(f"{url}/join/{code}?lang=en")
     student.locator("#options button").nth(2).click()
     student.wait_for_function("() => document.querySelector('#status').innerText.includes('Sent')", timeout=60_000)
-    lecturer.wait_for_function("() => ((document.querySelector('.st-key-class-count') || {}).innerText || '').includes('1 of 1 answered')",
-                               timeout=60_000)
+    wait_text(lecturer, ".st-key-class-count", "1 of 1 answered", timeout=60_000)
     settle(lecturer)
     lecturer.locator(".st-key-class-reveal button").click()
     student.wait_for_selector(".verdict", timeout=60_000)
