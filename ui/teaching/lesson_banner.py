@@ -189,16 +189,32 @@ def scroll_to_step(lesson: Lesson, step: Step) -> None:
         _scroll_into_view('[data-testid="stMainBlockContainer"]', "start")
 
 
+def scroll_script(selector: str, block: str) -> str:
+    """A script that scrolls the first element matching ``selector`` into view once it is drawn, a chart in it
+    included (tried for 60 s), and keeps it there while the page around it is still being laid out (15 s), until the
+    reader scrolls, types, clicks or touches. A chart's box is there before its figure, and a figure is drawn before it
+    takes its responsive height: scrolled once, "nearest" left a small box inside the screen where it was, and the
+    figure then grew past the screen's foot (a loaded server: 40 % of the chart on screen). So each time the box moves
+    or changes size, it is scrolled again."""
+    return f"""<script>(() => {{ let n = 0, last = null, left = 60; const quit = new AbortController();
+      const done = () => {{ clearInterval(t); quit.abort(); }};
+      const scroller = (e) => {{ for (let p = e.parentElement; p; p = p.parentElement) {{
+        const o = getComputedStyle(p).overflowY;
+        if ((o === 'auto' || o === 'scroll') && p.scrollHeight > p.clientHeight) return p; }}
+        return document.scrollingElement; }};
+      const t = setInterval(() => {{
+        const el = document.querySelector({selector!r});
+        const drawing = el && el.querySelector('[data-testid="stPlotlyChart"]') && !el.querySelector('.main-svg');
+        if (!el || drawing) {{ if (++n > 240) done(); return; }}
+        if (!last) ['wheel', 'touchstart', 'keydown', 'pointerdown'].forEach(e => addEventListener(e, done,
+          {{signal: quit.signal, passive: true}}));
+        const r = el.getBoundingClientRect();
+        const at = [Math.round(r.top + scroller(el).scrollTop), Math.round(r.height)].join();
+        if (at !== last) {{ el.scrollIntoView({{behavior: last ? 'auto' : 'smooth', block: {block!r}}}); last = at; }}
+        if (--left < 0 || !el.isConnected) done();
+      }}, 250); }})();</script>"""
+
+
 def _scroll_into_view(selector: str, block: str) -> None:
-    """Scroll the first element matching ``selector`` into view once it is drawn, a chart in it included (tried for
-    60 s). A chart's box is there before its figure: scrolled "nearest" then, a box still small inside the screen
-    did not move, and the figure grew past the screen's foot (a loaded server, lesson 7 step 1: 40 % on screen)."""
-    st.html(f"""<script>(() => {{ let n = 0; const t = setInterval(() => {{
-      const el = document.querySelector({selector!r});
-      const drawing = el && el.querySelector('[data-testid="stPlotlyChart"]') && !el.querySelector('.main-svg');
-      if ((el && !drawing) || ++n > 240) {{
-        clearInterval(t); if (el) el.scrollIntoView({{behavior: 'smooth', block: {block!r}}});
-      }}
-    }}, 250); }})();</script>""", unsafe_allow_javascript=True)
-
-
+    """Bring ``selector`` into view (see :func:`scroll_script`)."""
+    st.html(scroll_script(selector, block), unsafe_allow_javascript=True)

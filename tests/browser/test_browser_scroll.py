@@ -1,0 +1,76 @@
+"""The lesson banner's scroll (``ui.teaching.lesson_banner.scroll_script``) in a real browser, on a page built to
+behave as a loaded server's does: the step's chart box is there first, its figure is drawn small, and only later takes
+its full height. The scroll must leave the whole chart on screen, and must stop following the chart once the reader
+scrolls. No app server: the script runs on a static page, so the timing is the test's own."""
+
+from __future__ import annotations
+
+import pytest
+
+from ui.teaching.lesson_banner import scroll_script
+
+pytestmark = pytest.mark.browser
+
+WIDTH, HEIGHT = 1280, 720
+ABOVE_PX = 450  # the banner and the page's head above the chart
+SMALL_PX, FULL_PX = 200, 551  # the figure as first drawn (inside the screen) and once it has its responsive height
+
+# A scrolling main block as Streamlit's: the chart's box, empty until the figure is drawn (t = 300 ms), drawn small,
+# then grown (t = ``grow`` ms).
+PAGE = f"""<html><body style="margin:0">
+<div id="main" style="height:100vh; overflow:auto">
+  <div style="height:{ABOVE_PX}px">banner</div>
+  <div class="target"><div data-testid="stPlotlyChart"><div id="figure" style="height:{SMALL_PX}px"></div></div></div>
+  <div style="height:2000px">below</div>
+</div>
+<script>
+  setTimeout(() => document.getElementById('figure').innerHTML = '<svg class="main-svg"></svg>', 300);
+  window.grow = (ms) => setTimeout(() => document.getElementById('figure').style.height = '{FULL_PX}px', ms);
+</script>
+</body></html>"""
+
+SEEN = """() => { const r = document.querySelector('.target').getBoundingClientRect();
+  return (Math.min(r.bottom, innerHeight) - Math.max(r.top, 0)) / r.height; }"""
+
+
+def _open(browser):
+    page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+    page.set_content(PAGE)
+    return page
+
+
+def _run_script(page) -> None:
+    script = scroll_script(".target", "nearest")
+    page.evaluate("js => new Function(js)()", script.removeprefix("<script>").removesuffix("</script>"))
+
+
+def test_a_chart_that_grows_after_it_is_drawn_ends_whole_on_screen(browser):
+    page = _open(browser)
+    try:
+        page.evaluate("() => grow(1500)")
+        _run_script(page)
+        page.wait_for_timeout(700)  # drawn small, inside the screen: nothing to scroll yet
+        assert page.evaluate("() => document.getElementById('main').scrollTop") == 0
+        page.wait_for_timeout(2300)  # grown past the screen's foot at 1.5 s, then scrolled again
+        assert page.evaluate(SEEN) > 0.99, "the grown chart was left partly below the screen"
+        assert page.evaluate("() => document.getElementById('main').scrollTop") == pytest.approx(
+            ABOVE_PX + FULL_PX - HEIGHT, abs=2)  # "nearest": as little scrolled as shows it
+    finally:
+        page.close()
+
+
+def test_the_readers_own_scroll_stops_it(browser):
+    page = _open(browser)
+    try:
+        _run_script(page)
+        page.wait_for_timeout(800)  # drawn: the script follows the chart from now on
+        page.mouse.move(WIDTH / 2, HEIGHT / 2)
+        page.mouse.wheel(0, 100)  # the reader scrolls down a little, to read on
+        page.wait_for_timeout(500)
+        read_at = page.evaluate("() => document.getElementById('main').scrollTop")
+        assert read_at > 0
+        page.evaluate("() => grow(0)")  # the chart moves on screen afterwards
+        page.wait_for_timeout(1500)
+        assert page.evaluate("() => document.getElementById('main').scrollTop") == read_at
+    finally:
+        page.close()
