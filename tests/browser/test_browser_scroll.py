@@ -19,7 +19,7 @@ SMALL_PX, FULL_PX = 200, 551  # the figure as first drawn (inside the screen) an
 # then grown (t = ``grow`` ms).
 PAGE = f"""<html><body style="margin:0">
 <div id="main" style="height:100vh; overflow:auto">
-  <div style="height:{ABOVE_PX}px">banner</div>
+  <div id="head" style="height:{ABOVE_PX}px">banner</div>
   <div class="target"><div data-testid="stPlotlyChart"><div id="figure" style="height:{SMALL_PX}px"></div></div></div>
   <div style="height:2000px">below</div>
 </div>
@@ -39,8 +39,8 @@ def _open(browser):
     return page
 
 
-def _run_script(page) -> None:
-    script = scroll_script(".target", "nearest")
+def _run_script(page, selector: str = ".target", block: str = "nearest") -> None:
+    script = scroll_script(selector, block)
     page.evaluate("js => new Function(js)()", script.removeprefix("<script>").removesuffix("</script>"))
 
 
@@ -72,5 +72,21 @@ def test_the_readers_own_scroll_stops_it(browser):
         page.evaluate("() => grow(0)")  # the chart moves on screen afterwards
         page.wait_for_timeout(1500)
         assert page.evaluate("() => document.getElementById('main').scrollTop") == read_at
+    finally:
+        page.close()
+
+
+def test_a_newer_scroll_stops_an_older_one(browser):
+    page = _open(browser)
+    try:
+        _run_script(page)
+        page.evaluate("() => document.getElementById('main').scrollTop = 100")  # as if the script had scrolled
+        page.wait_for_timeout(800)  # drawn: the chart's script follows it from now on
+        _run_script(page, "#head", "start")  # the next scroll: the page's top
+        page.wait_for_timeout(800)
+        assert page.evaluate("() => document.getElementById('main').scrollTop") == 0
+        page.evaluate("() => grow(0)")  # the chart grows past the screen's foot: the older script would follow it
+        page.wait_for_timeout(1500)
+        assert page.evaluate("() => document.getElementById('main').scrollTop") == 0
     finally:
         page.close()

@@ -195,9 +195,11 @@ def scroll_script(selector: str, block: str) -> str:
     reader scrolls, types, clicks or touches. A chart's box is there before its figure, and a figure is drawn before it
     takes its responsive height: scrolled once, "nearest" left a small box inside the screen where it was, and the
     figure then grew past the screen's foot (a loaded server: 40 % of the chart on screen). So each time the box moves
-    or changes size, it is scrolled again."""
+    or changes size, it is scrolled again. A newer scroll (the reveal's chart after the step's top) stops an older
+    one."""
     return f"""<script>(() => {{ let n = 0, last = null, left = 60; const quit = new AbortController();
       const done = () => {{ clearInterval(t); quit.abort(); }};
+      window.__lessonScrollDone?.(); window.__lessonScrollDone = done;  // the newest scroll (a reveal's) wins
       const scroller = (e) => {{ for (let p = e.parentElement; p; p = p.parentElement) {{
         const o = getComputedStyle(p).overflowY;
         if ((o === 'auto' || o === 'scroll') && p.scrollHeight > p.clientHeight) return p; }}
