@@ -79,6 +79,21 @@ def test_join_sets_an_httponly_cookie_and_the_state_is_the_step_with_an_etag(app
     assert _state(phone(app), code).status_code == 401  # no cookie: join first
 
 
+def test_the_page_gives_a_phone_its_id_so_a_join_whose_answer_was_lost_is_the_same_student(app, store):
+    code, _, _ = _class(store)
+    client = phone(app)
+    page = client.get(f"/join/{code}?lang=en")
+    assert page.status_code == 200 and page.headers["set-cookie"].startswith(f"{COOKIE_STUDENT}=")
+    assert "HttpOnly" in page.headers["set-cookie"] and "SameSite=lax" in page.headers["set-cookie"]
+    sid = client.cookies[COOKIE_STUDENT]
+    _join(client, code)  # joined; its answer lost (the phone left the page while it was on its way): the browser
+    again = phone(app)  # has only the cookie the page gave it when it opens the page again and joins again
+    again.cookies.set(COOKIE_STUDENT, sid)
+    assert _join(again, code).headers["set-cookie"].startswith(f"{COOKIE_STUDENT}={sid};")
+    assert store.counts(code, f"{LESSON}:1")["joined"] == 1  # one phone, one student
+    assert "set-cookie" not in client.get(f"/join/{code}?lang=en").headers  # a phone keeps the id it has
+
+
 def test_answers_are_stored_changed_and_refused_when_malformed(app, store):
     code, _, _ = _class(store)
     client = phone(app)

@@ -141,7 +141,17 @@ def page_html(lang: str) -> str:
 
 
 def page(request: Request) -> Response:
-    return HTMLResponse(page_html(lang_of(request)), headers={"Cache-Control": "no-cache"})
+    """The phone page. It gives a new phone its student id (the cookie) with the page, before any join: a join whose
+    answer is lost (a phone leaving the page, a dropped network) is then the same student when it joins again, not
+    a second one in the class's count."""
+    response = HTMLResponse(page_html(lang_of(request)), headers={"Cache-Control": "private, no-cache"})
+    if student_of(request) is None:
+        _give_id(response, new_student_id())
+    return response
+
+
+def _give_id(response: Response, sid: str) -> None:
+    response.set_cookie(COOKIE_STUDENT, sid, max_age=COOKIE_AGE_S, path="/", httponly=True, samesite="lax")
 
 
 @lru_cache(maxsize=4)
@@ -180,7 +190,7 @@ async def join(request: Request) -> Response:
     except (ClassError, sqlalchemy.exc.SQLAlchemyError) as err:
         return store_error(err, lang, code)
     response = JSONResponse({"ok": True, "code": code})
-    response.set_cookie(COOKIE_STUDENT, sid, max_age=COOKIE_AGE_S, path="/", httponly=True, samesite="lax")
+    _give_id(response, sid)
     return response
 
 
