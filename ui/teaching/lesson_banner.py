@@ -213,7 +213,7 @@ def scroll_script(selector: str, block: str) -> str:
         const r = el.getBoundingClientRect();
         const at = [Math.round(r.top + scroller(el).scrollTop), Math.round(r.height)].join();
         if (at !== last) {{ el.scrollIntoView({{behavior: last ? 'auto' : 'smooth', block: {block!r}}}); last = at; }}
-        if (--left < 0 || !el.isConnected) done();
+        if (--left < 0) done();
       }}, 250); }})();</script>"""
 
 
