@@ -5,6 +5,8 @@ scrolls. No app server: the script runs on a static page, so the timing is the t
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
 
 from ui.teaching.lesson_banner import scroll_script
@@ -33,10 +35,19 @@ SEEN = """() => { const r = document.querySelector('.target').getBoundingClientR
   return (Math.min(r.bottom, innerHeight) - Math.max(r.top, 0)) / r.height; }"""
 
 
-def _open(browser):
+@contextmanager
+def _opened(browser):
     page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
-    page.set_content(PAGE)
-    return page
+    try:
+        page.set_content(PAGE)
+        yield page
+    finally:
+        page.close()
+
+
+def _scrolled(page) -> float:
+    """How far the page's main block is scrolled, in px."""
+    return page.evaluate("() => document.getElementById('main').scrollTop")
 
 
 def _run_script(page, selector: str = ".target", block: str = "nearest") -> None:
@@ -45,48 +56,38 @@ def _run_script(page, selector: str = ".target", block: str = "nearest") -> None
 
 
 def test_a_chart_that_grows_after_it_is_drawn_ends_whole_on_screen(browser):
-    page = _open(browser)
-    try:
+    with _opened(browser) as page:
         page.evaluate("() => grow(1500)")
         _run_script(page)
         page.wait_for_timeout(700)  # drawn small, inside the screen: nothing to scroll yet
-        assert page.evaluate("() => document.getElementById('main').scrollTop") == 0
+        assert _scrolled(page) == 0
         page.wait_for_timeout(2300)  # grown past the screen's foot at 1.5 s, then scrolled again
         assert page.evaluate(SEEN) > 0.99, "the grown chart was left partly below the screen"
-        assert page.evaluate("() => document.getElementById('main').scrollTop") == pytest.approx(
-            ABOVE_PX + FULL_PX - HEIGHT, abs=2)  # "nearest": as little scrolled as shows it
-    finally:
-        page.close()
+        assert _scrolled(page) == pytest.approx(ABOVE_PX + FULL_PX - HEIGHT, abs=2)  # "nearest": as little as shows it
 
 
 def test_the_readers_own_scroll_stops_it(browser):
-    page = _open(browser)
-    try:
+    with _opened(browser) as page:
         _run_script(page)
         page.wait_for_timeout(800)  # drawn: the script follows the chart from now on
         page.mouse.move(WIDTH / 2, HEIGHT / 2)
         page.mouse.wheel(0, 100)  # the reader scrolls down a little, to read on
         page.wait_for_timeout(500)
-        read_at = page.evaluate("() => document.getElementById('main').scrollTop")
+        read_at = _scrolled(page)
         assert read_at > 0
         page.evaluate("() => grow(0)")  # the chart moves on screen afterwards
         page.wait_for_timeout(1500)
-        assert page.evaluate("() => document.getElementById('main').scrollTop") == read_at
-    finally:
-        page.close()
+        assert _scrolled(page) == read_at
 
 
 def test_a_newer_scroll_stops_an_older_one(browser):
-    page = _open(browser)
-    try:
+    with _opened(browser) as page:
         _run_script(page)
         page.evaluate("() => document.getElementById('main').scrollTop = 100")  # as if the script had scrolled
         page.wait_for_timeout(800)  # drawn: the chart's script follows it from now on
         _run_script(page, "#head", "start")  # the next scroll: the page's top
         page.wait_for_timeout(800)
-        assert page.evaluate("() => document.getElementById('main').scrollTop") == 0
+        assert _scrolled(page) == 0
         page.evaluate("() => grow(0)")  # the chart grows past the screen's foot: the older script would follow it
         page.wait_for_timeout(1500)
-        assert page.evaluate("() => document.getElementById('main').scrollTop") == 0
-    finally:
-        page.close()
+        assert _scrolled(page) == 0
